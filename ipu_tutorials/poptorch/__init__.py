@@ -1,0 +1,30 @@
+"""The PopTorch API, running on simulated IPUs: `from ipu_tutorials import poptorch`."""
+from ..errors import Error, OutOfMemoryError
+from . import optim
+from .blocks import BeginBlock, Block, BlockFunction, removeBlocks
+from .data import AsynchronousDataAccessor, DataLoader
+from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
+                    HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
+                    MultiConvPlanType, OutputMode, ReductionType, SyncPattern)
+from .executor import PoplarExecutor, inferenceModel, load, trainingModel
+from .ops import (MultiConv, custom_op, for_loop, identity_loss, ipu_print_tensor,
+                  ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
+                  recomputationCheckpoint, register_custom_op, serializedMatMul,
+                  set_available_memory, setLogLevel)
+from .option_groups import TensorLocationSettings
+from .options import Options
+from .strategies import (ParallelPhasedExecution, Phase, PipelinedExecution,
+                         SerialPhasedExecution, ShardedExecution, Stage)
+
+__all__ = [
+    "AsynchronousDataAccessor", "AutoStage", "BeginBlock", "Block", "BlockFunction",
+    "CommGroupType", "ConnectionType", "DataLoader", "DataLoaderMode", "Error",
+    "HalfFloatCastingBehavior", "Liveness", "MatMulSerializationMode", "MeanReductionStrategy",
+    "MultiConv", "MultiConvPlanType", "Options", "OutOfMemoryError", "OutputMode",
+    "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PoplarExecutor", "ReductionType",
+    "SerialPhasedExecution", "ShardedExecution", "Stage", "SyncPattern", "TensorLocationSettings",
+    "custom_op", "for_loop", "identity_loss", "inferenceModel", "ipuHardwareIsAvailable",
+    "ipuHardwareVersion", "ipu_print_tensor", "isRunningOnIpu", "load", "nop", "optim",
+    "recomputationCheckpoint", "register_custom_op", "removeBlocks", "serializedMatMul",
+    "set_available_memory", "setLogLevel", "trainingModel",
+]

@@ -1,0 +1,173 @@
+"""poptorch.DataLoader and AsynchronousDataAccessor: batches sized for a whole call."""
+from __future__ import annotations
+
+import queue
+import threading
+import warnings
+
+import torch
+
+from ._checks import check_int
+from .enums import DataLoaderMode
+from .options import Options
+
+
+class AsynchronousDataAccessor:
+    """Loads batches ahead of the model in a background thread, keeping their order.
+
+    (PopTorch uses a separate process; a thread shows the same overlap without the start-up cost.)
+    """
+
+    def __init__(self, dataset, buffer_size: int = 3, miss_sleep_time_in_ms: float = 0.1,
+                 load_indefinitely: bool = True, early_preload: bool = False,
+                 sharing_strategy=None, rebatched_size: int | None = None):
+        self.dataset = dataset
+        self.buffer_size = check_int("AsynchronousDataAccessor(buffer_size)", buffer_size)
+        self.load_indefinitely = load_indefinitely
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def _produce(self, buffer: queue.Queue):
+        try:
+            for item in self.dataset:
+                while not self._stop.is_set():
+                    try:
+                        buffer.put(item, timeout=0.05)
+                        break
+                    except queue.Full:
+                        continue
+                if self._stop.is_set():
+                    return
+        except Exception as error:  # handed to the consumer, raised there
+            buffer.put(error)
+            return
+        buffer.put(StopIteration())
+
+    def __iter__(self):
+        self.terminate()
+        self._stop.clear()
+        buffer: queue.Queue = queue.Queue(maxsize=self.buffer_size)
+        self._thread = threading.Thread(target=self._produce, args=(buffer,), daemon=True)
+        self._thread.start()
+        while True:
+            item = buffer.get()
+            if isinstance(item, StopIteration):
+                return
+            if isinstance(item, Exception):
+                raise item
+            yield item
+
+    def terminate(self):
+        """Stop the background loader (it stops by itself at the end of an epoch)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+    def __del__(self):
+        self._stop.set()
+
+
+class DataLoader(torch.utils.data.DataLoader):
+    """A torch DataLoader whose batches hold everything one call of the model consumes.
+
+    Its torch batch size is combinedBatchSize = batch_size x deviceIterations x
+    replicationFactor x gradientAccumulation.
+    """
+
+    def __init__(self, options: Options, dataset, batch_size: int = 1, shuffle: bool | None = None,
+                 num_workers: int = 0, drop_last: bool = True, persistent_workers=None,
+                 auto_distributed_partitioning: bool = True, mode=DataLoaderMode.Sync,
+                 async_options: dict | None = None, rebatched_worker_size: int | None = None,
+                 batch_sampler=None, **kwargs):
+        if not isinstance(options, Options):
+            raise TypeError(f"poptorch.DataLoader's first argument is a poptorch.Options, got "
+                            f"{type(options).__name__}")
+        if not isinstance(mode, DataLoaderMode):
+            raise TypeError(f"mode must be a poptorch.DataLoaderMode, got {mode!r}")
+        options._freeze()
+        self.options = options
+        self._mode = mode
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or drop_last is not True:
+                raise ValueError("batch_sampler is exclusive with batch_size, shuffle and drop_last")
+            self._combined = None
+            super().__init__(dataset, batch_sampler=batch_sampler, num_workers=num_workers, **kwargs)
+            self._accessor = self._make_accessor(async_options)
+            return
+        check_int("DataLoader(batch_size)", batch_size)
+        check_int("DataLoader(num_workers)", num_workers, minimum=0)
+        groups = options.replication_factor // options.input_group_size
+        self._combined = (batch_size * options.device_iterations * groups
+                          * options.Training.gradient_accumulation)
+        if rebatched_worker_size is not None and rebatched_worker_size > self._combined:
+            raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
+                             f"combined batch size ({self._combined})")
+        dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning)
+        self._warn_remainder(dataset, drop_last)
+        if persistent_workers is None:
+            persistent_workers = num_workers > 0
+        super().__init__(dataset, batch_size=self._combined, shuffle=bool(shuffle),
+                         num_workers=num_workers, drop_last=drop_last,
+                         persistent_workers=persistent_workers, **kwargs)
+        self._accessor = self._make_accessor(async_options)
+
+    def _partition(self, dataset, shuffle: bool, auto_partition: bool):
+        """With several host processes, each takes its own contiguous share of the data."""
+        processes = self.options.Distributed.num_distributed_processes
+        if processes == 1 or not auto_partition:
+            return dataset
+        if isinstance(dataset, torch.utils.data.IterableDataset):
+            raise ValueError("auto_distributed_partitioning does not support an IterableDataset; "
+                             "split the data yourself and pass auto_distributed_partitioning=False")
+        if shuffle and self.options.random_seed is None:
+            raise ValueError("shuffling with several processes needs options.randomSeed(...) so "
+                             "that every process draws the same order")
+        share = len(dataset) // processes
+        start = share * self.options.Distributed.distributed_process_id
+        return torch.utils.data.Subset(dataset, range(start, start + share))
+
+    def _warn_remainder(self, dataset, drop_last: bool):
+        if drop_last or not hasattr(dataset, "__len__"):
+            return
+        remainder = len(dataset) % self._combined
+        if remainder:
+            warnings.warn(f"the dataset's {len(dataset)} samples are not a multiple of the "
+                          f"{self._combined} each call consumes and drop_last=False: the last "
+                          f"batch holds {remainder}. Switch to drop_last=True to avoid this "
+                          f"special case.", stacklevel=3)
+
+    def _make_accessor(self, async_options):
+        if self._mode == DataLoaderMode.Sync:
+            return None
+        return AsynchronousDataAccessor(_SyncView(self), **(async_options or {}))
+
+    @property
+    def combinedBatchSize(self) -> int | None:
+        """Samples one call of the model consumes (None with a batch_sampler)."""
+        return self._combined
+
+    def __iter__(self):
+        if self._accessor is not None:
+            return iter(self._accessor)
+        return super().__iter__()
+
+    def terminate(self):
+        if self._accessor is not None:
+            self._accessor.terminate()
+
+
+class _SyncView:
+    """The DataLoader iterated the plain way, for the background thread to read from."""
+
+    def __init__(self, loader: DataLoader):
+        self.loader = loader
+
+    def __iter__(self):
+        return torch.utils.data.DataLoader.__iter__(self.loader)
+
+    def __len__(self):
+        return len(self.loader)

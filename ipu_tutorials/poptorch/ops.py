@@ -1,0 +1,262 @@
+"""PopTorch's model-level ops and utilities, with their CPU and simulated-IPU behaviour."""
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import torch
+
+from ..errors import Error
+from ..simulator import tracing
+from ._checks import check_fraction, check_int, check_str
+from .enums import MatMulSerializationMode, MultiConvPlanType
+
+logger = logging.getLogger("poptorch")
+LOG_LEVELS = {"TRACE": logging.DEBUG - 5, "TRACE_ALL": logging.DEBUG - 5, "DEBUG": logging.DEBUG,
+              "INFO": logging.INFO, "WARN": logging.WARNING, "ERR": logging.ERROR,
+              "OFF": logging.CRITICAL + 10}
+
+
+def setLogLevel(level: str | int) -> None:
+    """Set PopTorch's log level: TRACE, DEBUG, INFO, WARN, ERR or OFF (or a logging number)."""
+    if isinstance(level, str):
+        if level.upper() not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; valid levels: {', '.join(LOG_LEVELS)}")
+        level = LOG_LEVELS[level.upper()]
+    logger.setLevel(check_int("setLogLevel()", level, minimum=0))
+
+
+if os.environ.get("POPTORCH_LOG_LEVEL"):
+    setLogLevel(os.environ["POPTORCH_LOG_LEVEL"])
+
+
+def isRunningOnIpu() -> bool:
+    """True inside a wrapped model's forward pass (on the simulated IPU), False on the CPU."""
+    return tracing.STATE.on_ipu
+
+
+def ipuHardwareIsAvailable(num_ipus: int = 1) -> bool:
+    """Always False: the IPUs here are simulated (ipu_tutorials.default_system() describes them)."""
+    check_int("ipuHardwareIsAvailable()", num_ipus)
+    return False
+
+
+def ipuHardwareVersion() -> int:
+    """-1, PopTorch's answer when no IPU hardware is attached."""
+    return -1
+
+
+# --- printing --------------------------------------------------------------------------------
+def _format(t: torch.Tensor, options: dict) -> str:
+    text = np.array2string(t.detach().float().cpu().numpy(), separator=options["separator"],
+                           threshold=options["summarise_threshold"],
+                           edgeitems=options["edge_items"], max_line_width=options["max_line_width"],
+                           precision=options["digits"])
+    return text.replace("[", options["open_bracket"]).replace("]", options["close_bracket"])
+
+
+class _PrintTensor(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, title, print_gradient, options):
+        ctx.title, ctx.print_gradient, ctx.options = title, print_gradient, options
+        print(f"{title}: {_format(tensor, options)}" if title else _format(tensor, options))
+        return tensor.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.print_gradient:
+            print(f"{ctx.title}_gradient: {_format(grad, ctx.options)}")
+        return grad, None, None, None
+
+
+def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool = True,
+                     summarise_threshold: int = 1000, edge_items: int = 3,
+                     max_line_width: int = 80, digits: int = 4, float_format: str = "auto",
+                     separator: str = ", ", open_bracket: str = "(", close_bracket: str = ")"):
+    """Print `tensor` each time the IPU computes it, and its gradient in the backward pass.
+
+    Returns a copy of the tensor: use the result, or the print is optimised away. On the CPU it
+    prints nothing, as in PopTorch.
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"ipu_print_tensor expects a torch.Tensor, got {type(tensor).__name__}")
+    if float_format not in ("auto", "fixed", "scientific", "none"):
+        raise ValueError(f"float_format must be 'auto', 'fixed', 'scientific' or 'none', "
+                         f"got {float_format!r}")
+    if not tracing.STATE.on_ipu or tracing.STATE.capture is not None:
+        return tensor.clone()
+    options = dict(summarise_threshold=summarise_threshold, edge_items=edge_items,
+                   max_line_width=max_line_width, digits=digits, separator=separator,
+                   open_bracket=open_bracket, close_bracket=close_bracket)
+    return _PrintTensor.apply(tensor, check_str("title", title), print_gradient, options)
+
+
+# --- losses and markers ------------------------------------------------------------------------
+def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
+    """Mark `x` as the model's loss; backward starts here with a gradient of ones.
+
+    reduction: "sum", "mean" or "none" (x is returned unreduced).
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"identity_loss expects a torch.Tensor, got {type(x).__name__}")
+    reducers = {"sum": torch.sum, "mean": torch.mean, "none": torch.clone}
+    if reduction not in reducers:
+        raise ValueError(f"identity_loss reduction must be 'sum', 'mean' or 'none', got {reduction!r}")
+    out = reducers[reduction](x)
+    if tracing.STATE.capture is not None:
+        tracing.STATE.capture.mark_loss(out)
+    return out
+
+
+def nop(tensor: torch.Tensor) -> torch.Tensor:
+    """An identity op that is never optimised away (for debugging)."""
+    return tensor.clone()
+
+
+def set_available_memory(tensor: torch.Tensor, available_memory_proportion: float) -> torch.Tensor:
+    """Cap the temporary memory of the matmul or convolution that produced `tensor`.
+
+    The simulator's cost model gives that op less working memory and, if it wanted more,
+    more cycles.
+    """
+    check_fraction("set_available_memory()", available_memory_proportion)
+    if tracing.STATE.capture is not None:
+        tracing.STATE.capture.set_available_memory(tensor, available_memory_proportion)
+    return tensor
+
+
+def recomputationCheckpoint(*tensors: torch.Tensor):
+    """Keep these activations (stash them) instead of recomputing them in the backward pass."""
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"recomputationCheckpoint expects tensors, got {type(t).__name__}")
+        if tracing.STATE.capture is not None:
+            tracing.STATE.capture.checkpoint(t)
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+def serializedMatMul(lhs: torch.Tensor, rhs: torch.Tensor, mode: MatMulSerializationMode,
+                     factor: int = 0, keep_precision: bool = False) -> torch.Tensor:
+    """lhs @ rhs computed as `factor` smaller matmuls, trading time for temporary memory."""
+    if not isinstance(mode, MatMulSerializationMode):
+        raise TypeError(f"serializedMatMul mode must be a poptorch.MatMulSerializationMode, got {mode!r}")
+    if mode == MatMulSerializationMode.Disabled:
+        return lhs @ rhs
+    check_int("serializedMatMul(factor)", factor)
+    if mode == MatMulSerializationMode.InputChannels:
+        return torch.cat([part @ rhs for part in lhs.tensor_split(factor, dim=-2)], dim=-2)
+    if mode == MatMulSerializationMode.OutputChannels:
+        return torch.cat([lhs @ part for part in rhs.tensor_split(factor, dim=-1)], dim=-1)
+    pieces = zip(lhs.tensor_split(factor, dim=-1), rhs.tensor_split(factor, dim=-2))
+    total = None
+    for left, right in pieces:
+        product = left @ right
+        total = product if total is None else total + product
+    return total
+
+
+class MultiConv:
+    """Convolutions run inside `with poptorch.MultiConv():` are planned together.
+
+    With the Parallel plan (default) the simulator runs them side by side: the group takes as
+    long as its slowest member. The other settings are recorded.
+    """
+
+    _next_group = 0
+
+    def __init__(self):
+        self.plan_type = MultiConvPlanType.Parallel
+        self.settings: dict = {}
+        self._saved = None
+
+    def _record(self, name: str, value):
+        self.settings[name] = value
+        return self
+
+    def availableMemoryProportions(self, value):
+        return self._record("availableMemoryProportions", value)
+
+    def partialsTypes(self, value):
+        return self._record("partialsTypes", value)
+
+    def enableConvDithering(self, value):
+        return self._record("enableConvDithering", value)
+
+    def cycleBackOff(self, value):
+        return self._record("cycleBackOff", value)
+
+    def perConvReservedTiles(self, value):
+        return self._record("perConvReservedTiles", value)
+
+    def planType(self, value: MultiConvPlanType):
+        if not isinstance(value, MultiConvPlanType):
+            raise TypeError(f"MultiConv.planType expects a poptorch.MultiConvPlanType, got {value!r}")
+        self.plan_type = value
+        return self
+
+    def __enter__(self):
+        recorder = tracing.STATE.capture
+        if recorder is not None:
+            self._saved = recorder.multiconv
+            MultiConv._next_group += 1
+            parallel = self.plan_type == MultiConvPlanType.Parallel
+            recorder.multiconv = MultiConv._next_group if parallel else None
+        return self
+
+    def __exit__(self, *exc):
+        if tracing.STATE.capture is not None:
+            tracing.STATE.capture.multiconv = self._saved
+        return False
+
+
+# --- custom ops and loops -----------------------------------------------------------------------
+_CUSTOM_OPS: dict[tuple[str, str], callable] = {}
+
+
+def register_custom_op(name: str, domain: str, implementation) -> None:
+    """Give a PopART custom op a Python implementation (the simulator's stand-in for loading
+    the compiled op with ctypes). The implementation gets the inputs and the attributes as
+    keyword arguments and returns a tensor or a list of tensors; autograd differentiates it."""
+    check_str("register_custom_op(name)", name)
+    check_str("register_custom_op(domain)", domain)
+    if not callable(implementation):
+        raise TypeError("register_custom_op needs a callable implementation")
+    _CUSTOM_OPS[(domain, name)] = implementation
+
+
+def custom_op(inputs, name: str, domain: str, domain_version: int, example_outputs,
+              attributes: dict | None = None) -> list[torch.Tensor]:
+    """Call a custom op registered with register_custom_op; returns a list of tensors."""
+    key = (domain, name)
+    if key not in _CUSTOM_OPS:
+        known = ", ".join(f"{n!r} ({d})" for d, n in _CUSTOM_OPS) or "none"
+        raise Error(f"custom op {name!r} in domain {domain!r} is not registered (registered: "
+                    f"{known}). On an IPU you would load its library with ctypes; here give it a "
+                    f"Python implementation: poptorch.register_custom_op({name!r}, {domain!r}, fn)")
+    outputs = _CUSTOM_OPS[key](*inputs, **(attributes or {}))
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    if len(outputs) != len(example_outputs):
+        raise Error(f"custom op {name!r} returned {len(outputs)} output(s) but example_outputs "
+                    f"describes {len(example_outputs)}")
+    for i, (out, example) in enumerate(zip(outputs, example_outputs)):
+        if out.shape != example.shape or out.dtype != example.dtype:
+            raise Error(f"custom op {name!r} output {i} is {tuple(out.shape)} {out.dtype}, but "
+                        f"example_outputs[{i}] is {tuple(example.shape)} {example.dtype}")
+    return outputs
+
+
+def for_loop(count: int, body, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Run `inputs = body(*inputs)` `count` times (a loop compiled once on the IPU)."""
+    check_int("for_loop(count)", count)
+    if not callable(body):
+        raise TypeError("for_loop body must be callable")
+    inputs = list(inputs)
+    for _ in range(count):
+        result = body(*inputs)
+        result = list(result) if isinstance(result, (list, tuple)) else [result]
+        if len(result) != len(inputs):
+            raise Error(f"for_loop body must return as many tensors as it takes ({len(inputs)}), "
+                        f"got {len(result)}")
+        inputs = result
+    return inputs

@@ -1,0 +1,262 @@
+"""The option groups hung off poptorch.Options: Training, Precision, TensorLocations, Distributed."""
+from __future__ import annotations
+
+import copy
+import os
+
+import torch
+
+from ..errors import Error
+from ._checks import check_bool, check_enum, check_int
+from .enums import HalfFloatCastingBehavior, MeanReductionStrategy, ReductionType
+
+
+class _OptionGroup:
+    """Named values with defaults; frozen once a model or DataLoader has taken the options."""
+
+    _defaults: dict = {}
+
+    def __init__(self):
+        object.__setattr__(self, "_values", copy.deepcopy(self._defaults))
+        object.__setattr__(self, "_frozen", False)
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"{type(self).__name__} has no option {name!r}; "
+                             f"its options are: {', '.join(sorted(values))}")
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"set options with their methods (for example "
+                             f"opts.deviceIterations(4)), not by assigning {name!r}")
+
+    def _check_not_frozen(self):
+        if self._frozen:
+            raise Error("these Options are frozen: a poptorch.DataLoader or wrapped model already "
+                        "uses them. Call options.clone() and change the copy instead.")
+
+    def _set(self, key: str, value):
+        self._check_not_frozen()
+        self._values[key] = value
+        return self
+
+    def set(self, **kwargs):
+        """Set raw values by name; each must be a known option of the default's type."""
+        for key, value in kwargs.items():
+            if key not in self._values:
+                raise ValueError(f"unknown option {key!r} for {type(self).__name__}; "
+                                 f"valid names: {', '.join(sorted(self._values))}")
+            default = self._defaults.get(key)
+            if default is not None and not isinstance(value, type(default)):
+                raise TypeError(f"option {key!r} expects {type(default).__name__}, "
+                                f"got {type(value).__name__} {value!r}")
+            self._set(key, value)
+        return self
+
+    def _freeze(self):
+        object.__setattr__(self, "_frozen", True)
+
+    def _unfrozen_copy(self):
+        clone = copy.deepcopy(self)
+        object.__setattr__(clone, "_frozen", False)
+        return clone
+
+    def toDict(self) -> dict:
+        return {k: _plain(v) for k, v in self._values.items()}
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={_shown(v)}" for k, v in self._values.items())
+        return f"{type(self).__name__}({body})"
+
+
+def _plain(value):
+    """A JSON-friendly copy of an option value."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, torch.dtype):
+        return str(value).replace("torch.", "")
+    if hasattr(value, "value") and hasattr(value, "name"):  # enums
+        return value.name
+    return value
+
+
+def _shown(value):
+    if hasattr(value, "name") and hasattr(value, "value"):
+        return f"{type(value).__name__}.{value.name}"
+    return repr(value)
+
+
+class _TrainingOptions(_OptionGroup):
+    """opts.Training: gradient accumulation and how gradients are reduced."""
+
+    _defaults = {
+        "gradient_accumulation": 1,
+        "accumulation_and_replication_reduction_type": ReductionType.Mean,
+        "meanAccumulationAndReplicationReductionStrategy": MeanReductionStrategy.Post,
+        "auto_loss_scaling": False,
+    }
+
+    def gradientAccumulation(self, gradient_accumulation: int):
+        return self._set("gradient_accumulation",
+                         check_int("Training.gradientAccumulation()", gradient_accumulation))
+
+    def accumulationAndReplicationReductionType(self, reduction_type: ReductionType):
+        check_enum("Training.accumulationAndReplicationReductionType()", reduction_type, ReductionType)
+        if reduction_type == ReductionType.NoReduction:
+            raise ValueError("Training.accumulationAndReplicationReductionType(): gradients must be "
+                             "reduced; use ReductionType.Mean (the default) or ReductionType.Sum")
+        return self._set("accumulation_and_replication_reduction_type", reduction_type)
+
+    def setMeanAccumulationAndReplicationReductionStrategy(self, strategy: MeanReductionStrategy):
+        check_enum("Training.setMeanAccumulationAndReplicationReductionStrategy()", strategy,
+                   MeanReductionStrategy)
+        return self._set("meanAccumulationAndReplicationReductionStrategy", strategy)
+
+    def setAutomaticLossScaling(self, enabled: bool):
+        return self._set("auto_loss_scaling", check_bool("Training.setAutomaticLossScaling()", enabled))
+
+
+class _PrecisionOptions(_OptionGroup):
+    """opts.Precision: partials type, stochastic rounding, half/float casting."""
+
+    _defaults = {
+        "partials_type": torch.float32,
+        "enable_stochastic_rounding": False,
+        "enable_floating_point_exceptions": False,
+        "half_float_casting": HalfFloatCastingBehavior.Default,
+    }
+
+    def setPartialsType(self, dtype: torch.dtype):
+        if dtype not in (torch.float32, torch.float16):
+            raise ValueError(f"Precision.setPartialsType() accepts torch.float or torch.half, "
+                             f"got {dtype!r}")
+        return self._set("partials_type", dtype)
+
+    def enableStochasticRounding(self, enabled: bool):
+        return self._set("enable_stochastic_rounding",
+                         check_bool("Precision.enableStochasticRounding()", enabled))
+
+    def enableFloatingPointExceptions(self, enabled: bool):
+        return self._set("enable_floating_point_exceptions",
+                         check_bool("Precision.enableFloatingPointExceptions()", enabled))
+
+    def halfFloatCasting(self, behavior: HalfFloatCastingBehavior):
+        check_enum("Precision.halfFloatCasting()", behavior, HalfFloatCastingBehavior)
+        return self._set("half_float_casting", behavior)
+
+
+class TensorLocationSettings(_OptionGroup):
+    """Where one kind of tensor lives: on chip, off chip, or sharded across replicas."""
+
+    _defaults: dict = {}
+
+    def useOnChipStorage(self, use: bool = True):
+        return self._set("onChip", int(check_bool("useOnChipStorage()", use)))
+
+    def useReplicatedTensorSharding(self, use: bool = True):
+        return self._set("useReplicatedTensorSharding",
+                         int(check_bool("useReplicatedTensorSharding()", use)))
+
+    def minElementsForOffChip(self, min_elements: int):
+        return self._set("minElementsForOffChip",
+                         check_int("minElementsForOffChip()", min_elements, minimum=0))
+
+    def minElementsForReplicatedTensorSharding(self, min_elements: int):
+        return self._set("minElementsForReplicatedTensorSharding",
+                         check_int("minElementsForReplicatedTensorSharding()", min_elements, minimum=0))
+
+    def useIOTilesToLoad(self, use: bool = True):
+        return self._set("useIOTilesToLoad", int(check_bool("useIOTilesToLoad()", use)))
+
+    def useIOTilesToStore(self, use: bool = True):
+        return self._set("useIOTilesToStore", int(check_bool("useIOTilesToStore()", use)))
+
+
+class _TensorLocationOptions(_OptionGroup):
+    """opts.TensorLocations: where activations, weights, optimizer state and accumulators live."""
+
+    _defaults: dict = {}
+    KINDS = ("activation", "weight", "optimizer", "accumulator")
+
+    def _set_location(self, kind: str, settings: TensorLocationSettings):
+        if not isinstance(settings, TensorLocationSettings):
+            raise TypeError(f"TensorLocations.set{kind.title()}Location() expects a "
+                            f"poptorch.TensorLocationSettings, got {type(settings).__name__}")
+        return self._set(f"location_{kind}", dict(settings._values))
+
+    def setActivationLocation(self, settings: TensorLocationSettings):
+        return self._set_location("activation", settings)
+
+    def setWeightLocation(self, settings: TensorLocationSettings):
+        return self._set_location("weight", settings)
+
+    def setOptimizerLocation(self, settings: TensorLocationSettings):
+        return self._set_location("optimizer", settings)
+
+    def setAccumulatorLocation(self, settings: TensorLocationSettings):
+        return self._set_location("accumulator", settings)
+
+    def location(self, kind: str) -> dict:
+        """The settings the user gave for one tensor kind ({} when never set)."""
+        return self._values.get(f"location_{kind}", {})
+
+
+class _DistributedOptions(_OptionGroup):
+    """opts.Distributed: several host processes (read from the MPI environment by default)."""
+
+    _defaults = {"num_distributed_processes": 1, "distributed_process_id": 0}
+
+    def __init__(self):
+        super().__init__()
+        rank, size = os.environ.get("OMPI_COMM_WORLD_RANK"), os.environ.get("OMPI_COMM_WORLD_SIZE")
+        if rank is not None and size is not None:
+            self.configureProcessId(int(rank), int(size))
+
+    def configureProcessId(self, process_id: int, num_processes: int):
+        check_int("Distributed.configureProcessId(num_processes)", num_processes)
+        check_int("Distributed.configureProcessId(process_id)", process_id, minimum=0)
+        if process_id >= num_processes:
+            raise ValueError(f"Distributed.configureProcessId(): process_id must be below "
+                             f"num_processes, got {process_id} of {num_processes}")
+        self._set("num_distributed_processes", num_processes)
+        return self._set("distributed_process_id", process_id)
+
+    @property
+    def processId(self) -> int:
+        return self.distributed_process_id
+
+    @property
+    def numProcesses(self) -> int:
+        return self.num_distributed_processes
+
+
+class _JitOptions(_OptionGroup):
+    """opts.Jit: kept for compatibility; the simulator always runs the model eagerly."""
+
+    _defaults = {"trace_model": False}
+
+    def traceModel(self, trace_model: bool):
+        return self._set("trace_model", check_bool("Jit.traceModel()", trace_model))
+
+
+class _PopartOptions(_OptionGroup):
+    """opts._Popart: low-level PopART options, recorded (and shown in reports) but not simulated."""
+
+    _defaults: dict = {}
+
+    def set(self, key: str, value):
+        if not isinstance(key, str):
+            raise TypeError(f"_Popart.set() expects a string key, got {key!r}")
+        return self._set(key, value)
+
+    def setEngineOptions(self, options: dict):
+        if not isinstance(options, dict):
+            raise TypeError(f"_Popart.setEngineOptions() expects a dict, got {type(options).__name__}")
+        return self._set("engineOptions", dict(options))
+
+    def setPatterns(self, patterns: dict, level: int = 2):
+        if not isinstance(patterns, dict):
+            raise TypeError(f"_Popart.setPatterns() expects a dict, got {type(patterns).__name__}")
+        self._set("patternsLevel", level)
+        return self._set("patterns", dict(patterns))

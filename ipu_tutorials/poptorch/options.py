@@ -1,0 +1,312 @@
+"""poptorch.Options: how a model is batched, placed, reduced, profiled and where it runs."""
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import os
+
+from ._checks import check_bool, check_enum, check_fraction, check_int, check_str
+from .enums import ConnectionType, OutputMode, SyncPattern, CommGroupType
+from .option_groups import (_DistributedOptions, _JitOptions, _OptionGroup, _PopartOptions,
+                            _PrecisionOptions, _TensorLocationOptions, _TrainingOptions, _shown)
+from .strategies import AutoStage, ExecutionStrategy, PipelinedExecution
+
+_GROUPS = ("Training", "Precision", "TensorLocations", "Distributed", "Jit", "_Popart")
+
+
+class Options(_OptionGroup):
+    """All the settings of a wrapped model or DataLoader. Every setter returns the Options."""
+
+    _defaults = {
+        "replication_factor": 1,
+        "input_group_size": 1,
+        "input_group_type": CommGroupType.All,
+        "device_iterations": 1,
+        "auto_round_num_ipus": False,
+        "output_mode": OutputMode.Default,
+        "output_return_period": 1,
+        "connection_type": ConnectionType.Always,
+        "sync_pattern": SyncPattern.Full,
+        "available_memory_proportion": {},
+        "random_seed": None,
+        "ipu_model": False,
+        "ipu_version": None,
+        "ipu_id": None,
+        "log_dir": ".",
+        "model_name": None,
+        "enable_synthetic_data": False,
+        "log_cycle_count": False,
+        "profile_dir": None,
+        "show_compilation_progress_bar": True,
+        "executable_cache_dir": None,
+        "broadcast_buffers": True,
+        "anchored_tensors": {},
+    }
+
+    def __init__(self):
+        super().__init__()
+        object.__setattr__(self, "_groups", {
+            "Training": _TrainingOptions(), "Precision": _PrecisionOptions(),
+            "TensorLocations": _TensorLocationOptions(), "Distributed": _DistributedOptions(),
+            "Jit": _JitOptions(), "_Popart": _PopartOptions()})
+        object.__setattr__(self, "_strategy", PipelinedExecution(AutoStage.SameAsIpu))
+        object.__setattr__(self, "_strategy_set", False)
+        if os.environ.get("POPTORCH_IPU_MODEL") == "1":
+            self._values["ipu_model"] = True
+        if os.environ.get("POPTORCH_CACHE_DIR"):
+            self._values["executable_cache_dir"] = os.environ["POPTORCH_CACHE_DIR"]
+        if os.environ.get("POPTORCH_DEFAULT_OPTIONS"):
+            self.from_json(os.environ["POPTORCH_DEFAULT_OPTIONS"])
+
+    def __getattr__(self, name):
+        groups = self.__dict__.get("_groups", {})
+        if name in groups:
+            return groups[name]
+        return super().__getattr__(name)
+
+    @property
+    def GraphProcessing(self) -> _PrecisionOptions:
+        """Older SDKs' name for the group that holds halfFloatCasting."""
+        return self._groups["Precision"]
+
+    # --- batching -------------------------------------------------------------------------
+    def deviceIterations(self, device_iterations: int) -> "Options":
+        return self._set("device_iterations", check_int("deviceIterations()", device_iterations))
+
+    def replicationFactor(self, replication_factor: int) -> "Options":
+        return self._set("replication_factor", check_int("replicationFactor()", replication_factor))
+
+    def inputReplicaGrouping(self, input_group_size: int, input_group_type: CommGroupType):
+        check_int("inputReplicaGrouping(input_group_size)", input_group_size)
+        check_enum("inputReplicaGrouping(input_group_type)", input_group_type, CommGroupType)
+        if self.replication_factor % input_group_size:
+            raise ValueError(f"inputReplicaGrouping(): the group size must divide the replication "
+                             f"factor; {input_group_size} does not divide {self.replication_factor}")
+        self._set("input_group_type", input_group_type)
+        return self._set("input_group_size", input_group_size)
+
+    def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None):
+        check_enum("outputMode()", output_mode, OutputMode)
+        if output_mode == OutputMode.EveryN:
+            if output_return_period is None:
+                raise ValueError("outputMode(OutputMode.EveryN) needs output_return_period, "
+                                 "e.g. outputMode(OutputMode.EveryN, 5)")
+            check_int("outputMode(output_return_period)", output_return_period)
+        elif output_return_period is not None:
+            raise ValueError(f"output_return_period is only used with OutputMode.EveryN, "
+                             f"not OutputMode.{output_mode.name}")
+        self._set("output_return_period", output_return_period or 1)
+        return self._set("output_mode", output_mode)
+
+    # --- placement ------------------------------------------------------------------------
+    def setExecutionStrategy(self, strategy) -> "Options":
+        if not isinstance(strategy, ExecutionStrategy):
+            names = ", ".join(f"poptorch.{cls.__name__}" for cls in ExecutionStrategy)
+            raise TypeError(f"setExecutionStrategy() expects one of {names}; "
+                            f"got {type(strategy).__name__}")
+        self._check_not_frozen()
+        object.__setattr__(self, "_strategy", strategy)
+        object.__setattr__(self, "_strategy_set", True)
+        return self
+
+    @property
+    def execution_strategy(self):
+        return self._strategy
+
+    def autoRoundNumIPUs(self, auto_round: bool) -> "Options":
+        return self._set("auto_round_num_ipus", check_bool("autoRoundNumIPUs()", auto_round))
+
+    def setAvailableMemoryProportion(self, proportions: dict) -> "Options":
+        if not isinstance(proportions, dict):
+            raise TypeError("setAvailableMemoryProportion() expects a dict such as {\"IPU0\": 0.5}")
+        for key, value in proportions.items():
+            if not isinstance(key, str) or not key.startswith("IPU") or not key[3:].isdigit():
+                raise ValueError(f"setAvailableMemoryProportion(): keys name IPUs as \"IPU0\", "
+                                 f"\"IPU1\", ...; got {key!r}")
+            check_fraction(f"setAvailableMemoryProportion()[{key!r}]", value)
+        return self._set("available_memory_proportion", dict(proportions))
+
+    # --- device and run -------------------------------------------------------------------
+    def randomSeed(self, random_seed: int) -> "Options":
+        import torch
+
+        check_int("randomSeed()", random_seed, minimum=0)
+        torch.manual_seed(random_seed)
+        return self._set("random_seed", random_seed)
+
+    def useIpuModel(self, use_model: bool) -> "Options":
+        return self._set("ipu_model", check_bool("useIpuModel()", use_model))
+
+    def useOfflineIpuTarget(self, ipu_version: int = 2) -> "Options":
+        from ..simulator.hardware import ipu_spec
+
+        ipu_spec(ipu_version)  # rejects unknown versions
+        self._set("ipu_version", ipu_version)
+        return self._set("connection_type", ConnectionType.Never)
+
+    def connectionType(self, connection_type: ConnectionType) -> "Options":
+        return self._set("connection_type", check_enum("connectionType()", connection_type,
+                                                       ConnectionType))
+
+    def syncPattern(self, sync_pattern: SyncPattern) -> "Options":
+        return self._set("sync_pattern", check_enum("syncPattern()", sync_pattern, SyncPattern))
+
+    def useIpuId(self, ipu_id: int) -> "Options":
+        return self._set("ipu_id", check_int("useIpuId()", ipu_id, minimum=0))
+
+    def logDir(self, log_dir: str) -> "Options":
+        return self._set("log_dir", check_str("logDir()", log_dir))
+
+    def modelName(self, name: str) -> "Options":
+        return self._set("model_name", check_str("modelName()", name))
+
+    def enableSyntheticData(self, enabled: bool) -> "Options":
+        return self._set("enable_synthetic_data", check_bool("enableSyntheticData()", enabled))
+
+    def logCycleCount(self, log_cycle_count: bool) -> "Options":
+        return self._set("log_cycle_count", check_bool("logCycleCount()", log_cycle_count))
+
+    def enableProfiling(self, profile_dir: str | None = "profile") -> "Options":
+        if profile_dir is not None:
+            check_str("enableProfiling()", profile_dir)
+        return self._set("profile_dir", profile_dir)
+
+    def showCompilationProgressBar(self, show: bool = True) -> "Options":
+        return self._set("show_compilation_progress_bar",
+                         check_bool("showCompilationProgressBar()", show))
+
+    def enableExecutableCaching(self, path: str | None) -> "Options":
+        if path is not None:
+            check_str("enableExecutableCaching()", path)
+        return self._set("executable_cache_dir", path)
+
+    def broadcastBuffers(self, broadcast: bool = True) -> "Options":
+        return self._set("broadcast_buffers", check_bool("broadcastBuffers()", broadcast))
+
+    def anchorTensor(self, short_name: str, long_name: str, output_mode=None,
+                     output_return_period: int = 1) -> "Options":
+        check_str("anchorTensor(short_name)", short_name)
+        check_str("anchorTensor(long_name)", long_name)
+        mode = OutputMode.Default if output_mode is None else check_enum(
+            "anchorTensor(output_mode)", output_mode, OutputMode)
+        anchors = dict(self.anchored_tensors)
+        anchors[short_name] = {"long_name": long_name, "output_mode": mode,
+                               "output_return_period": output_return_period}
+        return self._set("anchored_tensors", anchors)
+
+    # --- copies, files and dictionaries ---------------------------------------------------
+    def clone(self) -> "Options":
+        """A deep, unfrozen copy."""
+        clone = self._unfrozen_copy()
+        for name, group in self._groups.items():
+            clone._groups[name] = group._unfrozen_copy()
+        object.__setattr__(clone, "_strategy", copy.deepcopy(self._strategy))
+        return clone
+
+    def _freeze(self):
+        super()._freeze()
+        for group in self._groups.values():
+            group._freeze()
+
+    @property
+    def is_frozen(self) -> bool:
+        return self._frozen
+
+    def toDict(self) -> dict:
+        result = super().toDict()
+        result["execution_strategy"] = repr(self._strategy)
+        for name, group in self._groups.items():
+            result[name] = group.toDict()
+        return result
+
+    def from_json(self, text: str) -> "Options":
+        """Apply {"methodName": value_or_list_of_args, "Group.methodName": ...} from JSON."""
+        try:
+            calls = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"options JSON is not valid JSON ({error}): {text!r}") from None
+        if not isinstance(calls, dict):
+            raise ValueError(f"options JSON must be an object of method: argument pairs, got {text!r}")
+        for name, args in calls.items():
+            args = args if isinstance(args, list) else [args]
+            self._method(name)(*[_json_arg(a) for a in args])
+        return self
+
+    def loadFromFile(self, filepath: str) -> "Options":
+        """Apply a file of option calls, one per line, without the `options.` prefix."""
+        with open(filepath, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    self._apply_call(line, f"{filepath}:{number}")
+        return self
+
+    def _method(self, dotted: str):
+        target = self
+        for part in dotted.split("."):
+            try:
+                target = getattr(target, part)
+            except AttributeError:
+                raise ValueError(f"unknown option method {dotted!r}") from None
+        if not callable(target):
+            raise ValueError(f"{dotted!r} is not an option method")
+        return target
+
+    def _apply_call(self, line: str, where: str):
+        try:
+            call = ast.parse(line, mode="eval").body
+        except SyntaxError:
+            raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
+        if not isinstance(call, ast.Call):
+            raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
+        args = [_eval_literal(a, where) for a in call.args]
+        kwargs = {k.arg: _eval_literal(k.value, where) for k in call.keywords}
+        self._method(ast.unparse(call.func))(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        lines = [f"    {k}={_shown(v)}," for k, v in self._values.items()]
+        lines.append(f"    execution_strategy={self._strategy!r},")
+        lines += [f"    {name}={group!r}," for name, group in self._groups.items()]
+        return "Options(\n" + "\n".join(lines) + "\n)"
+
+
+def _json_arg(value):
+    """Turn "OutputMode.All"-style strings into enum members; leave other values alone."""
+    from . import enums
+
+    if isinstance(value, str) and "." in value:
+        enum_name, _, member = value.partition(".")
+        enum_type = getattr(enums, enum_name, None)
+        if enum_type is not None and member in enum_type.__members__:
+            return enum_type[member]
+    return value
+
+
+def _eval_literal(node: ast.AST, where: str):
+    """Literals, plus poptorch.Name(...) calls and poptorch.Enum.Member attributes."""
+    from .. import poptorch
+
+    if isinstance(node, ast.Call):
+        func = _eval_literal(node.func, where)
+        return func(*[_eval_literal(a, where) for a in node.args],
+                    **{k.arg: _eval_literal(k.value, where) for k in node.keywords})
+    if isinstance(node, ast.Attribute):
+        path = ast.unparse(node).removeprefix("poptorch.").removeprefix("torch.")
+        target = poptorch
+        for part in path.split("."):
+            target = getattr(target, part, None)
+            if target is None:
+                import torch
+                target = getattr(torch, path, None)
+                if target is None:
+                    raise ValueError(f"{where}: unknown name {ast.unparse(node)!r}")
+                return target
+        return target
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise ValueError(f"{where}: cannot read {ast.unparse(node)!r} as a value") from None
+
+
+__all__ = ["Options"]

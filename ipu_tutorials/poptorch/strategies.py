@@ -1,0 +1,162 @@
+"""Stages, phases and the four multi-IPU execution strategies (descriptions only; compile checks them)."""
+from __future__ import annotations
+
+from ._checks import check_bool, check_enum, check_int
+from .enums import AutoStage, Liveness
+
+
+def _check_block_id(where: str, block_id) -> str:
+    if not isinstance(block_id, str):
+        raise TypeError(f"{where}: block ids are strings (the user_id given to poptorch.Block or "
+                        f"BeginBlock), got {type(block_id).__name__} {block_id!r}")
+    return block_id
+
+
+class Stage:
+    """One or more blocks that run on one IPU: `Stage("B1", "B2").ipu(0)`."""
+
+    def __init__(self, *block_ids: str):
+        if not block_ids:
+            raise ValueError("poptorch.Stage needs at least one block id, e.g. Stage(\"B1\")")
+        self.blocks = [_check_block_id("poptorch.Stage", b) for b in block_ids]
+        self._ipu: int | None = None
+
+    def ipu(self, ipu_id: int) -> "Stage":
+        self._ipu = check_int("Stage.ipu()", ipu_id, minimum=0)
+        return self
+
+    @property
+    def ipu_id(self) -> int | None:
+        return self._ipu
+
+    def __repr__(self) -> str:
+        names = ", ".join(f'"{b}"' for b in self.blocks)
+        return f"Stage({names})" + ("" if self._ipu is None else f".ipu({self._ipu})")
+
+
+def _as_stage(where: str, item) -> Stage:
+    if isinstance(item, Stage):
+        return item
+    return Stage(_check_block_id(where, item))
+
+
+class _StagedExecution:
+    """Shared by PipelinedExecution and ShardedExecution: explicit stages or an AutoStage rule."""
+
+    def __init__(self, *args):
+        name = type(self).__name__
+        self.auto_stage = AutoStage.SameAsIpu
+        self.stages: list[Stage] | None = None
+        if len(args) == 1 and isinstance(args[0], AutoStage):
+            self.auto_stage = args[0]
+        elif args:
+            if any(isinstance(a, AutoStage) for a in args):
+                raise TypeError(f"{name}: pass either one AutoStage or stages/block ids, not both")
+            self.stages = [_as_stage(name, a) for a in args]
+            # Block ids given as plain strings land on IPUs 0, 1, 2, ... in order.
+            if all(isinstance(a, str) for a in args):
+                for ipu, stage in enumerate(self.stages):
+                    stage.ipu(ipu)
+
+    def __repr__(self) -> str:
+        inner = (", ".join(map(repr, self.stages)) if self.stages is not None
+                 else f"AutoStage.{self.auto_stage.name}")
+        return f"{type(self).__name__}({inner})"
+
+
+class PipelinedExecution(_StagedExecution):
+    """Stages on different IPUs work on different micro-batches at the same time."""
+
+
+class ShardedExecution(_StagedExecution):
+    """Stages run one after another: one IPU is busy at a time."""
+
+
+class Phase:
+    """Stages that run at the same time on a group of IPUs, in phased execution."""
+
+    def __init__(self, *stages):
+        if len(stages) == 1 and isinstance(stages[0], (list, tuple)):
+            stages = tuple(stages[0])
+        if not stages:
+            raise ValueError("poptorch.Phase needs at least one stage or block id")
+        self.stages = [_as_stage("poptorch.Phase", s) for s in stages]
+
+    def ipus(self, *ipu_ids: int) -> "Phase":
+        if len(ipu_ids) != len(self.stages):
+            raise ValueError(f"Phase.ipus(): this phase has {len(self.stages)} stage(s) "
+                             f"{self.stages} but {len(ipu_ids)} IPU id(s) {list(ipu_ids)} were given; "
+                             f"give one IPU per stage")
+        for stage, ipu in zip(self.stages, ipu_ids):
+            stage.ipu(ipu)
+        return self
+
+    @property
+    def ipu_ids(self) -> list[int | None]:
+        return [s.ipu_id for s in self.stages]
+
+    def __repr__(self) -> str:
+        return "Phase(" + ", ".join(map(repr, self.stages)) + ")"
+
+
+class _PhasedExecution:
+    """Phases run one after another; their weights stream in from off-chip memory."""
+
+    def __init__(self, *phases):
+        if len(phases) == 1 and isinstance(phases[0], (list, tuple)):
+            phases = tuple(phases[0])
+        if not phases:
+            raise ValueError(f"{type(self).__name__} needs at least one poptorch.Phase")
+        self.phases = [p if isinstance(p, Phase) else Phase(p) for p in phases]
+        self.separate_backward_phase = False
+        for index, phase in enumerate(self.phases):
+            if all(i is None for i in phase.ipu_ids):
+                phase.ipus(*self._default_ipus(index, len(phase.stages)))
+
+    def _default_ipus(self, phase_index: int, num_stages: int) -> list[int]:
+        return list(range(num_stages))
+
+    def phase(self, index: int) -> Phase:
+        if not isinstance(index, int) or not 0 <= index < len(self.phases):
+            raise IndexError(f"{type(self).__name__} has phases 0..{len(self.phases) - 1}, "
+                             f"not {index!r}")
+        return self.phases[index]
+
+    def useSeparateBackwardPhase(self, use: bool = True):
+        self.separate_backward_phase = check_bool("useSeparateBackwardPhase()", use)
+        return self
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{p!r}.ipus({', '.join(map(str, p.ipu_ids))})" for p in self.phases)
+        return f"{type(self).__name__}({inner})"
+
+
+class SerialPhasedExecution(_PhasedExecution):
+    """All phases on one group of IPUs, one after another."""
+
+    def __init__(self, *phases):
+        super().__init__(*phases)
+        self.liveness = Liveness.AlwaysLive
+
+    def setTensorsLiveness(self, liveness: Liveness):
+        self.liveness = check_enum("setTensorsLiveness()", liveness, Liveness)
+        return self
+
+
+class ParallelPhasedExecution(_PhasedExecution):
+    """Even phases on even IPUs, odd phases on odd IPUs: one group computes while the other loads."""
+
+    def __init__(self, *phases):
+        super().__init__(*phases)
+        self.send_tensors_off_chip_after_fwd = False
+
+    def _default_ipus(self, phase_index: int, num_stages: int) -> list[int]:
+        return [2 * i + phase_index % 2 for i in range(num_stages)]
+
+    def sendTensorsOffChipAfterFwd(self, off_chip: bool = True):
+        self.send_tensors_off_chip_after_fwd = check_bool("sendTensorsOffChipAfterFwd()", off_chip)
+        return self
+
+
+ExecutionStrategy = (PipelinedExecution, ShardedExecution, SerialPhasedExecution,
+                     ParallelPhasedExecution)

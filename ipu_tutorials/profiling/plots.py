@@ -1,0 +1,109 @@
+"""Matplotlib pictures of a simulated run: the timeline per IPU and the memory plan per IPU."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from ..simulator.memory import CATEGORIES
+from ..simulator.schedule import HOST_TRACK, Event
+
+KIND_COLOURS = {"F": "#4caf50", "B": "#e53935", "update": "#8e24aa", "copy": "#9e9e9e",
+                "stream": "#fb8c00", "allreduce": "#1e88e5", "host": "#424242"}
+KIND_LABELS = {"F": "forward", "B": "backward", "update": "weight update", "copy": "inter-IPU copy",
+               "stream": "streaming memory", "allreduce": "all-reduce", "host": "host I/O"}
+MEMORY_COLOURS = dict(zip(CATEGORIES, ("#90a4ae", "#1e88e5", "#43a047", "#8e24aa", "#fdd835",
+                                       "#fb8c00", "#6d4c41", "#e57373")))
+
+
+def _time_unit(seconds: float) -> tuple[str, float]:
+    if seconds >= 1e-1:
+        return "s", 1.0
+    if seconds >= 1e-4:
+        return "ms", 1e3
+    return "µs", 1e6
+
+
+def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None = None,
+                  title: str | None = None, label_micro_batches: bool = True,
+                  show_host: bool = True):
+    """Draw events as boxes, a row per IPU (and one for the host).
+
+    Args:
+        steps: draw only the first `steps` device iterations.
+        label_micro_batches: write the micro-batch number in boxes wide enough to hold it.
+    Returns:
+        The matplotlib Axes.
+    """
+    if steps is not None:
+        events = [e for e in events if e.step is None or e.step < steps]
+        last = max((e.end for e in events if e.step is not None), default=0.0)
+        events = [e for e in events if e.start <= last]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, 0.55 * (num_ipus + show_host) + 1.4))
+    end = max((e.end for e in events), default=1.0) or 1.0
+    unit, scale = _time_unit(end)
+    rows = list(range(num_ipus)) + ([HOST_TRACK] if show_host else [])
+    y_of = {ipu: i for i, ipu in enumerate(rows)}
+    seen = set()
+    for e in events:
+        if e.ipu not in y_of or e.duration <= 0:
+            continue
+        y = y_of[e.ipu]
+        label = None if e.kind in seen else KIND_LABELS.get(e.kind, e.kind)
+        seen.add(e.kind)
+        ax.broken_barh([(e.start * scale, e.duration * scale)], (y - 0.4, 0.8),
+                       facecolors=KIND_COLOURS.get(e.kind, "#000000"), edgecolor="white",
+                       linewidth=0.5, label=label)
+        if label_micro_batches and e.micro_batch is not None and e.duration / end > 0.012:
+            ax.text((e.start + e.duration / 2) * scale, y, str(e.micro_batch), ha="center",
+                    va="center", fontsize=7, color="white")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(["host" if r == HOST_TRACK else f"IPU {r}" for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, end * scale)
+    ax.set_xlabel(f"simulated time ({unit})")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28 if num_ipus < 4 else -0.18),
+              ncol=len(seen), frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    ax.figure.tight_layout()
+    return ax
+
+
+def _row(m) -> dict:
+    return m.as_dict() if hasattr(m, "as_dict") else m
+
+
+def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "MiB"):
+    """Stacked bars of each IPU's memory plan, with its capacity; an IPU over capacity is marked.
+
+    Args:
+        memory: IpuMemory objects or their as_dict() rows.
+    Returns:
+        The matplotlib Axes.
+    """
+    rows = [_row(m) for m in memory]
+    scale = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}[unit]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.8))
+    for y, row in enumerate(rows):
+        left = 0.0
+        for category in CATEGORIES:
+            width = row[category] / scale
+            ax.barh(y, width, left=left, color=MEMORY_COLOURS[category],
+                    label=category if y == 0 else None, edgecolor="white", linewidth=0.4)
+            left += width
+        if row["total"] > row["capacity"]:
+            ax.text(left, y, "  out of memory", va="center", color="#c62828", fontweight="bold")
+    capacity = max(r["capacity"] for r in rows) / scale
+    ax.axvline(capacity, color="black", linestyle="--", linewidth=1)
+    ax.text(capacity, -0.6, f" capacity {capacity:,.0f} {unit}", va="bottom", fontsize=8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"IPU {r['ipu']}" for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"memory ({unit})")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) < 4 else -0.15),
+              ncol=4, frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    ax.figure.tight_layout()
+    return ax

@@ -1,0 +1,140 @@
+"""Compile: a captured graph and a run configuration -> placement, memory plan, costs, timeline."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from .capture import Graph
+from .config import OUTPUT_ALL, OUTPUT_EVERY_N, PIPELINED, SHARDED, RunConfig
+from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_io_bytes, host_seconds,
+                    stage_costs, stream_seconds, update_seconds)
+from .memory import MemoryPlan, format_bytes, plan_memory
+from .placement import Placement, place
+from .schedule import StageTimes, StepCosts, call_timeline, pipeline_grid
+from .timeline import Timeline
+
+
+@dataclasses.dataclass
+class Plan:
+    """Everything the simulator knows about a compiled model."""
+
+    graph: Graph
+    config: RunConfig
+    placement: Placement
+    memory: MemoryPlan
+    stage_costs: list[StageCost]
+    stage_times: list[StageTimes]
+    step_costs: StepCosts
+    timeline: Timeline  # one call
+
+    @property
+    def call_seconds(self) -> float:
+        return self.timeline.duration
+
+    @property
+    def samples_per_second(self) -> float:
+        return self.config.samples_per_call / self.call_seconds
+
+    @property
+    def cycles_per_call(self) -> int:
+        return round(self.call_seconds * self.config.system.ipu.clock_hz)
+
+    def grid(self, max_cycles: int = 24) -> str:
+        """The text picture of one step's schedule."""
+        ipus = [s.ipu for s in self.placement.stages]
+        config = self.config
+        if config.strategy.kind == PIPELINED:
+            a = config.accumulation if config.training else config.device_iterations
+            return pipeline_grid(ipus, a, config.training, self.placement.ipus_per_replica,
+                                 max_cycles)
+        return "\n".join(f"IPU {s.ipu}  " + " ".join(
+            f"{e.kind}{e.micro_batch}" for e in self.timeline.events
+            if e.ipu == s.ipu and e.stage == s.index and e.step == 0 and e.kind in "FB")[:200]
+            for s in self.placement.stages)
+
+    def describe(self) -> str:
+        """Placement, memory plan and schedule summary, as --debug prints them."""
+        util = ", ".join(f"IPU {i} {u:.0%}" for i, u in enumerate(self.timeline.utilisation()))
+        c = self.config
+        return "\n".join([
+            f"Placement ({c.strategy.text}, {self.placement.ipus_per_replica} IPU(s) per replica "
+            f"x {c.replicas} replica(s) on {c.system.describe()}):",
+            self.placement.describe(), "", "Memory plan (per replica):", self.memory.table(), "",
+            "Schedule of one step:", self.grid(), "",
+            f"Simulated time per call: {self.call_seconds * 1e3:.3f} ms for "
+            f"{c.samples_per_call} samples = {self.samples_per_second:,.0f} samples/s",
+            f"Utilisation: {util}"])
+
+
+def _stage_times(graph: Graph, placement: Placement, costs: list[StageCost],
+                 memory: MemoryPlan, config: RunConfig) -> list[StageTimes]:
+    times = []
+    for stage, cost in zip(placement.stages, costs):
+        load = 0.0
+        if stage.phase is not None:
+            names = [n for n, p in graph.params.items() if p.blocks and p.blocks[0] in stage.blocks]
+            off_bytes = sum(graph.params[n].bytes for n in names
+                            if not config.location("weight").on_chip)
+            load = stream_seconds(off_bytes, config.system)
+        times.append(StageTimes(stage.ipu, cost.forward, cost.backward, cost.send, stage.phase,
+                                load))
+    return times
+
+
+def _returned_micro_batches(config: RunConfig) -> int:
+    total = config.device_iterations * config.accumulation
+    return {OUTPUT_ALL: total, OUTPUT_EVERY_N: total // config.output_period}.get(
+        config.output_mode, 1)
+
+
+def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan,
+                config: RunConfig) -> StepCosts:
+    in_bytes, out_bytes = host_io_bytes(graph)
+    r = config.replicas
+    steps = config.device_iterations if config.training or config.strategy.kind != PIPELINED else 1
+    returned = _returned_micro_batches(config)
+    update, gradient_bytes = {}, 0
+    if config.training:
+        for m in memory.ipus:
+            names = [n for n, p in graph.params.items() if p.trainable and p.blocks
+                     and placement.block_ipu[p.blocks[0]] == m.ipu]
+            elements = sum(graph.params[n].numel for n in names)
+            offloaded = m.off_chip.get("optimizer", 0)
+            touched = m.weights + m.gradients + m.optimizer
+            update[m.ipu] = update_seconds(elements, offloaded, touched, len(names), config)
+            gradient_bytes = max(gradient_bytes, m.gradients)
+    return StepCosts(host_in=host_seconds(in_bytes * r, config.system),
+                     host_out=host_seconds(out_bytes * r * returned, config.system) / steps,
+                     host_latency=HOST_LATENCY, update=update,
+                     allreduce=allreduce_seconds(gradient_bytes, config))
+
+
+def compile_plan(graph: Graph, config: RunConfig, check_memory: bool = True,
+                 progress: Callable[[int], None] = lambda percent: None) -> Plan:
+    """Place, plan memory, cost and schedule a captured graph.
+
+    Raises:
+        Error: a placement or batching rule is broken.
+        OutOfMemoryError: the plan does not fit (when check_memory).
+    """
+    placement = place(graph, config)
+    progress(20)
+    memory = plan_memory(graph, placement, config)
+    progress(20)
+    if check_memory:
+        memory.check()
+    costs = stage_costs(graph, placement, config)
+    times = _stage_times(graph, placement, costs, memory, config)
+    step = _step_costs(graph, placement, memory, config)
+    progress(20)
+    kind = config.strategy.kind
+    if kind == PIPELINED and len(times) == 1:
+        kind = SHARDED  # one stage: nothing to overlap
+    events = call_timeline(kind, times, step, config.accumulation, config.device_iterations,
+                           config.training)
+    progress(20)
+    return Plan(graph, config, placement, memory, costs, times, step,
+                Timeline(events, placement.ipus_per_replica))
+
+
+__all__ = ["Plan", "compile_plan", "format_bytes"]

@@ -1,0 +1,141 @@
+"""Cost model: seconds of simulated IPU time for ops, stages, transfers and the weight update.
+
+Where it is approximate (on purpose, to stay explainable):
+- a matmul or convolution runs at MATMUL_EFFICIENCY of the chip's peak for its operand width;
+  other ops are bound by tile-memory bandwidth;
+- every op that computes pays a fixed OP_OVERHEAD_CYCLES for its compute set's sync and
+  exchange, which is what dominates tiny models;
+- backward costs twice the forward for matmuls (input and weight gradients), once otherwise;
+  pipelined training recomputes the forward pass before the backward (PopTorch's default);
+- transfers cost bytes / bandwidth plus a fixed latency; links and host never contend.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .capture import HOST, Graph, Op
+from .config import PIPELINED, RunConfig
+from .hardware import IpuSpec, System
+from .placement import Placement
+
+# Calibrated so that BERT-Large phase 1 on a Bow Pod16 (4 IPUs x 4 replicas) lands near the
+# published 5,600 seq/s (ipu-hardware.md, "Published results"); tests/test_costs.py checks it.
+MATMUL_EFFICIENCY = 0.4
+OP_OVERHEAD_CYCLES = 2_000  # assumption: one BSP sync + exchange setup per compute step
+LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
+HOST_LATENCY = 20e-6  # s per host <-> IPU synchronisation, once per device iteration (assumption)
+STREAM_LATENCY = 5e-6  # s per streaming-memory transfer (assumption)
+BACKWARD_MATMUL_FACTOR = 2  # gradient with respect to the input and to the weight
+DEFAULT_AVAILABLE_MEMORY = 0.6  # availableMemoryProportion when unset (poptorch-api.md)
+
+
+@dataclasses.dataclass
+class StageCost:
+    """Simulated seconds for one micro-batch through one stage."""
+
+    forward: float
+    backward: float  # includes the recomputed forward when pipelining
+    send: float  # copy of the stage's outputs to the next stage
+    flops: float  # forward FLOPs
+
+
+def temp_bytes(op: Op, partials_bytes: int) -> int:
+    """Working memory a matmul/conv would like: rearranged inputs plus partials."""
+    return op.bytes_in + op.out_elements * partials_bytes if op.kind == "matmul" else 0
+
+
+def available_memory(op: Op, ipu: int, config: RunConfig) -> float:
+    if op.available_memory is not None:
+        return op.available_memory
+    return config.available_memory.get(ipu, DEFAULT_AVAILABLE_MEMORY)
+
+
+def op_seconds(op: Op, spec: IpuSpec, cap_bytes: float, partials_bytes: int) -> float:
+    """One op on one IPU; a matmul denied the temporary memory it wants takes longer."""
+    if op.kind == "view":
+        return 0.0
+    overhead = OP_OVERHEAD_CYCLES / spec.clock_hz
+    if op.kind == "matmul":
+        seconds = op.flops / (spec.peak_flops(op.dtype_bytes) * MATMUL_EFFICIENCY)
+        wanted = temp_bytes(op, partials_bytes)
+        if wanted > cap_bytes:  # the planner serialises the op to fit the cap
+            seconds *= wanted / cap_bytes
+        return seconds + overhead
+    return (op.bytes_in + op.bytes_out) / spec.memory_bandwidth + overhead
+
+
+def _ops_seconds(ops: list[Op], ipu: int, config: RunConfig, backward: bool) -> float:
+    """Sum over ops; convolutions of one Parallel MultiConv run side by side (slowest counts)."""
+    spec = config.system.ipu
+    capacity = spec.memory_bytes
+    total, groups = 0.0, {}
+    for op in ops:
+        seconds = op_seconds(op, spec, available_memory(op, ipu, config) * capacity,
+                             config.partials_bytes)
+        if backward:
+            seconds *= BACKWARD_MATMUL_FACTOR if op.kind == "matmul" else 1
+        if op.multiconv is not None:
+            groups[op.multiconv] = max(groups.get(op.multiconv, 0.0), seconds)
+        else:
+            total += seconds
+    return total + sum(groups.values())
+
+
+def link_seconds(num_bytes: int, system: System) -> float:
+    return num_bytes / system.ipu.link_bandwidth + LINK_LATENCY if num_bytes else 0.0
+
+
+def host_seconds(num_bytes: int, system: System) -> float:
+    return num_bytes / system.host_bandwidth if num_bytes else 0.0
+
+
+def stream_seconds(num_bytes: int, system: System) -> float:
+    return num_bytes / system.streaming_bandwidth + STREAM_LATENCY if num_bytes else 0.0
+
+
+def stage_costs(graph: Graph, placement: Placement, config: RunConfig) -> list[StageCost]:
+    recompute = config.training and config.strategy.kind == PIPELINED and len(placement.stages) > 1
+    costs = []
+    for stage in placement.stages:
+        ops = [op for op in graph.ops if op.block in stage.blocks]
+        forward = _ops_seconds(ops, stage.ipu, config, backward=False)
+        backward = _ops_seconds(ops, stage.ipu, config, backward=True) if config.training else 0.0
+        if recompute:
+            backward += forward
+        sent = sum(size for (src, dst), size in graph.edges.items()
+                   if src in stage.blocks and dst not in stage.blocks)
+        costs.append(StageCost(forward, backward, link_seconds(sent, config.system),
+                               sum(op.flops for op in ops)))
+    return costs
+
+
+def host_io_bytes(graph: Graph) -> tuple[int, int]:
+    """Bytes in from and out to the host for one micro-batch."""
+    inputs = sum(size for (src, _), size in graph.edges.items() if src == HOST)
+    return inputs, sum(graph.output_bytes.values())
+
+
+def update_seconds(weight_elements: int, state_bytes: int, touched_bytes: int, tensors: int,
+                   config: RunConfig) -> float:
+    """The optimizer step on one IPU: arithmetic, memory traffic, and streaming of offloaded state.
+
+    Args:
+        weight_elements: weights updated on this IPU.
+        state_bytes: optimizer state that lives off chip and streams in and back out.
+        touched_bytes: bytes the update reads and writes on chip (weights, gradients, state).
+        tensors: weight tensors updated (each is one compute step).
+    """
+    spec = config.system.ipu
+    arithmetic = weight_elements * config.optimizer.flops_per_param / spec.peak_fp32_flops
+    memory = 2 * touched_bytes / spec.memory_bandwidth
+    overhead = tensors * OP_OVERHEAD_CYCLES / spec.clock_hz
+    streaming = 2 * stream_seconds(state_bytes, config.system) if state_bytes else 0.0
+    return max(arithmetic, memory) + overhead + streaming
+
+
+def allreduce_seconds(gradient_bytes: int, config: RunConfig) -> float:
+    """A ring all-reduce of the gradients across replicas."""
+    r = config.replicas
+    if r == 1 or not gradient_bytes:
+        return 0.0
+    return link_seconds(int(2 * (r - 1) / r * gradient_bytes), config.system)

@@ -1,0 +1,218 @@
+"""Placement: blocks -> stages -> IPUs, enforcing PopTorch's rules with errors that say what to change."""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+from ..errors import Error
+from .capture import WHOLE_MODEL, Graph
+from .config import (AUTO_INCREMENT, PARALLEL_PHASED, PIPELINED, SERIAL_PHASED, SHARDED,
+                     RunConfig, StageSpec)
+
+
+@dataclasses.dataclass
+class Stage:
+    index: int  # position in the forward pass
+    ipu: int
+    blocks: list[str]
+    phase: int | None = None
+
+
+@dataclasses.dataclass
+class Placement:
+    kind: str
+    stages: list[Stage]
+    ipus_per_replica: int
+    replicas: int
+    ipus_acquired: int  # after rounding up to a power of two
+
+    @property
+    def block_ipu(self) -> dict[str, int]:
+        return {b: s.ipu for s in self.stages for b in s.blocks}
+
+    @property
+    def num_phases(self) -> int:
+        return 1 + max((s.phase or 0) for s in self.stages)
+
+    def stages_on(self, ipu: int) -> list[Stage]:
+        return [s for s in self.stages if s.ipu == ipu]
+
+    def describe(self) -> str:
+        """One line per stage: `stage 0  IPU 0  B1`."""
+        lines = []
+        for s in self.stages:
+            phase = "" if s.phase is None else f"phase {s.phase}  "
+            lines.append(f"stage {s.index}  {phase}IPU {s.ipu}  {', '.join(s.blocks)}")
+        return "\n".join(lines)
+
+
+def _quoted(names) -> str:
+    return ", ".join(f"{n!r}" for n in names)
+
+
+def verify_blocks(graph: Graph) -> None:
+    """Once blocks are in use, every op must run inside one."""
+    if graph.outside_blocks:
+        shown = "; ".join(f"{op.name} in {op.module or 'the top-level forward'}"
+                          for op in graph.outside_blocks[:3])
+        raise Error(f"{len(graph.outside_blocks)} op(s) ran outside every poptorch.Block ({shown}). "
+                    f"Once a model uses blocks, every op must belong to one: move the code inside a "
+                    f"`with poptorch.Block(...)` scope, or start the block with "
+                    f"poptorch.BeginBlock, whose block lasts until the next one begins.")
+
+
+def _explicit_stages(graph: Graph, specs: list[StageSpec], text: str) -> list[Stage]:
+    owner: dict[str, int] = {}
+    for index, spec in enumerate(specs):
+        for block in spec.blocks:
+            if block not in graph.blocks:
+                raise Error(f"{text} names block {block!r}, which the model never ran; the blocks "
+                            f"it ran are {_quoted(graph.blocks)}")
+            if block in owner:
+                raise Error(f"block {block!r} is in two stages (stages {owner[block]} and {index}); "
+                            f"put each block in exactly one Stage")
+            owner[block] = index
+    missing = [b for b in graph.blocks if b not in owner]
+    if missing and graph.annotated:
+        raise Error(f"block(s) {_quoted(missing)} are in no stage of {text}; add them to a "
+                    f"poptorch.Stage (every block the model runs must be placed)")
+    stages = []
+    for index, spec in enumerate(specs):
+        annotated = {graph.blocks[b] for b in spec.blocks} - {None}
+        ipu = spec.ipu if spec.ipu is not None else (min(annotated) if annotated else index)
+        stages.append(Stage(index, ipu, list(spec.blocks)))
+    return stages
+
+
+def _auto_stages(graph: Graph, config: RunConfig) -> list[Stage]:
+    strategy = config.strategy
+    if not graph.annotated:
+        return [Stage(0, 0, [WHOLE_MODEL])]
+    if strategy.auto == AUTO_INCREMENT:
+        return [Stage(i, ipu if ipu is not None else i, [b])
+                for i, (b, ipu) in enumerate(graph.blocks.items())]
+    stages: dict[int, Stage] = {}
+    for block, ipu in graph.blocks.items():
+        if ipu is None:
+            raise Error(f"block {block!r} has no ipu_id, and {strategy.text} puts each block on the "
+                        f"IPU its ipu_id names. Give every block an IPU "
+                        f"(poptorch.Block({block!r}, ipu_id=0)), or list the stages yourself: "
+                        f"opts.setExecutionStrategy(poptorch.PipelinedExecution("
+                        f"poptorch.Stage({block!r}).ipu(0), ...))")
+        stages.setdefault(ipu, Stage(ipu, ipu, []))
+        stages[ipu].blocks.append(block)
+    ordered = sorted(stages.values(), key=lambda s: s.index)
+    for position, stage in enumerate(ordered):
+        stage.index = position
+    return ordered
+
+
+def _phased_stages(graph: Graph, config: RunConfig) -> list[Stage]:
+    phases = config.strategy.phases
+    specs = [spec for phase in phases for spec in phase]
+    stages = _explicit_stages(graph, specs, config.strategy.text)
+    position = 0
+    for phase_index, phase in enumerate(phases):
+        for spec in phase:
+            stage = stages[position]
+            stage.phase, position = phase_index, position + 1
+            if config.strategy.kind == PARALLEL_PHASED and stage.ipu % 2 != phase_index % 2:
+                parity = "even" if phase_index % 2 == 0 else "odd"
+                raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
+                            f"phase {phase_index} puts stage {spec.blocks} on IPU {stage.ipu}; "
+                            f"use strategy.phase({phase_index}).ipus(...) with {parity} IPU ids")
+    return stages
+
+
+def _segments(graph: Graph, stages: list[Stage]) -> list[Stage]:
+    """Sharded execution runs blocks in model order; neighbours on one IPU merge into one shard."""
+    ipu_of = {b: s.ipu for s in stages for b in s.blocks}
+    segments: list[Stage] = []
+    for block in graph.blocks:
+        if segments and segments[-1].ipu == ipu_of[block]:
+            segments[-1].blocks.append(block)
+        else:
+            segments.append(Stage(len(segments), ipu_of[block], [block]))
+    return segments
+
+
+def verify_stage_order(graph: Graph, stages: list[Stage], text: str) -> None:
+    """In a pipeline, blocks must reach their stages in ascending stage order."""
+    stage_of = {b: s.index for s in stages for b in s.blocks}
+    highest, highest_block = -1, None
+    for block in graph.blocks:
+        if stage_of[block] < highest:
+            raise Error(f"stage ids must ascend along the model in a pipeline: block {block!r} "
+                        f"(stage {stage_of[block]}) runs after block {highest_block!r} (stage "
+                        f"{highest}) under {text}. Use poptorch.AutoStage.AutoIncrement (a new "
+                        f"stage per block), or order the stages as the model runs its blocks.")
+        if stage_of[block] > highest:
+            highest, highest_block = stage_of[block], block
+
+
+def verify_shared_weights(graph: Graph, stages: list[Stage]) -> None:
+    ipu_of = {b: s.ipu for s in stages for b in s.blocks}
+    for param in graph.params.values():
+        ipus = {ipu_of[b] for b in param.blocks}
+        if len(ipus) > 1:
+            where = ", ".join(f"block {b!r} (IPU {ipu_of[b]})" for b in param.blocks)
+            raise Error(f"layers that share weights must be on the same IPU: {param.name!r} is used "
+                        f"by {where}. Put those blocks on one IPU.")
+
+
+def _round_ipus(count: int, config: RunConfig) -> int:
+    power = 1 << (count - 1).bit_length()
+    if count == power or (count > 64 and count % 64 == 0):
+        return count
+    if not config.auto_round_num_ipus:
+        raise Error(f"PopTorch reserves IPUs in powers of two: this model needs {count} "
+                    f"(IPUs per replica x replication factor) and {count} is not a power of "
+                    f"two. Use {power} IPUs, or opts.autoRoundNumIPUs(True) to reserve {power} "
+                    f"and leave {power - count} idle.")
+    warnings.warn(f"autoRoundNumIPUs: reserving {power} IPUs for a model that needs {count}",
+                  stacklevel=3)
+    return power
+
+
+def verify_counts(stages: list[Stage], config: RunConfig) -> None:
+    """The pipeline-depth rules of gradient accumulation and device iterations."""
+    if config.strategy.kind != PIPELINED or len(stages) < 2:
+        return
+    n = len(stages)
+    if config.training and config.accumulation < 2 * n - 1:
+        raise Error(f"pipelined training over {n} stages runs 2N-1 = {2 * n - 1} pipeline stages "
+                    f"(forward, then backward back down), so gradient accumulation must be at "
+                    f"least {2 * n - 1}; it is {config.accumulation}. Fix: "
+                    f"opts.Training.gradientAccumulation({2 * n - 1}) or more (more fills the "
+                    f"pipeline better), or use ShardedExecution.")
+    if not config.training and config.device_iterations < n:
+        raise Error(f"pipelined inference over {n} stages needs at least {n} micro-batches in "
+                    f"flight, so device iterations must be at least {n}; it is "
+                    f"{config.device_iterations}. Fix: opts.deviceIterations({n}) or more.")
+
+
+def place(graph: Graph, config: RunConfig) -> Placement:
+    """Turn the captured blocks and the strategy into stages on IPUs, or raise Error."""
+    verify_blocks(graph)
+    strategy = config.strategy
+    if strategy.kind in (SERIAL_PHASED, PARALLEL_PHASED):
+        stages = _phased_stages(graph, config)
+    elif strategy.stages is not None:
+        stages = _explicit_stages(graph, strategy.stages, strategy.text)
+    else:
+        stages = _auto_stages(graph, config)
+    if strategy.kind == PIPELINED:
+        verify_stage_order(graph, stages, strategy.text)
+    elif strategy.kind == SHARDED:
+        stages = _segments(graph, stages)
+    verify_shared_weights(graph, stages)
+    verify_counts(stages, config)
+    per_replica = 1 + max(s.ipu for s in stages)
+    needed = per_replica * config.replicas
+    acquired = _round_ipus(needed, config)
+    if acquired > config.system.num_ipus:
+        raise Error(f"failed to acquire {acquired} IPUs: this model needs {per_replica} IPU(s) per "
+                    f"replica x {config.replicas} replica(s), and the simulated system has "
+                    f"{config.system.num_ipus}. Use fewer IPUs or replicas, or a bigger system: "
+                    f"ipu_tutorials.set_system(num_ipus={acquired}).")
+    return Placement(strategy.kind, stages, per_replica, config.replicas, acquired)

@@ -1,0 +1,239 @@
+"""Schedules: pure functions from stage costs and counts to timeline events.
+
+Legend: N stages, A micro-batches per step (gradient accumulation), D steps per call (device
+iterations), P = 2N-1 pipeline stages when training. Times are simulated seconds.
+
+A pipelined training step on N = 2 stages with A = 3, as `pipeline_grid` draws it
+(cycle across, IPU down; F = forward, B = backward, digit = micro-batch):
+
+    IPU 0  F0  F1  F2 B0  B1  B2      pipeline stages 0 (forward) and 2 (backward)
+    IPU 1  .   F0 B0  F1 B1  F2 B2  .  pipeline stage 1 (last forward merged with first backward)
+
+P-1 fill cycles, A-(P-1) main cycles and P-1 flush cycles: A + 2N - 2 cycles in all.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+HOST_TRACK = -1  # the ipu value of host events
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """One stage's work on one micro-batch: 'F' forward or 'B' backward."""
+
+    kind: str
+    stage: int
+    micro_batch: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}{self.micro_batch}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    ipu: int  # HOST_TRACK for the host
+    start: float
+    duration: float
+    kind: str  # F, B, copy, update, allreduce, stream, host
+    micro_batch: int | None = None
+    stage: int | None = None
+    step: int | None = None  # device iteration
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+@dataclasses.dataclass(frozen=True)
+class StageTimes:
+    """What the schedule needs to know about one stage."""
+
+    ipu: int
+    forward: float
+    backward: float
+    send: float  # copy of its activations to the next stage (and of gradients back)
+    phase: int | None = None
+    load: float = 0.0  # streaming its weights (and state) in, phased execution only
+
+
+@dataclasses.dataclass(frozen=True)
+class StepCosts:
+    """Per-step costs outside the stages."""
+
+    host_in: float  # inputs of one micro-batch (all replicas)
+    host_out: float  # outputs returned per step, given the output mode
+    host_latency: float  # once per call
+    update: dict[int, float]  # ipu -> weight update (0 for inference)
+    allreduce: float = 0.0
+
+
+# --- which work happens when ---------------------------------------------------------------
+def pipeline_stage_work(p: int, n: int, training: bool) -> list[tuple[str, int]]:
+    """What pipeline stage p does: [('F', stage)], [('F', s), ('B', s)] or [('B', stage)]."""
+    if not training:
+        return [("F", p)]
+    if p < n - 1:
+        return [("F", p)]
+    if p == n - 1:
+        return [("F", p), ("B", p)]
+    return [("B", 2 * n - 2 - p)]
+
+
+def pipeline_cycles(n: int, a: int, training: bool) -> list[list[Action]]:
+    """The actions of each cycle of one pipelined step (fill, main and flush)."""
+    depth = 2 * n - 1 if training else n
+    cycles = []
+    for c in range(a + depth - 1):
+        actions = []
+        for p in range(depth):
+            m = c - p
+            if 0 <= m < a:
+                actions += [Action(kind, stage, m) for kind, stage in pipeline_stage_work(p, n, training)]
+        cycles.append(actions)
+    return cycles
+
+
+def sharded_order(n: int, a: int, training: bool) -> list[Action]:
+    """One micro-batch at a time, forward through the stages and back down."""
+    order = []
+    for m in range(a):
+        order += [Action("F", s, m) for s in range(n)]
+        if training:
+            order += [Action("B", s, m) for s in reversed(range(n))]
+    return order
+
+
+def pipeline_grid(ipu_of_stage: list[int], a: int, training: bool, num_ipus: int | None = None,
+                  max_cycles: int = 24) -> str:
+    """A compact text picture of one pipelined step: a row per IPU, a column per cycle."""
+    num_ipus = num_ipus or 1 + max(ipu_of_stage)
+    cycles = pipeline_cycles(len(ipu_of_stage), a, training)
+    shown = cycles[:max_cycles]
+    cells = [[" ".join(str(x) for x in cycle if ipu_of_stage[x.stage] == ipu) or "."
+              for cycle in shown] for ipu in range(num_ipus)]
+    width = max(len(c) for row in cells for c in row)
+    lines = [f"IPU {ipu}  " + "  ".join(c.ljust(width) for c in row).rstrip()
+             for ipu, row in enumerate(cells)]
+    if len(cycles) > max_cycles:
+        lines.append(f"... {len(cycles) - max_cycles} more cycles")
+    return "\n".join(lines)
+
+
+# --- timed events ---------------------------------------------------------------------------
+def _duration(action: Action, stages: list[StageTimes]) -> float:
+    stage = stages[action.stage]
+    return stage.forward if action.kind == "F" else stage.backward
+
+
+def pipelined_step(stages: list[StageTimes], a: int, training: bool, t0: float,
+                   step: int) -> tuple[list[Event], float]:
+    """Events of one pipelined step; every cycle ends with a sync across IPUs, then copies."""
+    events, t = [], t0
+    n = len(stages)
+    for cycle in pipeline_cycles(n, a, training):
+        busy: dict[int, float] = {}
+        sends: dict[int, float] = {}
+        for action in cycle:
+            stage = stages[action.stage]
+            start = t + busy.get(stage.ipu, 0.0)
+            duration = _duration(action, stages)
+            events.append(Event(stage.ipu, start, duration, action.kind, action.micro_batch,
+                                action.stage, step))
+            busy[stage.ipu] = busy.get(stage.ipu, 0.0) + duration
+            last = action.stage == n - 1 if action.kind == "F" else action.stage == 0
+            if not last:  # activations go up the pipeline, gradients come back down
+                sends[stage.ipu] = max(sends.get(stage.ipu, 0.0), stage.send)
+        compute = max(busy.values(), default=0.0)
+        for ipu, seconds in sorted(sends.items()):
+            events.append(Event(ipu, t + compute, seconds, "copy", None, None, step))
+        t += compute + max(sends.values(), default=0.0)
+    return events, t
+
+
+def sharded_step(stages: list[StageTimes], a: int, training: bool, t0: float,
+                 step: int) -> tuple[list[Event], float]:
+    """Events of one sharded step: exactly one IPU works at any moment."""
+    events, t = [], t0
+    order = sharded_order(len(stages), a, training)
+    for i, action in enumerate(order):
+        stage = stages[action.stage]
+        duration = _duration(action, stages)
+        events.append(Event(stage.ipu, t, duration, action.kind, action.micro_batch,
+                            action.stage, step))
+        t += duration
+        following = order[i + 1] if i + 1 < len(order) else None
+        if following is not None and stages[following.stage].ipu != stage.ipu:
+            events.append(Event(stage.ipu, t, stage.send, "copy", None, None, step))
+            t += stage.send
+    return events, t
+
+
+def phased_step(stages: list[StageTimes], a: int, training: bool, t0: float, step: int,
+                parallel: bool) -> tuple[list[Event], float]:
+    """Events of one phased step: each phase streams its weights in, then runs all A micro-batches.
+
+    Serial: load then compute, phase after phase. Parallel: a phase's load overlaps the previous
+    phase's compute (it runs on the other group of IPUs).
+    """
+    phases = sorted({s.phase for s in stages})
+    order = [(p, "F") for p in phases] + ([(p, "B") for p in reversed(phases)] if training else [])
+    events, t, loaded_until = [], t0, t0
+    for position, (phase, kind) in enumerate(order):
+        members = [(i, s) for i, s in enumerate(stages) if s.phase == phase]
+        load = max(s.load for _, s in members)
+        load_start = t if not parallel or position == 0 else max(loaded_until, t - load)
+        for _, s in members:
+            if s.load:
+                events.append(Event(s.ipu, load_start, s.load, "stream", None, None, step))
+        begin = max(t, load_start + load)
+        end = begin
+        for index, s in members:
+            per_mb = s.forward if kind == "F" else s.backward
+            for m in range(a):
+                events.append(Event(s.ipu, begin + m * per_mb, per_mb, kind, m, index, step))
+            end = max(end, begin + a * per_mb)
+        loaded_until, t = end, end
+    return events, t
+
+
+def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int, d: int,
+                  training: bool) -> list[Event]:
+    """All events of one call: D steps, each with host input, stage work, update and outputs."""
+    if training:
+        steps, per_step = d, a
+    elif kind == "pipelined":  # inference pipelines the call's D micro-batches as one step
+        steps, per_step = 1, d
+    else:
+        steps, per_step = d, 1
+    events = [Event(HOST_TRACK, 0.0, costs.host_latency, "host")]
+    t = costs.host_latency
+    for step in range(steps):
+        if costs.host_in:
+            events.append(Event(HOST_TRACK, t, costs.host_in * per_step, "host", None, None, step))
+            t = events[-1].end
+        if kind == "pipelined":
+            new, t = pipelined_step(stages, per_step, training, t, step)
+        elif kind == "sharded":
+            new, t = sharded_step(stages, per_step, training, t, step)
+        else:
+            new, t = phased_step(stages, per_step, training, t, step, kind == "parallel_phased")
+        events += new
+        t = _step_end(events, costs, training, t, step)
+    events.append(Event(HOST_TRACK, t, costs.host_latency, "host"))
+    return events
+
+
+def _step_end(events: list[Event], costs: StepCosts, training: bool, t: float, step: int) -> float:
+    if training:
+        if costs.allreduce:
+            for ipu in costs.update:
+                events.append(Event(ipu, t, costs.allreduce, "allreduce", None, None, step))
+            t += costs.allreduce
+        for ipu, seconds in costs.update.items():
+            events.append(Event(ipu, t, seconds, "update", None, None, step))
+        t += max(costs.update.values(), default=0.0)
+    if costs.host_out:
+        events.append(Event(HOST_TRACK, t, costs.host_out, "host", None, None, step))
+        t += costs.host_out
+    return t

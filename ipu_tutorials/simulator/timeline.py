@@ -1,0 +1,41 @@
+"""Statistics of a call's events: duration, busy time and utilisation per IPU."""
+from __future__ import annotations
+
+import dataclasses
+
+from .schedule import HOST_TRACK, Event
+
+COMPUTE_KINDS = ("F", "B", "update")
+
+
+@dataclasses.dataclass
+class Timeline:
+    events: list[Event]
+    num_ipus: int  # IPUs of one replica (every replica runs the same timeline)
+
+    @property
+    def duration(self) -> float:
+        return max((e.end for e in self.events), default=0.0)
+
+    def busy(self, ipu: int, kinds: tuple[str, ...] = COMPUTE_KINDS) -> float:
+        """Seconds `ipu` spends on events of the given kinds."""
+        return sum(e.duration for e in self.events if e.ipu == ipu and e.kind in kinds)
+
+    def utilisation(self) -> list[float]:
+        """Fraction of the call each IPU spends computing."""
+        total = self.duration or 1.0
+        return [self.busy(ipu) / total for ipu in range(self.num_ipus)]
+
+    def max_concurrency(self) -> int:
+        """The most IPUs computing at the same instant."""
+        edges = sorted((t, +1 if start else -1) for e in self.events
+                       if e.ipu != HOST_TRACK and e.kind in ("F", "B") and e.duration > 0
+                       for t, start in ((e.start, True), (e.end, False)))
+        best = running = 0
+        for _, delta in edges:
+            running += delta
+            best = max(best, running)
+        return best
+
+    def of_kind(self, *kinds: str) -> list[Event]:
+        return [e for e in self.events if e.kind in kinds]

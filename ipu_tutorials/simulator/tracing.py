@@ -1,0 +1,64 @@
+"""What the model's annotations see while it runs: the current block, the capture, the IPU flag.
+
+Annotations (Block, BeginBlock, identity_loss, ...) call into this module. Outside a capture
+they cost one attribute test, so the numerics run at plain PyTorch speed.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+
+@dataclasses.dataclass
+class BlockId:
+    user_id: str
+    ipu_id: int | None
+
+
+class _State:
+    def __init__(self):
+        self.capture = None  # the active capture.Recorder, if any
+        self.on_ipu = False  # inside a wrapped model's forward (isRunningOnIpu)
+        self.block: BlockId | None = None
+        self.auto_id = False
+        self.next_auto_id = 0
+
+
+STATE = _State()
+
+
+def enter_block(user_id: str | None, ipu_id: int | None) -> BlockId | None:
+    """Make a block current; returns the block it replaced (for Block.__exit__)."""
+    previous = STATE.block
+    if user_id is None:
+        user_id = str(STATE.next_auto_id)
+        STATE.next_auto_id += 1
+    STATE.block = BlockId(user_id, ipu_id)
+    STATE.capture.note_block(STATE.block)
+    return previous
+
+
+def restore_block(previous: BlockId | None) -> None:
+    STATE.block = previous
+
+
+@contextlib.contextmanager
+def running_on_ipu():
+    """Mark a wrapped model's forward pass: isRunningOnIpu() is True inside."""
+    STATE.on_ipu = True
+    try:
+        yield
+    finally:
+        STATE.on_ipu = False
+
+
+@contextlib.contextmanager
+def capturing(recorder):
+    """Route annotations to a recorder for one forward pass, starting outside any block."""
+    saved = (STATE.capture, STATE.block, STATE.next_auto_id)
+    STATE.capture, STATE.block, STATE.next_auto_id = recorder, None, 0
+    try:
+        with running_on_ipu():
+            yield recorder
+    finally:
+        STATE.capture, STATE.block, STATE.next_auto_id = saved
