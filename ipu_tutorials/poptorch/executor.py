@@ -11,6 +11,7 @@ import weakref
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils.weak import WeakIdKeyDictionary
 from tqdm import tqdm
 
 from ..errors import Error
@@ -26,7 +27,7 @@ from .options import Options
 NOT_COMPILED = "the model has not been compiled, or has been destroyed: call it (or .compile()) first"
 _TRAINING_WRAPPERS: "weakref.WeakKeyDictionary[torch.nn.Module, PoplarExecutor]" = \
     weakref.WeakKeyDictionary()
-_WEIGHT_VERSIONS: "weakref.WeakKeyDictionary[torch.Tensor, int]" = weakref.WeakKeyDictionary()
+_WEIGHT_VERSIONS = WeakIdKeyDictionary()  # weight -> _VERSION when a training model last wrote it
 _VERSION = [0]  # bumped each time a training model writes weights back to the host
 
 

@@ -1,0 +1,116 @@
+"""The pipelining tutorial's flow: options per strategy, training and test loops, a closing summary.
+
+mnist_pipeline.py and the lessons both call these, so what the script prints is what the
+notebooks teach.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from tqdm.auto import tqdm
+
+from . import poptorch
+from .models import accuracy
+from .simulator.memory import format_bytes
+
+BLOCKS = ("B1", "B2", "B3", "B4")
+
+
+def strategy(name: str):
+    """The tutorial's two strategies: B1..B4 on IPUs 0..3, pipelined or sharded."""
+    stages = [poptorch.Stage(block).ipu(ipu) for ipu, block in enumerate(BLOCKS)]
+    if name == "pipelined":
+        return poptorch.PipelinedExecution(*stages)
+    if name == "sharded":
+        return poptorch.ShardedExecution(*stages)
+    raise ValueError(f"unknown strategy {name!r}; choose 'pipelined' or 'sharded'")
+
+
+def training_options(strategy_name: str, device_iterations: int, gradient_accumulation: int,
+                     offload_optimiser: bool = False, output_all: bool = True) -> poptorch.Options:
+    opts = poptorch.Options().deviceIterations(device_iterations)
+    opts.Training.gradientAccumulation(gradient_accumulation)
+    opts.setExecutionStrategy(strategy(strategy_name))
+    if offload_optimiser:
+        opts.TensorLocations.setOptimizerLocation(
+            poptorch.TensorLocationSettings().useOnChipStorage(False))
+    if output_all:  # every micro-batch's predictions, for the training accuracy
+        opts.outputMode(poptorch.OutputMode.All)
+    return opts
+
+
+def inference_options(train_opts: poptorch.Options, device_iterations: int) -> poptorch.Options:
+    """The training options without gradient accumulation, as the tutorial derives them."""
+    opts = train_opts.clone()
+    opts.Training.gradientAccumulation(1)
+    opts.deviceIterations(device_iterations)
+    opts.outputMode(poptorch.OutputMode.All)
+    return opts
+
+
+def whole_calls(samples: int, batch_size: int, most: int = 100) -> int:
+    """The largest device-iteration count up to `most` that splits `samples` into whole calls."""
+    batches = samples // batch_size
+    return max(d for d in range(1, min(most, batches) + 1) if batches % d == 0)
+
+
+@dataclasses.dataclass
+class EpochStats:
+    epoch: int
+    loss: float
+    accuracy: float  # percent, over the epoch's returned predictions
+
+
+def train(training_model, training_data, epochs: int, progress: bool = True,
+          log=print) -> list[EpochStats]:
+    """The tutorial's loop: a bar per epoch with loss, accuracy and simulated throughput."""
+    history = []
+    for epoch in range(1, epochs + 1):
+        losses, correct, seen = [], 0.0, 0
+        bar = tqdm(training_data, total=len(training_data), disable=not progress, leave=False,
+                   desc=f"Epoch {epoch}/{epochs}")
+        for data, labels in bar:
+            preds, batch_losses = training_model(data, labels)
+            losses.append(torch.mean(batch_losses).item())
+            rows = preds.size()[0]
+            correct += accuracy(preds, labels) * rows / 100
+            seen += rows
+            if progress:
+                bar.set_postfix_str(f"Loss:{losses[-1]:0.4f} | Accuracy:{100 * correct / seen:0.2f}% "
+                                    f"| {training_model.plan.samples_per_second:,.0f} img/s simulated")
+        history.append(EpochStats(epoch, sum(losses) / len(losses), 100 * correct / seen))
+        if log is not None:
+            log(f"Epoch {epoch}/{epochs}: loss {history[-1].loss:.4f}, "
+                f"training accuracy {history[-1].accuracy:.2f}%")
+    return history
+
+
+def test(inference_model, test_data, progress: bool = True) -> float:
+    """Accuracy (percent) over every sample of `test_data`."""
+    correct, seen = 0.0, 0
+    for data, labels in tqdm(test_data, total=len(test_data), disable=not progress, leave=False,
+                             desc="Test"):
+        output = inference_model(data)
+        correct += accuracy(output, labels) * len(labels) / 100
+        seen += len(labels)
+    return 100 * correct / seen
+
+
+def summary_table(training_model) -> str:
+    """Simulated time per step, throughput, and placement and memory per IPU."""
+    plan = training_model.plan
+    config = plan.config
+    step = plan.call_seconds / config.device_iterations
+    util = plan.timeline.utilisation()
+    lines = [f"Simulated IPU time per step: {step * 1e3:.3f} ms "
+             f"({config.micro_batch} x {config.accumulation} samples); throughput "
+             f"{plan.samples_per_second:,.0f} samples/s ({config.strategy.kind}, "
+             f"{config.system.ipu.name})", "",
+             f"{'IPU':>3}  {'blocks':<8}{'memory':>12}{'of':>12}{'use':>6}  {'off chip':>10}  busy"]
+    for m in plan.memory.ipus:
+        blocks = ",".join(b for s in plan.placement.stages_on(m.ipu) for b in s.blocks)
+        lines.append(f"{m.ipu:>3}  {blocks:<8}{format_bytes(m.total):>12}"
+                     f"{format_bytes(m.capacity):>12}{m.utilisation:>6.1%}  "
+                     f"{format_bytes(sum(m.off_chip.values())):>10}  {util[m.ipu]:.0%}")
+    return "\n".join(lines)
