@@ -88,8 +88,9 @@ class TransformerLM(nn.Module):
     """A decoder-sized language model; returns (logits, loss) when given labels."""
 
     def __init__(self, vocab: int = 32000, width: int = 2048, depth: int = 20, heads: int = 16,
-                 context: int = 128):
+                 context: int = 128, recompute_checkpoint_every_layer: bool = False):
         super().__init__()
+        self.checkpoint_every_layer = recompute_checkpoint_every_layer
         self.embed = nn.Embedding(vocab, width)
         self.position = nn.Parameter(torch.zeros(context, width))
         self.layers = nn.ModuleList(TransformerLayer(width, heads) for _ in range(depth))
@@ -101,6 +102,8 @@ class TransformerLM(nn.Module):
         x = self.embed(tokens) + self.position[: tokens.shape[1]]
         for layer in self.layers:
             x = layer(x)
+            if self.checkpoint_every_layer:  # stash layer outputs, recompute one layer at a time
+                x = poptorch.recomputationCheckpoint(x)
         logits = self.head(self.norm(x))  # (B, T, vocab)
         if labels is None:
             return logits

@@ -88,8 +88,15 @@ def run_config(options: Options, training: bool, micro_batch: int, optimizer) ->
         locations=locations(options, phased),
         available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
         partials_bytes=_width(options.Precision.partials_type),
-        output_mode=OUTPUT_NAMES[options.output_mode], output_period=options.output_return_period,
+        output_mode=output_mode(options, training), output_period=options.output_return_period,
         auto_round_num_ipus=options.auto_round_num_ipus, system=system_for(options))
+
+
+def output_mode(options: Options, training: bool) -> str:
+    """The output mode's name; Default means Final for training and All for inference."""
+    if options.output_mode == OutputMode.Default:
+        return sim.OUTPUT_FINAL if training else sim.OUTPUT_ALL
+    return OUTPUT_NAMES[options.output_mode]
 
 
 def batching(options: Options, micro_batch: int) -> Batching:

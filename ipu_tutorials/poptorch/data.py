@@ -30,35 +30,44 @@ class AsynchronousDataAccessor:
     def __len__(self) -> int:
         return len(self.dataset)
 
-    def _produce(self, buffer: queue.Queue):
+    @staticmethod
+    def _put(buffer: queue.Queue, item, stop: threading.Event) -> bool:
+        """Wait for room in the buffer; False if the consumer went away first."""
+        while not stop.is_set():
+            try:
+                buffer.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _produce(self, buffer: queue.Queue, stop: threading.Event):
         try:
             for item in self.dataset:
-                while not self._stop.is_set():
-                    try:
-                        buffer.put(item, timeout=0.05)
-                        break
-                    except queue.Full:
-                        continue
-                if self._stop.is_set():
+                if not self._put(buffer, item, stop):
                     return
         except Exception as error:  # handed to the consumer, raised there
-            buffer.put(error)
+            self._put(buffer, error, stop)
             return
-        buffer.put(StopIteration())
+        self._put(buffer, StopIteration(), stop)
 
     def __iter__(self):
         self.terminate()
-        self._stop.clear()
+        # One stop event per pass: closing an old iterator must not stop a newer one.
+        stop = self._stop = threading.Event()
         buffer: queue.Queue = queue.Queue(maxsize=self.buffer_size)
-        self._thread = threading.Thread(target=self._produce, args=(buffer,), daemon=True)
+        self._thread = threading.Thread(target=self._produce, args=(buffer, stop), daemon=True)
         self._thread.start()
-        while True:
-            item = buffer.get()
-            if isinstance(item, StopIteration):
-                return
-            if isinstance(item, Exception):
-                raise item
-            yield item
+        try:
+            while True:
+                item = buffer.get()
+                if isinstance(item, StopIteration):
+                    return
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+        finally:
+            stop.set()  # the consumer stopped early (break) or finished: release the loader
 
     def terminate(self):
         """Stop the background loader (it stops by itself at the end of an epoch)."""
@@ -92,8 +101,14 @@ class DataLoader(torch.utils.data.DataLoader):
         self.options = options
         self._mode = mode
         if batch_sampler is not None:
-            if batch_size != 1 or shuffle or drop_last is not True:
-                raise ValueError("batch_sampler is exclusive with batch_size, shuffle and drop_last")
+            given = {name: value for name, value, unset in (
+                ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle),
+                ("drop_last", drop_last, drop_last is True)) if not unset}
+            if given:
+                shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+                raise ValueError(f"batch_sampler is exclusive with batch_size, shuffle and "
+                                 f"drop_last, but {shown} was also given; the batch_sampler "
+                                 f"decides the batches, so remove {', '.join(given)}")
             self._combined = None
             super().__init__(dataset, batch_sampler=batch_sampler, num_workers=num_workers, **kwargs)
             self._accessor = self._make_accessor(async_options)

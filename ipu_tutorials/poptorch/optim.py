@@ -36,13 +36,18 @@ class _IpuOptimizer:
     flops_per_param = 4
 
     def _setup(self, loss_scaling: float, accum_type, max_grad_norm: float, **state_types):
+        """state_types maps a state tensor to (the argument that sets its type, that type)."""
         self.loss_scaling = _check_positive("loss_scaling", loss_scaling)
         self.accum_type = _check_accum_type("accum_type", accum_type)
         if max_grad_norm is None or math.isnan(max_grad_norm):
             raise ValueError("max_grad_norm must be a number (math.inf disables clipping), "
                              f"got {max_grad_norm!r}")
         self.max_grad_norm = float(max_grad_norm)
-        self.state_types = {k: _check_accum_type(k, v) for k, v in state_types.items()}
+        self.state_types = {k: _check_accum_type(arg, v) for k, (arg, v) in state_types.items()}
+
+    def __getstate__(self):
+        # torch's optimizers pickle only defaults, state and param_groups; keep the IPU settings
+        return dict(self.__dict__)
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -72,17 +77,21 @@ class _IpuOptimizer:
             for p in group["params"]:
                 if p in g32:
                     g = -g32[p] if group.get("maximize") else g32[p]
-                    state = self._state_for(p)
+                    state = self._state_for(p, group)
                     state["step"] = state.get("step", 0) + 1
                     new = self._update(p.detach().float(), g, state, group)
                     p.copy_(new.to(p.dtype))
 
-    def _state_for(self, p) -> dict:
+    def _state_for(self, p, group: dict) -> dict:
         state = self.state[p]
-        for name in self._state_tensors:
+        for name in self._group_state_tensors(group):
             if name not in state:
                 state[name] = torch.zeros_like(p, dtype=self._state_type(name))
         return state
+
+    def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
+        """The state tensors one param group needs (momentum can differ between groups)."""
+        return self._state_tensors
 
     def _state_type(self, name: str) -> torch.dtype:
         return self.state_types.get(name, torch.float32)
@@ -123,7 +132,8 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
         super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
                          **torch_kwargs)
-        self._setup(loss_scaling, accum_type, max_grad_norm, momentum_buffer=velocity_accum_type)
+        self._setup(loss_scaling, accum_type, max_grad_norm,
+                    momentum_buffer=("velocity_accum_type", velocity_accum_type))
         self.use_combined_accum = bool(use_combined_accum)
         _check_positive("velocity_scaling", velocity_scaling)
         if velocity_scaling != 1.0 and not use_combined_accum:
@@ -132,7 +142,11 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
                           stacklevel=2)
         for group in self.param_groups:
             group.setdefault("velocity_scaling", velocity_scaling)
-        self._state_tensors = ("momentum_buffer",) if momentum else ()
+        self._state_tensors = ("momentum_buffer",) if any(
+            g["momentum"] for g in self.param_groups) else ()
+
+    def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
+        return ("momentum_buffer",) if group["momentum"] else ()
 
     def _update(self, w, g, state, group):
         if group["weight_decay"]:
@@ -166,8 +180,9 @@ class Adam(_IpuOptimizer, torch.optim.Adam):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          **torch_kwargs)
         self._setup(loss_scaling, accum_type, max_grad_norm,
-                    exp_avg=first_order_momentum_accum_type,
-                    exp_avg_sq=second_order_momentum_accum_type)
+                    exp_avg=("first_order_momentum_accum_type", first_order_momentum_accum_type),
+                    exp_avg_sq=("second_order_momentum_accum_type",
+                                second_order_momentum_accum_type))
         self.bias_correction = bool(bias_correction)
 
     def _update(self, w, g, state, group):
@@ -207,12 +222,19 @@ class RMSprop(_IpuOptimizer, torch.optim.RMSprop):
         super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                          momentum=momentum, centered=centered, **torch_kwargs)
         self._setup(loss_scaling, accum_type, max_grad_norm,
-                    square_avg=second_order_momentum_accum_type,
-                    momentum_buffer=first_order_momentum_accum_type,
-                    grad_avg=first_order_momentum_accum_type)
+                    square_avg=("second_order_momentum_accum_type",
+                                second_order_momentum_accum_type),
+                    momentum_buffer=("first_order_momentum_accum_type",
+                                     first_order_momentum_accum_type),
+                    grad_avg=("first_order_momentum_accum_type", first_order_momentum_accum_type))
         self.use_tf_variant = bool(use_tf_variant)
-        self._state_tensors = ("square_avg",) + (("momentum_buffer",) if momentum else ()) + (
-            ("grad_avg",) if centered else ())
+        self._state_tensors = ("square_avg",) + (
+            ("momentum_buffer",) if any(g["momentum"] for g in self.param_groups) else ()) + (
+            ("grad_avg",) if any(g["centered"] for g in self.param_groups) else ())
+
+    def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
+        return ("square_avg",) + (("momentum_buffer",) if group["momentum"] else ()) + (
+            ("grad_avg",) if group["centered"] else ())
 
     def _update(self, w, g, state, group):
         alpha, eps = group["alpha"], group["eps"]
@@ -252,8 +274,9 @@ class LAMB(_IpuOptimizer, torch.optim.Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       max_weight_norm=float(max_weight_norm)))
         self._setup(loss_scaling, accum_type, max_grad_norm,
-                    exp_avg=first_order_momentum_accum_type,
-                    exp_avg_sq=second_order_momentum_accum_type)
+                    exp_avg=("first_order_momentum_accum_type", first_order_momentum_accum_type),
+                    exp_avg_sq=("second_order_momentum_accum_type",
+                                second_order_momentum_accum_type))
         self.bias_correction = bool(bias_correction)
 
     def _update(self, w, g, state, group):

@@ -31,13 +31,14 @@ class _OptionGroup:
         raise AttributeError(f"set options with their methods (for example "
                              f"opts.deviceIterations(4)), not by assigning {name!r}")
 
-    def _check_not_frozen(self):
+    def _check_not_frozen(self, key: str = "an option"):
         if self._frozen:
-            raise Error("these Options are frozen: a poptorch.DataLoader or wrapped model already "
-                        "uses them. Call options.clone() and change the copy instead.")
+            raise Error(f"cannot change {key}: these Options are frozen because a "
+                        f"poptorch.DataLoader or wrapped model already uses them. Call "
+                        f"options.clone() and change the copy instead.")
 
     def _set(self, key: str, value):
-        self._check_not_frozen()
+        self._check_not_frozen(repr(key))
         self._values[key] = value
         return self
 
@@ -48,7 +49,8 @@ class _OptionGroup:
                 raise ValueError(f"unknown option {key!r} for {type(self).__name__}; "
                                  f"valid names: {', '.join(sorted(self._values))}")
             default = self._defaults.get(key)
-            if default is not None and not isinstance(value, type(default)):
+            wrong_bool = isinstance(value, bool) and not isinstance(default, bool)
+            if default is not None and (wrong_bool or not isinstance(value, type(default))):
                 raise TypeError(f"option {key!r} expects {type(default).__name__}, "
                                 f"got {type(value).__name__} {value!r}")
             self._set(key, value)

@@ -105,7 +105,7 @@ class Options(_OptionGroup):
             names = ", ".join(f"poptorch.{cls.__name__}" for cls in ExecutionStrategy)
             raise TypeError(f"setExecutionStrategy() expects one of {names}; "
                             f"got {type(strategy).__name__}")
-        self._check_not_frozen()
+        self._check_not_frozen("the execution strategy")
         object.__setattr__(self, "_strategy", strategy)
         object.__setattr__(self, "_strategy_set", True)
         return self
@@ -248,7 +248,8 @@ class Options(_OptionGroup):
             try:
                 target = getattr(target, part)
             except AttributeError:
-                raise ValueError(f"unknown option method {dotted!r}") from None
+                raise ValueError(f"unknown option method {dotted!r}; name a setter such as "
+                                 f"'deviceIterations' or 'Training.gradientAccumulation'") from None
         if not callable(target):
             raise ValueError(f"{dotted!r} is not an option method")
         return target
@@ -260,9 +261,24 @@ class Options(_OptionGroup):
             raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
         if not isinstance(call, ast.Call):
             raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
+        self._run_call(call, where)
+
+    def _run_call(self, call: ast.Call, where: str):
+        """Run one setter call; a chain such as replicationFactor(2).deviceIterations(4) too."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+            method = getattr(self._run_call(func.value, where), func.attr, None)
+            if not callable(method):
+                raise ValueError(f"{where}: unknown option method {func.attr!r} in "
+                                 f"{ast.unparse(call)!r}")
+        else:
+            try:
+                method = self._method(ast.unparse(func))
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
         args = [_eval_literal(a, where) for a in call.args]
         kwargs = {k.arg: _eval_literal(k.value, where) for k in call.keywords}
-        self._method(ast.unparse(call.func))(*args, **kwargs)
+        return method(*args, **kwargs)
 
     def __repr__(self) -> str:
         lines = [f"    {k}={_shown(v)}," for k, v in self._values.items()]

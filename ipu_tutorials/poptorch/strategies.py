@@ -35,8 +35,11 @@ class Stage:
 
 
 def _as_stage(where: str, item) -> Stage:
+    """A Stage, one block id, or a list of block ids (one Stage made of those blocks)."""
     if isinstance(item, Stage):
         return item
+    if isinstance(item, (list, tuple)):
+        return Stage(*[_check_block_id(where, b) for b in item])
     return Stage(_check_block_id(where, item))
 
 
@@ -80,7 +83,14 @@ class Phase:
             stages = tuple(stages[0])
         if not stages:
             raise ValueError("poptorch.Phase needs at least one stage or block id")
-        self.stages = [_as_stage("poptorch.Phase", s) for s in stages]
+        if all(isinstance(s, str) for s in stages):
+            self.stages = [Stage(*stages)]  # Phase("A", "B"): one Stage made of both blocks
+        elif all(isinstance(s, Stage) for s in stages):
+            self.stages = list(stages)
+        else:
+            raise TypeError(f"poptorch.Phase takes either block ids (strings, which form one "
+                            f"Stage) or poptorch.Stage objects, all of one kind; got "
+                            f"{[type(s).__name__ for s in stages]}")
 
     def ipus(self, *ipu_ids: int) -> "Phase":
         if len(ipu_ids) != len(self.stages):
@@ -103,7 +113,9 @@ class _PhasedExecution:
     """Phases run one after another; their weights stream in from off-chip memory."""
 
     def __init__(self, *phases):
-        if len(phases) == 1 and isinstance(phases[0], (list, tuple)):
+        # A single list of Phases (or of lists) is the list of phases; any other list is one phase.
+        if len(phases) == 1 and isinstance(phases[0], (list, tuple)) and all(
+                isinstance(p, (Phase, list, tuple)) for p in phases[0]):
             phases = tuple(phases[0])
         if not phases:
             raise ValueError(f"{type(self).__name__} needs at least one poptorch.Phase")

@@ -41,6 +41,7 @@ class Op:
     params: tuple[str, ...] = ()
     available_memory: float | None = None  # set_available_memory() proportion
     multiconv: int | None = None  # MultiConv group
+    segment: int = 0  # recomputation segment: recomputationCheckpoint() starts a new one
 
 
 @dataclasses.dataclass
@@ -103,6 +104,7 @@ class Recorder:
         self.edge_seen: set[tuple[int, str]] = set()
         self.checkpoints: dict[str, int] = {}
         self.multiconv: int | None = None
+        self.segment = 0
         self.keep_alive.extend(inputs)
 
     # --- annotations ----------------------------------------------------------------------
@@ -146,6 +148,7 @@ class Recorder:
         block = tracing.STATE.block.user_id if tracing.STATE.block else None
         if block is not None:
             self.checkpoints[block] = self.checkpoints.get(block, 0) + _nbytes(tensor)
+        self.segment += 1
 
     # --- ops ------------------------------------------------------------------------------
     def record(self, func, args, kwargs, out):
@@ -190,7 +193,7 @@ class Recorder:
                   bytes_out=0 if aliases else sum(_nbytes(t) for t in outputs),
                   out_elements=out_elements,
                   dtype_bytes=floats[0].element_size() if floats else 4, params=params,
-                  multiconv=self.multiconv if kind == "matmul" else None)
+                  multiconv=self.multiconv if kind == "matmul" else None, segment=self.segment)
 
 
 class _OpMode(TorchDispatchMode):

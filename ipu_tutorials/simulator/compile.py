@@ -131,7 +131,7 @@ def compile_plan(graph: Graph, config: RunConfig, check_memory: bool = True,
     if kind == PIPELINED and len(times) == 1:
         kind = SHARDED  # one stage: nothing to overlap
     events = call_timeline(kind, times, step, config.accumulation, config.device_iterations,
-                           config.training)
+                           config.training, config.strategy.separate_backward_phase)
     progress(20)
     return Plan(graph, config, placement, memory, costs, times, step,
                 Timeline(events, placement.ipus_per_replica))

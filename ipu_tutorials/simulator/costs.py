@@ -18,9 +18,10 @@ from .config import PIPELINED, RunConfig
 from .hardware import IpuSpec, System
 from .placement import Placement
 
-# Calibrated so that BERT-Large phase 1 on a Bow Pod16 (4 IPUs x 4 replicas) lands near the
-# published 5,600 seq/s (ipu-hardware.md, "Published results"); tests/test_costs.py checks it.
-MATMUL_EFFICIENCY = 0.4
+# Calibrated on BERT-Large phase 1 on a Bow Pod16 (4 IPUs x 4 replicas): the simulator gives
+# about 4,950 seq/s against the published 5,600 (ipu-hardware.md, "Published results"; our model's
+# output layer is not tied to the embedding, so the last IPU works harder). tests/test_costs.py.
+MATMUL_EFFICIENCY = 0.5
 OP_OVERHEAD_CYCLES = 2_000  # assumption: one BSP sync + exchange setup per compute step
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 HOST_LATENCY = 20e-6  # s per host <-> IPU synchronisation, once per device iteration (assumption)

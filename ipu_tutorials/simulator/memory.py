@@ -121,10 +121,19 @@ def _stage_traffic(graph: Graph, stage: Stage, training: bool) -> int:
     return (crossing - host) * (2 if training else 1) + host + outputs
 
 
-def _activations(ops: list[Op], training: bool) -> int:
-    if training:  # every forward result is kept (or recomputed) for the backward pass
-        return sum(op.bytes_out for op in ops)
-    return max((op.bytes_in + op.bytes_out for op in ops), default=0)
+def _activations(ops: list[Op], training: bool, recompute: bool) -> int:
+    """Activations live at once for one micro-batch.
+
+    Training keeps every forward result for the backward pass; when the pipeline recomputes,
+    only one recomputation segment (between checkpoints) is rebuilt at a time. Inference
+    needs only the largest op's inputs and outputs.
+    """
+    if not training:
+        return max((op.bytes_in + op.bytes_out for op in ops), default=0)
+    segments: dict[int, int] = {}
+    for op in ops:
+        segments[op.segment] = segments.get(op.segment, 0) + op.bytes_out
+    return max(segments.values(), default=0) if recompute else sum(segments.values())
 
 
 def _stash_depth(stage: Stage, placement: Placement, config: RunConfig) -> int:
@@ -193,7 +202,8 @@ def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> Memory
             setattr(memory, kind, sum(on) + on_chip)
             if off_chip:
                 memory.off_chip[kind] = off_chip
-        acts = [_activations(ops, config.training) for _, ops, _ in per_stage]
+        recompute = _stash_depth(stages[0], placement, config) > 0 if stages else False
+        acts = [_activations(ops, config.training, recompute) for _, ops, _ in per_stage]
         on_chip, off_chip = _split(acts, config.location("activation").on_chip, False)
         memory.activations = on_chip
         if off_chip:

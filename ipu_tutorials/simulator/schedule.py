@@ -170,21 +170,24 @@ def sharded_step(stages: list[StageTimes], a: int, training: bool, t0: float,
 
 
 def phased_step(stages: list[StageTimes], a: int, training: bool, t0: float, step: int,
-                parallel: bool) -> tuple[list[Event], float]:
+                parallel: bool, separate_backward: bool = False) -> tuple[list[Event], float]:
     """Events of one phased step: each phase streams its weights in, then runs all A micro-batches.
 
-    Serial: load then compute, phase after phase. Parallel: a phase's load overlaps the previous
-    phase's compute (it runs on the other group of IPUs).
+    Serial: load then compute, phase after phase. Parallel: a phase's load starts when the
+    previous phase starts computing (on the other group of IPUs), so the two overlap. The
+    last forward phase runs its backward straight away, without reloading, unless
+    `separate_backward`.
     """
     phases = sorted({s.phase for s in stages})
     order = [(p, "F") for p in phases] + ([(p, "B") for p in reversed(phases)] if training else [])
-    events, t, loaded_until = [], t0, t0
+    events, t, previous_begin = [], t0, t0
     for position, (phase, kind) in enumerate(order):
         members = [(i, s) for i, s in enumerate(stages) if s.phase == phase]
-        load = max(s.load for _, s in members)
-        load_start = t if not parallel or position == 0 else max(loaded_until, t - load)
+        resident = position > 0 and order[position - 1][0] == phase and not separate_backward
+        load = 0.0 if resident else max(s.load for _, s in members)
+        load_start = previous_begin if parallel and position > 0 else t
         for _, s in members:
-            if s.load:
+            if load:
                 events.append(Event(s.ipu, load_start, s.load, "stream", None, None, step))
         begin = max(t, load_start + load)
         end = begin
@@ -193,12 +196,12 @@ def phased_step(stages: list[StageTimes], a: int, training: bool, t0: float, ste
             for m in range(a):
                 events.append(Event(s.ipu, begin + m * per_mb, per_mb, kind, m, index, step))
             end = max(end, begin + a * per_mb)
-        loaded_until, t = end, end
+        previous_begin, t = begin, end
     return events, t
 
 
 def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int, d: int,
-                  training: bool) -> list[Event]:
+                  training: bool, separate_backward: bool = False) -> list[Event]:
     """All events of one call: D steps, each with host input, stage work, update and outputs."""
     if training:
         steps, per_step = d, a
@@ -217,7 +220,8 @@ def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int,
         elif kind == "sharded":
             new, t = sharded_step(stages, per_step, training, t, step)
         else:
-            new, t = phased_step(stages, per_step, training, t, step, kind == "parallel_phased")
+            new, t = phased_step(stages, per_step, training, t, step, kind == "parallel_phased",
+                                 separate_backward)
         events += new
         t = _step_end(events, costs, training, t, step)
     events.append(Event(HOST_TRACK, t, costs.host_latency, "host"))

@@ -27,14 +27,16 @@ class Timeline:
         return [self.busy(ipu) / total for ipu in range(self.num_ipus)]
 
     def max_concurrency(self) -> int:
-        """The most IPUs computing at the same instant."""
-        edges = sorted((t, +1 if start else -1) for e in self.events
+        """The most IPUs computing (forward or backward) at the same instant."""
+        # Times are rounded to picoseconds so that back-to-back events do not overlap by a rounding error.
+        edges = sorted((round(t, 12), delta, e.ipu) for e in self.events
                        if e.ipu != HOST_TRACK and e.kind in ("F", "B") and e.duration > 0
-                       for t, start in ((e.start, True), (e.end, False)))
-        best = running = 0
-        for _, delta in edges:
-            running += delta
-            best = max(best, running)
+                       for t, delta in ((e.start, +1), (e.end, -1)))
+        active: dict[int, int] = {}
+        best = 0
+        for _, delta, ipu in edges:
+            active[ipu] = active.get(ipu, 0) + delta
+            best = max(best, sum(1 for count in active.values() if count > 0))
         return best
 
     def of_kind(self, *kinds: str) -> list[Event]:

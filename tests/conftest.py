@@ -1,0 +1,28 @@
+"""Shared fixtures: seeded randomness, a fresh simulated system, the tutorial models."""
+import pytest
+import torch
+
+import ipu_tutorials
+from ipu_tutorials.models import Network, TrainingModelWithLoss
+
+
+@pytest.fixture(autouse=True)
+def seed():
+    """Every test starts from the same random state and the default simulated system."""
+    torch.manual_seed(0)
+    ipu_tutorials.reset_system()
+    yield
+    ipu_tutorials.reset_system()
+
+
+@pytest.fixture
+def mnist_like():
+    """A call's worth of MNIST-shaped data: 2 x 7 micro-batches of 8."""
+    return torch.randn(112, 1, 28, 28), torch.randint(0, 10, (112,))
+
+
+@pytest.fixture
+def cnn():
+    """The tutorial's network and its training wrapper."""
+    net = Network()
+    return net, TrainingModelWithLoss(net)

@@ -1,0 +1,308 @@
+"""trainingModel / inferenceModel: output shapes, the batch rule, device state and errors."""
+import datetime
+
+import pytest
+import torch
+import torch.nn as nn
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.models import Network, TrainingModelWithLoss
+
+
+class Regression(nn.Module):
+    """Returns (prediction [mb, 3], loss scalar)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x, y):
+        out = self.fc(x)
+        return out, nn.functional.mse_loss(out, y)
+
+
+def options(d=1, a=1, r=1, mode=None, period=None):
+    opts = poptorch.Options().deviceIterations(d).replicationFactor(r)
+    opts.Training.gradientAccumulation(a)
+    if mode is not None:
+        opts.outputMode(mode, period)
+    return opts
+
+
+def run(mode, d=3, a=2, r=2, mb=4, period=None):
+    model = poptorch.trainingModel(Regression(), options(d, a, r, mode, period))
+    n = d * a * r * mb
+    return model(torch.randn(n, 5), torch.randn(n, 3))
+
+
+@pytest.mark.parametrize("mode, rows", [
+    (poptorch.OutputMode.All, 3 * 2 * 2),
+    (poptorch.OutputMode.Final, 2),
+    (poptorch.OutputMode.Sum, 2),
+    (None, 2),  # Default means Final for training
+])
+def test_training_output_shapes(mode, rows):
+    out, loss = run(mode)
+    assert loss.shape == (rows,)
+    assert out.shape == (rows * 4, 3)
+
+
+def test_every_n_returns_every_nth_device_iteration():
+    out, loss = run(poptorch.OutputMode.EveryN, d=4, period=2)
+    assert loss.shape == (4 * 2 * 2 // 2,)
+    assert out.shape == (8 * 4, 3)
+
+
+def test_final_with_one_replica_returns_a_scalar_loss():
+    out, loss = run(poptorch.OutputMode.Final, r=1)
+    assert loss.shape == ()
+    assert out.shape == (4, 3)
+
+
+def test_all_rows_come_back_in_device_accumulation_replica_order():
+    net = nn.Linear(5, 3)
+    model = poptorch.inferenceModel(net, options(d=3, r=2))
+    x = torch.randn(3 * 2 * 4, 5)
+    torch.testing.assert_close(model(x), net(x))
+
+
+def test_sum_adds_each_replicas_micro_batches():
+    net = nn.Linear(5, 3)
+    model = poptorch.inferenceModel(net, options(d=3, r=2, mode=poptorch.OutputMode.Sum))
+    x = torch.randn(3 * 2 * 4, 5)
+    expected = net(x).reshape(3, 2, 4, 3).sum(0).reshape(8, 3)
+    torch.testing.assert_close(model(x), expected)
+
+
+def test_inference_default_returns_everything():
+    model = poptorch.inferenceModel(nn.Linear(5, 3), options(d=6))
+    assert model(torch.randn(12, 5)).shape == (12, 3)
+
+
+def test_batch_must_be_a_multiple_of_the_call_size():
+    model = poptorch.trainingModel(Regression(), options(d=3, a=2))
+    with pytest.raises(poptorch.Error, match=r"leading dimension \(10\) must be a multiple of "
+                                             r"deviceIterations \(3\) x gradientAccumulation \(2\)"
+                                             r" x replicationFactor \(1\) = 6"):
+        model(torch.randn(10, 5), torch.randn(10, 3))
+
+
+def test_batch_size_is_fixed_after_compilation():
+    model = poptorch.trainingModel(Regression(), options(a=2))
+    model(torch.randn(8, 5), torch.randn(8, 3))
+    with pytest.raises(poptorch.Error, match=r"compiled for micro-batches of 4"):
+        model(torch.randn(4, 5), torch.randn(4, 3))
+
+
+def test_a_model_without_a_loss_is_refused():
+    model = poptorch.trainingModel(nn.Linear(5, 3))
+    with pytest.raises(poptorch.Error, match=r"couldn't find a loss.*identity_loss"):
+        model(torch.randn(4, 5))
+
+
+def test_two_independent_losses_are_refused():
+    class TwoLosses(Regression):
+        def forward(self, x, y):
+            out = self.fc(x)
+            return out, nn.functional.mse_loss(out, y) + nn.functional.l1_loss(out, y)
+
+    with pytest.raises(poptorch.Error, match=r"found 2 independent losses.*identity_loss"):
+        poptorch.trainingModel(TwoLosses())(torch.randn(4, 5), torch.randn(4, 3))
+
+
+def test_losses_combined_in_identity_loss_train():
+    class Combined(Regression):
+        def forward(self, x, y):
+            out = self.fc(x)
+            total = nn.functional.mse_loss(out, y) + nn.functional.l1_loss(out, y)
+            return out, poptorch.identity_loss(total, reduction="none")
+
+    _, loss = poptorch.trainingModel(Combined())(torch.randn(4, 5), torch.randn(4, 3))
+    assert loss.shape == ()
+
+
+def test_a_loss_that_is_not_returned_is_refused():
+    class Hidden(Regression):
+        def forward(self, x, y):
+            out = self.fc(x)
+            nn.functional.mse_loss(out, y)
+            return out
+
+    with pytest.raises(poptorch.Error, match=r"does not return it"):
+        poptorch.trainingModel(Hidden())(torch.randn(4, 5), torch.randn(4, 3))
+
+
+def test_backward_on_an_output_explains_the_backward_pass_is_automatic():
+    _, loss = poptorch.trainingModel(Regression())(torch.randn(4, 5), torch.randn(4, 3))
+    with pytest.raises(poptorch.Error, match=r"already ran the backward pass.*Remove the "
+                                             r"\.backward\(\)"):
+        loss.backward()
+
+
+def test_wrapping_a_model_twice_for_training():
+    model = Regression()
+    first = poptorch.trainingModel(model)
+    with pytest.raises(RuntimeError, match=r"already wrapped.*destroy\(\)"):
+        poptorch.trainingModel(model)
+    first.destroy()
+    poptorch.trainingModel(model)
+
+
+def test_options_of_the_wrong_type():
+    with pytest.raises(TypeError, match=r"options must be a poptorch.Options, got dict"):
+        poptorch.inferenceModel(nn.Linear(2, 2), {"deviceIterations": 2})
+
+
+def test_inference_refuses_gradient_accumulation():
+    with pytest.raises(poptorch.Error, match=r"gradientAccumulation\(1\)"):
+        poptorch.inferenceModel(nn.Linear(2, 2), options(a=4))
+
+
+def test_training_updates_the_host_model_and_inference_follows():
+    net = Network()
+    sharded = poptorch.ShardedExecution("B1", "B2", "B3", "B4")
+    trainer = poptorch.trainingModel(TrainingModelWithLoss(net), options().setExecutionStrategy(
+        sharded), poptorch.optim.SGD(net.parameters(), lr=0.5))
+    inference = poptorch.inferenceModel(net, options().setExecutionStrategy(sharded))
+    x, y = torch.randn(4, 1, 28, 28), torch.randint(0, 10, (4,))
+    before = inference(x)
+    trainer(x, y)
+    after = inference(x)  # implicitly re-uploaded
+    assert not torch.allclose(before, after)
+    torch.testing.assert_close(after, net.eval()(x))
+
+
+def test_cpu_training_needs_copy_weights_to_device():
+    net = nn.Linear(5, 3)
+    inference = poptorch.inferenceModel(net, options())
+    x = torch.randn(2, 5)
+    stale = inference(x)
+    with torch.no_grad():
+        net.weight.add_(1.0)  # trained on the CPU: the device does not know
+    torch.testing.assert_close(inference(x), stale)
+    inference.copyWeightsToDevice()
+    torch.testing.assert_close(inference(x), net(x))
+
+
+def test_device_state_methods():
+    model = poptorch.inferenceModel(nn.Linear(5, 3), options())
+    with pytest.raises(poptorch.Error, match="not been compiled"):
+        model.copyWeightsToDevice()
+    assert not model.isCompiled()
+    model(torch.randn(2, 5))
+    assert model.isCompiled() and model.isAttachedToDevice()
+    model.detachFromDevice()
+    with pytest.raises(poptorch.Error, match="not attached"):
+        model.detachFromDevice()
+    model.attachToDevice()
+    with pytest.raises(poptorch.Error, match="already attached"):
+        model.attachToDevice()
+    model.destroy()
+    assert not model.isCompiled()
+
+
+def test_simulated_latency_and_cycles():
+    opts = options(d=2).logCycleCount(True)
+    model = poptorch.inferenceModel(nn.Linear(5, 3), opts)
+    assert model.options.log_cycle_count
+    model(torch.randn(4, 5))
+    low, high, average = model.getLatency()
+    assert low == high == average == pytest.approx(model.plan.call_seconds)
+    assert 0 < model.getComputeLatency()[0] < model.getLatency()[0]
+    assert model.cycleCount() == model.plan.cycles_per_call > 0
+    counters = model.getPerfCounters()
+    assert counters["output_complete"][0][0] - counters["input"][0][0] == pytest.approx(
+        model.plan.call_seconds)
+    assert isinstance(model.compilationTime(), datetime.timedelta)
+
+
+def test_cycle_count_needs_the_option():
+    model = poptorch.inferenceModel(nn.Linear(5, 3))
+    model(torch.randn(2, 5))
+    with pytest.raises(poptorch.Error, match=r"logCycleCount\(True\)"):
+        model.cycleCount()
+
+
+def test_same_model_and_options_give_the_same_simulated_figures():
+    def figures():
+        torch.manual_seed(0)
+        model = poptorch.trainingModel(TrainingModelWithLoss(Network()), options(a=8).setExecutionStrategy(
+            poptorch.PipelinedExecution("B1", "B2", "B3", "B4")))
+        model.compile(torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,)))
+        return model.report().summary
+
+    assert figures() == figures()
+
+
+def test_set_optimizer_takes_effect_at_the_next_call():
+    net = Regression()
+    model = poptorch.trainingModel(net, options(), poptorch.optim.SGD(net.parameters(), lr=0.0))
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    frozen = net.fc.weight.detach().clone()
+    model(x, y)
+    torch.testing.assert_close(net.fc.weight, frozen)  # lr 0 changes nothing
+    model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1))
+    model(x, y)
+    assert not torch.allclose(net.fc.weight, frozen)
+
+
+def test_save_and_load_rebuild_a_compiled_model(tmp_path):
+    net = Regression()
+    model = poptorch.trainingModel(net, options(a=2))
+    x, y = torch.randn(8, 5), torch.randn(8, 3)
+    model(x, y)
+    model.save(str(tmp_path / "model.poptorch"))
+    model.destroy()
+    loaded = poptorch.load(str(tmp_path / "model.poptorch"))
+    assert loaded.isCompiled()
+    torch.testing.assert_close(loaded.model.fc.weight, net.fc.weight)
+    assert loaded.options.Training.gradient_accumulation == 2
+
+
+def test_anchored_gradient():
+    net = Regression()
+    opts = options().anchorTensor("grad_bias", "Gradient___fc.bias")
+    model = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=0.0))
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    reference = Regression()
+    reference.load_state_dict(net.state_dict())
+    nn.functional.mse_loss(reference.fc(x), y).backward()
+    torch.testing.assert_close(model.getAnchoredTensor("grad_bias"), reference.fc.bias.grad)
+    with pytest.raises(poptorch.Error, match="no anchored tensor named 'other'"):
+        model.getAnchoredTensor("other")
+
+
+def test_is_running_on_ipu_and_print_tensor_inside_the_model(capsys):
+    seen = []
+
+    class Printing(Regression):
+        def forward(self, x, y):
+            seen.append(poptorch.isRunningOnIpu())
+            out = poptorch.ipu_print_tensor(self.fc(x), "fc")
+            return out, nn.functional.mse_loss(out, y)
+
+    model = poptorch.trainingModel(Printing())
+    model(torch.ones(1, 5), torch.zeros(1, 3))
+    printed = capsys.readouterr().out
+    assert seen[-1] is True and not poptorch.isRunningOnIpu()
+    assert "fc: ((" in printed and "fc_gradient: ((" in printed
+
+
+def test_offline_target_compiles_but_does_not_run():
+    model = poptorch.inferenceModel(nn.Linear(5, 3), options().useOfflineIpuTarget(21))
+    model.compile(torch.randn(2, 5))
+    assert model.plan.config.system.ipu.name == "Bow"
+    with pytest.raises(poptorch.Error, match="offline IPU"):
+        model(torch.randn(2, 5))
+
+
+def test_meta_models_plan_but_do_not_run():
+    with torch.device("meta"):
+        net = nn.Linear(5, 3)
+    model = poptorch.inferenceModel(net)
+    model.compile(torch.empty(2, 5, device="meta"))
+    assert model.plan.memory[0].weights == (15 + 3) * 4
+    with pytest.raises(poptorch.Error, match="meta device"):
+        model(torch.randn(2, 5))

@@ -1,0 +1,157 @@
+"""The memory plan against an independent byte count, offloading, and out-of-memory."""
+import pytest
+import torch
+import torch.nn as nn
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.simulator.memory import CODE_BASE_BYTES, CODE_PER_OP_BYTES, format_bytes
+
+MB, A = 16, 8  # micro-batch, gradient accumulation
+
+
+class TwoLayer(nn.Module):
+    """Linear(64,128)+ReLU on IPU 0, Linear(128,10)+loss on IPU 1."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(64, 128), nn.Linear(128, 10)
+
+    def forward(self, x, y):
+        with poptorch.Block("first", ipu_id=0):
+            h = torch.relu(self.fc1(x))
+        with poptorch.Block("second", ipu_id=1):
+            out = self.fc2(h)
+            loss = nn.functional.cross_entropy(out, y)
+        return out, loss
+
+
+def plan_for(offload=False, optimizer=poptorch.optim.Adam, rts=False, replicas=1):
+    model = TwoLayer()
+    opts = poptorch.Options().replicationFactor(replicas)
+    opts.Training.gradientAccumulation(A)
+    settings = poptorch.TensorLocationSettings().useOnChipStorage(not offload)
+    if rts:
+        settings.useReplicatedTensorSharding(True)
+    opts.TensorLocations.setOptimizerLocation(settings)
+    training = poptorch.trainingModel(model, opts, optimizer(model.parameters()))
+    n = MB * A * replicas
+    training.compile(torch.randn(n, 64), torch.randint(0, 10, (n,)))
+    return training.plan
+
+
+FLOAT = 4
+FC1 = 64 * 128 + 128
+FC2 = 128 * 10 + 10
+
+
+def test_weights_gradients_and_adam_state_match_an_independent_count():
+    ipu0, ipu1 = plan_for().memory.ipus
+    for ipu, params in ((ipu0, FC1), (ipu1, FC2)):
+        assert ipu.weights == params * FLOAT
+        assert ipu.gradients == params * FLOAT  # float32 accumulators
+        assert ipu.optimizer == 2 * params * FLOAT  # Adam: first and second moments
+
+
+def test_activations_stash_and_exchange_match_an_independent_count():
+    ipu0, ipu1 = plan_for().memory.ipus
+    hidden = MB * 128 * FLOAT  # the activation crossing from IPU 0 to IPU 1
+    logits = MB * 10 * FLOAT
+    # IPU 0 keeps addmm and relu outputs; IPU 1 the logits, log-softmax, and nll_loss's two
+    # scalars (the loss and its total weight)
+    assert ipu0.activations == 2 * hidden
+    assert ipu1.activations == 2 * logits + 2 * FLOAT
+    # 2 pipeline stages: stage 0 stashes its input for 2(N-1-0)+1 = 3 micro-batches, stage 1 for 1
+    inputs0 = MB * 64 * FLOAT
+    assert ipu0.stash == 3 * inputs0
+    assert ipu1.stash == 1 * (hidden + MB * 8)  # the hidden activation and the int64 labels
+    # the hidden activation goes over and its gradient comes back; inputs come from the host
+    assert ipu0.exchange == 2 * hidden + inputs0
+    assert ipu1.exchange == 2 * hidden + MB * 8 + logits + FLOAT
+
+
+def test_code_grows_with_the_ops_on_each_ipu():
+    ipu0, ipu1 = plan_for().memory.ipus
+    # forward, and two backward ops per forward op; IPU 0 runs addmm and relu
+    assert ipu0.code == CODE_BASE_BYTES + CODE_PER_OP_BYTES * 2 * 3
+    assert ipu1.code > ipu0.code
+
+
+def test_offloading_optimizer_state_removes_exactly_those_bytes():
+    on_chip, off_chip = plan_for().memory.ipus, plan_for(offload=True).memory.ipus
+    for before, after in zip(on_chip, off_chip):
+        assert before.total - after.total == before.optimizer
+        assert after.optimizer == 0
+        assert after.off_chip["optimizer"] == before.optimizer
+
+
+def test_replicated_tensor_sharding_splits_state_across_replicas():
+    single = plan_for(replicas=2).memory.ipus
+    sharded = plan_for(replicas=2, rts=True).memory.ipus
+    assert [s.optimizer for s in sharded] == [m.optimizer // 2 for m in single]
+
+
+def test_sgd_without_momentum_keeps_no_state():
+    ipu0, _ = plan_for(optimizer=lambda p: poptorch.optim.SGD(p, lr=0.1)).memory.ipus
+    assert ipu0.optimizer == 0
+
+
+def test_float16_weights_halve_weight_memory():
+    model = TwoLayer().half()
+    optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1, accum_type=torch.float16)
+    training = poptorch.trainingModel(model, _opts(), optimizer)
+    n = MB * A
+    training.compile(torch.randn(n, 64).half(), torch.randint(0, 10, (n,)))
+    assert training.plan.memory[0].weights == FC1 * 2
+    assert training.plan.memory[0].gradients == FC1 * 2
+
+
+def _opts():
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(A)
+    return opts
+
+
+class Wide(nn.Module):
+    """Four 8192x8192 layers (1 GiB of float32 weights), built on the meta device."""
+
+    def __init__(self, ipus):
+        super().__init__()
+        self.ipus = ipus
+        self.layers = nn.ModuleList(nn.Linear(8192, 8192) for _ in range(4))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            with poptorch.Block(f"L{i}", ipu_id=self.ipus[i]):
+                x = layer(x)
+        with poptorch.Block("L3", ipu_id=self.ipus[3]):
+            loss = poptorch.identity_loss(x.square(), reduction="mean")
+        return x, loss
+
+
+def compile_wide(ipus):
+    with torch.device("meta"):
+        model = Wide(ipus)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(8)
+    training = poptorch.trainingModel(model, opts)
+    training.compile(torch.empty(8, 8192, device="meta"))
+    return training.plan
+
+
+def test_a_model_too_big_for_one_ipu_fails_with_the_plan():
+    with pytest.raises(poptorch.OutOfMemoryError, match=r"IPU 0 needs .* but has 897.0 MiB") as info:
+        compile_wide([0, 0, 0, 0])
+    message = str(info.value)
+    assert "weights" in message and "useOnChipStorage(False)" in message
+    assert not info.value.plan.fits
+
+
+def test_the_same_model_fits_when_spread_over_more_ipus():
+    plan = compile_wide([0, 1, 2, 3])
+    assert plan.memory.fits
+    assert all(m.weights == (8192 * 8192 + 8192) * 4 for m in plan.memory.ipus)
+
+
+def test_format_bytes():
+    assert [format_bytes(n) for n in (512, 1536, 3 * 1024**2, 5 * 1024**3)] == [
+        "512 B", "1.5 KiB", "3.0 MiB", "5.0 GiB"]

@@ -1,0 +1,178 @@
+"""Every placement rule gives a clear error naming what is at fault and how to fix it."""
+import pytest
+import torch
+import torch.nn as nn
+
+import ipu_tutorials
+from ipu_tutorials import poptorch
+from ipu_tutorials.models import Network
+
+
+class ThreeBlocks(nn.Module):
+    """Blocks A, B, C on IPUs given at construction (None: no ipu_id)."""
+
+    def __init__(self, ipus=(0, 1, 2), tie=False):
+        super().__init__()
+        self.ipus = ipus
+        self.a, self.b, self.c = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+        if tie:
+            self.c.weight = self.a.weight
+
+    def forward(self, x, y):
+        with poptorch.Block("A", ipu_id=self.ipus[0]):
+            x = self.a(x)
+        with poptorch.Block("B", ipu_id=self.ipus[1]):
+            x = self.b(x)
+        with poptorch.Block("C", ipu_id=self.ipus[2]):
+            x = self.c(x)
+            loss = nn.functional.mse_loss(x, y)
+        return x, loss
+
+
+def compile_training(model, opts=None, micro_batch=4):
+    opts = opts or poptorch.Options()
+    if opts.Training.gradient_accumulation == 1:
+        opts.Training.gradientAccumulation(8)
+    training = poptorch.trainingModel(model, opts)
+    samples = micro_batch * opts.Training.gradient_accumulation * opts.replication_factor
+    training.compile(torch.randn(samples, 4), torch.randn(samples, 4))
+    return training
+
+
+def test_same_as_ipu_puts_blocks_on_their_ipus():
+    plan = compile_training(ThreeBlocks((0, 1, 1))).plan
+    assert [(s.ipu, s.blocks) for s in plan.placement.stages] == [(0, ["A"]), (1, ["B", "C"])]
+
+
+def test_block_without_ipu_under_same_as_ipu_says_how_to_fix_it():
+    with pytest.raises(poptorch.Error, match=r"block 'A' has no ipu_id.*Block\('A', ipu_id=0\)"):
+        compile_training(ThreeBlocks((None, None, None)))
+
+
+def test_stage_ids_must_ascend_when_pipelining():
+    with pytest.raises(poptorch.Error, match=r"block 'C' \(stage 0\) runs after block 'B' "
+                                             r"\(stage 1\).*AutoIncrement"):
+        compile_training(ThreeBlocks((0, 1, 0)))
+
+
+def test_auto_increment_fixes_descending_ipus():
+    opts = poptorch.Options().setExecutionStrategy(
+        poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    opts.Training.gradientAccumulation(5)
+    plan = compile_training(ThreeBlocks((0, 1, 0)), opts).plan
+    assert [s.ipu for s in plan.placement.stages] == [0, 1, 0]
+    assert plan.placement.ipus_per_replica == 2
+
+
+def test_stage_naming_an_unknown_block_lists_the_known_ones():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution("A", "B", "X"))
+    with pytest.raises(poptorch.Error, match=r"block 'X'.*never ran.*'A', 'B', 'C'"):
+        compile_training(ThreeBlocks(), opts)
+
+
+def test_block_in_two_stages():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution(
+        poptorch.Stage("A", "B").ipu(0), poptorch.Stage("B", "C").ipu(1)))
+    with pytest.raises(poptorch.Error, match=r"block 'B' is in two stages"):
+        compile_training(ThreeBlocks(), opts)
+
+
+def test_block_in_no_stage():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution(
+        poptorch.Stage("A").ipu(0), poptorch.Stage("B").ipu(1)))
+    with pytest.raises(poptorch.Error, match=r"'C' are in no stage"):
+        compile_training(ThreeBlocks(), opts)
+
+
+def test_shared_weights_must_stay_on_one_ipu():
+    with pytest.raises(poptorch.Error, match=r"share weights.*'a.weight'.*block 'A' \(IPU 0\).*"
+                                             r"block 'C' \(IPU 2\)"):
+        compile_training(ThreeBlocks((0, 1, 2), tie=True))
+
+
+def test_shared_weights_on_one_ipu_compile():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution(
+        poptorch.Stage("A").ipu(0), poptorch.Stage("B").ipu(1), poptorch.Stage("C").ipu(0)))
+    plan = compile_training(ThreeBlocks(tie=True), opts).plan
+    assert plan.placement.ipus_per_replica == 2
+
+
+def test_ops_outside_every_block_are_named():
+    class Leaky(ThreeBlocks):
+        def forward(self, x, y):
+            with poptorch.Block("A", ipu_id=0):
+                x = self.a(x)
+            x = x * 2  # between blocks: belongs to none
+            with poptorch.Block("B", ipu_id=1):
+                x = self.b(x)
+                loss = nn.functional.mse_loss(x, y)
+            return x, loss
+
+    with pytest.raises(poptorch.Error, match=r"ran outside every poptorch.Block \(aten.mul"):
+        compile_training(Leaky())
+
+
+def test_ipu_count_must_be_a_power_of_two():
+    with pytest.raises(poptorch.Error, match=r"needs 3.*not a power of two.*autoRoundNumIPUs"):
+        compile_training(ThreeBlocks((0, 1, 2)))
+
+
+def test_auto_round_reserves_the_next_power_of_two_with_a_warning():
+    opts = poptorch.Options().autoRoundNumIPUs(True)
+    opts.Training.gradientAccumulation(5)
+    with pytest.warns(UserWarning, match="reserving 4 IPUs for a model that needs 3"):
+        plan = compile_training(ThreeBlocks((0, 1, 2)), opts).plan
+    assert plan.placement.ipus_acquired == 4
+
+
+def test_more_ipus_than_the_system_has():
+    ipu_tutorials.set_system("ipu2", num_ipus=2)
+    opts = poptorch.Options().replicationFactor(2).autoRoundNumIPUs(True)
+    with pytest.raises(poptorch.Error, match=r"failed to acquire 8 IPUs.*system has 2"), \
+            pytest.warns(UserWarning):
+        compile_training(ThreeBlocks((0, 1, 2)), opts)
+
+
+def test_pipelined_training_needs_accumulation_of_2n_minus_1():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
+    opts.Training.gradientAccumulation(6)
+    model = poptorch.trainingModel(_with_loss(Network()), opts)
+    with pytest.raises(poptorch.Error, match=r"4 stages.*2N-1 = 7.*gradientAccumulation\(7\)"):
+        model.compile(torch.randn(6 * 2, 1, 28, 28), torch.randint(0, 10, (12,)))
+
+
+def test_sharded_training_has_no_accumulation_rule():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution("B1", "B2", "B3", "B4"))
+    model = poptorch.trainingModel(_with_loss(Network()), opts)
+    model.compile(torch.randn(2, 1, 28, 28), torch.randint(0, 10, (2,)))
+    assert len(model.plan.placement.stages) == 4
+
+
+def test_pipelined_inference_needs_device_iterations_of_n():
+    opts = poptorch.Options().deviceIterations(3)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
+    model = poptorch.inferenceModel(Network(), opts)
+    with pytest.raises(poptorch.Error, match=r"device iterations must be at least 4; it is 3"):
+        model.compile(torch.randn(6, 1, 28, 28))
+
+
+def test_parallel_phases_alternate_even_and_odd_ipus():
+    strategy = poptorch.ParallelPhasedExecution(poptorch.Phase("A"), poptorch.Phase("B"),
+                                                poptorch.Phase("C"))
+    strategy.phase(1).ipus(2)
+    opts = poptorch.Options().setExecutionStrategy(strategy)
+    with pytest.raises(poptorch.Error, match=r"odd phases on odd IPUs.*phase 1.*IPU 2"):
+        compile_training(ThreeBlocks((None, None, None)), opts)
+
+
+def test_serial_phases_reuse_the_same_ipus():
+    strategy = poptorch.SerialPhasedExecution(poptorch.Phase("A"), poptorch.Phase("B"),
+                                              poptorch.Phase("C"))
+    plan = compile_training(ThreeBlocks((None, None, None)),
+                            poptorch.Options().setExecutionStrategy(strategy)).plan
+    assert [(s.phase, s.ipu) for s in plan.placement.stages] == [(0, 0), (1, 0), (2, 0)]
+
+
+def _with_loss(net):
+    from ipu_tutorials.models import TrainingModelWithLoss
+    return TrainingModelWithLoss(net)
