@@ -114,13 +114,16 @@ def main(args) -> float:
                              f"--device-iterations or --gradient-accumulation")
     progress = not args.no_progress
     started = time.perf_counter()
-    training_model.compile(*next(iter(training_data)))
-    if args.debug:
-        print(training_model.plan.describe())
-    print(f"Training for {epochs} epochs ({args.strategy}); each epoch is {len(training_data)} "
-          f"call(s) of {training_data.combinedBatchSize:,} images")
-    tutorial.train(training_model, training_data, epochs, progress=progress,
-                   log=print if progress or args.debug else None)
+    try:
+        training_model.compile(*next(iter(training_data)))
+        if args.debug:
+            print(training_model.plan.describe())
+        print(f"Training for {epochs} epochs ({args.strategy}); each epoch is "
+              f"{len(training_data)} call(s) of {training_data.combinedBatchSize:,} images")
+        tutorial.train(training_model, training_data, epochs, progress=progress,
+                       log=print if progress or args.debug else None)
+    finally:
+        training_data.terminate()  # stop the background loader before anything else happens
 
     inference_iterations = tutorial.whole_calls(len(test_set), args.test_batch_size)
     inf_opts = tutorial.inference_options(train_opts, inference_iterations)

@@ -44,6 +44,17 @@ def test_same_as_ipu_puts_blocks_on_their_ipus():
     assert [(s.ipu, s.blocks) for s in plan.placement.stages] == [(0, ["A"]), (1, ["B", "C"])]
 
 
+def test_plain_block_ids_land_on_successive_ipus_unless_blocks_name_theirs():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution("A", "B", "C"))
+    opts.autoRoundNumIPUs(True)
+    with pytest.warns(UserWarning):
+        plan = compile_training(ThreeBlocks((None, None, None)), opts).plan
+    assert [s.ipu for s in plan.placement.stages] == [0, 1, 2]
+    opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution("A", "B", "C"))
+    plan = compile_training(ThreeBlocks((1, 0, 1)), opts).plan
+    assert [s.ipu for s in plan.placement.stages] == [1, 0, 1]
+
+
 def test_block_without_ipu_under_same_as_ipu_says_how_to_fix_it():
     with pytest.raises(poptorch.Error, match=r"block 'A' has no ipu_id.*Block\('A', ipu_id=0\)"):
         compile_training(ThreeBlocks((None, None, None)))

@@ -7,8 +7,8 @@ import torch
 
 from ..simulator import config as sim
 from ..simulator.hardware import default_system, ipu_spec
-from ..simulator.runtime import Batching
-from .enums import AutoStage, CommGroupType, Liveness, OutputMode
+from ..simulator.runtime import MIXED_DOWNCAST, MIXED_UPCAST, Batching
+from .enums import AutoStage, CommGroupType, HalfFloatCastingBehavior, Liveness, OutputMode
 from .options import Options
 from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhasedExecution,
                          ShardedExecution)
@@ -99,8 +99,19 @@ def output_mode(options: Options, training: bool) -> str:
     return OUTPUT_NAMES[options.output_mode]
 
 
-def batching(options: Options, micro_batch: int) -> Batching:
+def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> str | None:
+    """How float16 inputs meet float32 weights: PopTorch casts the weights down by default
+    (the ops run in float16, the weights stay float32); HalfUpcastToFloat casts inputs up."""
+    halves = any(isinstance(t, torch.Tensor) and t.dtype == torch.float16 for t in inputs)
+    if not halves or not any(p.dtype == torch.float32 for p in model.parameters()):
+        return None
+    upcast = options.Precision.half_float_casting == HalfFloatCastingBehavior.HalfUpcastToFloat
+    return MIXED_UPCAST if upcast else MIXED_DOWNCAST
+
+
+def batching(options: Options, micro_batch: int, mixed: str | None = None) -> Batching:
     return Batching(micro_batch=micro_batch, device_iterations=options.device_iterations,
+                    mixed=mixed,
                     accumulation=options.Training.gradient_accumulation,
                     replicas=options.replication_factor,
                     input_group_size=options.input_group_size,

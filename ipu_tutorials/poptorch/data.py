@@ -77,7 +77,9 @@ class AsynchronousDataAccessor:
             self._thread = None
 
     def __del__(self):
-        self._stop.set()
+        stop = getattr(self, "_stop", None)  # absent when __init__ refused its arguments
+        if stop is not None:
+            stop.set()
 
 
 class DataLoader(torch.utils.data.DataLoader):

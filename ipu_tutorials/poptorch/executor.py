@@ -17,8 +17,8 @@ from tqdm import tqdm
 from ..errors import Error
 from ..simulator.capture import Graph, capture
 from ..simulator.compile import Plan, compile_plan
-from ..simulator.runtime import (describe_factor, micro_batch_size, run_inference,
-                                 run_training)
+from ..simulator.runtime import (MIXED_DOWNCAST, describe_factor, micro_batch_size,
+                                 run_inference, run_training)
 from ..profiling import autoreport
 from . import _to_simulator
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
@@ -68,6 +68,7 @@ class PoplarExecutor:
         self._attached = False
         self._example = None
         self._micro_batch = None
+        self._mixed = None
         self._compile_seconds = 0.0
         self._calls = 0
         self._clock = 0.0  # simulated seconds of every call so far
@@ -108,9 +109,10 @@ class PoplarExecutor:
             warnings.warn("call to compile() ignored: the model is already compiled", stacklevel=2)
             return
         opts = self._options
-        batching = _to_simulator.batching(opts, 1)
-        micro = micro_batch_size(_batched(tree_flatten((args, kwargs))[0]), batching.factor,
-                                 describe_factor(batching))
+        inputs = tree_flatten((args, kwargs))[0]
+        self._mixed = _to_simulator.mixed_precision(opts, self._user_model, inputs)
+        batching = _to_simulator.batching(opts, 1, self._mixed)
+        micro = micro_batch_size(_batched(inputs), batching.factor, describe_factor(batching))
         first = tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
                          (args, kwargs))
         started = time.perf_counter()
@@ -118,7 +120,8 @@ class PoplarExecutor:
                    bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
                    disable=not opts.show_compilation_progress_bar)
         try:
-            graph = capture(self._user_model, *first)
+            graph = capture(self._user_model, *first,
+                            compute_dtype=torch.float16 if self._mixed == MIXED_DOWNCAST else None)
             bar.update(20)
             if self._training:
                 self._check_loss(graph)
@@ -160,7 +163,7 @@ class PoplarExecutor:
                         "plans it, but running it needs real weights")
         self._attached = True
         args, kwargs = tree_map(self._detach_input, (args, kwargs))
-        batching = _to_simulator.batching(self._options, self._micro_batch)
+        batching = _to_simulator.batching(self._options, self._micro_batch, self._mixed)
         micro = micro_batch_size(_batched(tree_flatten((args, kwargs))[0]), batching.factor,
                                  describe_factor(batching))
         if micro != self._micro_batch:

@@ -49,10 +49,14 @@ def ipuHardwareVersion() -> int:
 
 # --- printing --------------------------------------------------------------------------------
 def _format(t: torch.Tensor, options: dict) -> str:
+    digits, style = options["digits"], options["float_format"]
+    styles = {"auto": {"floatmode": "maxprec"}, "fixed": {"floatmode": "fixed"},
+              "none": {"floatmode": "unique"},
+              "scientific": {"formatter": {"float_kind": lambda x: f"{x:.{digits}e}"}}}
     text = np.array2string(t.detach().float().cpu().numpy(), separator=options["separator"],
                            threshold=options["summarise_threshold"],
                            edgeitems=options["edge_items"], max_line_width=options["max_line_width"],
-                           precision=options["digits"])
+                           precision=digits, **styles[style])
     return text.replace("[", options["open_bracket"]).replace("]", options["close_bracket"])
 
 
@@ -87,7 +91,8 @@ def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool
     if not tracing.STATE.on_ipu or tracing.STATE.capture is not None:
         return tensor.clone()
     options = dict(summarise_threshold=summarise_threshold, edge_items=edge_items,
-                   max_line_width=max_line_width, digits=digits, separator=separator,
+                   max_line_width=max_line_width, digits=digits, float_format=float_format,
+                   separator=separator,
                    open_bracket=open_bracket, close_bracket=close_bracket)
     return _PrintTensor.apply(tensor, check_str("title", title), print_gradient, options)
 

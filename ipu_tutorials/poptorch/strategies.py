@@ -55,11 +55,9 @@ class _StagedExecution:
         elif args:
             if any(isinstance(a, AutoStage) for a in args):
                 raise TypeError(f"{name}: pass either one AutoStage or stages/block ids, not both")
+            # A stage without .ipu() runs on its blocks' ipu_id, else on the IPU numbered like
+            # the stage: plain block ids "B1", "B2", ... land on IPUs 0, 1, ... (placement.py).
             self.stages = [_as_stage(name, a) for a in args]
-            # Block ids given as plain strings land on IPUs 0, 1, 2, ... in order.
-            if all(isinstance(a, str) for a in args):
-                for ipu, stage in enumerate(self.stages):
-                    stage.ipu(ipu)
 
     def __repr__(self) -> str:
         inner = (", ".join(map(repr, self.stages)) if self.stages is not None

@@ -43,26 +43,28 @@ def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None
     unit, scale = _time_unit(end)
     rows = list(range(num_ipus)) + ([HOST_TRACK] if show_host else [])
     y_of = {ipu: i for i, ipu in enumerate(rows)}
-    seen = set()
-    for e in events:
-        if e.ipu not in y_of or e.duration <= 0:
-            continue
-        y = y_of[e.ipu]
-        label = None if e.kind in seen else KIND_LABELS.get(e.kind, e.kind)
-        seen.add(e.kind)
-        ax.broken_barh([(e.start * scale, e.duration * scale)], (y - 0.4, 0.8),
-                       facecolors=KIND_COLOURS.get(e.kind, "#000000"), edgecolor="white",
-                       linewidth=0.5, label=label)
-        if label_micro_batches and e.micro_batch is not None and e.duration / end > 0.012:
-            ax.text((e.start + e.duration / 2) * scale, y, str(e.micro_batch), ha="center",
-                    va="center", fontsize=7, color="white")
+    boxes: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for e in events:  # one collection per (row, kind): thousands of events draw quickly
+        if e.ipu in y_of and e.duration > 0:
+            boxes.setdefault((e.ipu, e.kind), []).append((e.start * scale, e.duration * scale))
+    labelled = set()
+    for (ipu, kind), spans in boxes.items():
+        label = None if kind in labelled else KIND_LABELS.get(kind, kind)
+        labelled.add(kind)
+        ax.broken_barh(spans, (y_of[ipu] - 0.4, 0.8), facecolors=KIND_COLOURS.get(kind, "#000000"),
+                       edgecolor="white", linewidth=0.5, label=label)
+    if label_micro_batches:
+        for e in events:
+            if e.ipu in y_of and e.micro_batch is not None and e.duration / end > 0.012:
+                ax.text((e.start + e.duration / 2) * scale, y_of[e.ipu], str(e.micro_batch),
+                        ha="center", va="center", fontsize=7, color="white")
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(["host" if r == HOST_TRACK else f"IPU {r}" for r in rows])
     ax.invert_yaxis()
     ax.set_xlim(0, end * scale)
     ax.set_xlabel(f"simulated time ({unit})")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28 if num_ipus < 4 else -0.18),
-              ncol=len(seen), frameon=False, fontsize=8)
+              ncol=len(labelled), frameon=False, fontsize=8)
     if title:
         ax.set_title(title)
     ax.figure.tight_layout()

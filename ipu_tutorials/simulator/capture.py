@@ -243,14 +243,18 @@ def _to_meta(tree):
     return torch.utils._pytree.tree_map(convert, tree)
 
 
-def capture(model: torch.nn.Module, args: tuple, kwargs: dict) -> Graph:
+def capture(model: torch.nn.Module, args: tuple, kwargs: dict,
+            compute_dtype: torch.dtype | None = None) -> Graph:
     """Record one forward pass of `model` on one micro-batch `args`/`kwargs`.
+
+    compute_dtype: run the floating-point weights in this type (float16 inputs meeting float32
+    weights compute in float16), while the plan still counts the weights at their own width.
 
     Raises:
         Error: when the model cannot be captured (it reads values of a meta tensor).
     """
     try:
-        return _capture_meta(model, args, kwargs)
+        return _capture_meta(model, args, kwargs, compute_dtype)
     except (NotImplementedError, RuntimeError) as error:
         if isinstance(error, Error):
             raise
@@ -261,13 +265,14 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict) -> Graph:
         return _capture_real(copy.deepcopy(model), args, kwargs)
 
 
-def _capture_meta(model, args, kwargs) -> Graph:
+def _capture_meta(model, args, kwargs, compute_dtype) -> Graph:
     meta_state, param_names = {}, {}
     by_identity: dict[int, torch.Tensor] = {}
     for name, tensor in list(model.named_parameters(remove_duplicate=False)) + list(
             model.named_buffers(remove_duplicate=False)):
         if id(tensor) not in by_identity:  # tied weights share one meta tensor
-            by_identity[id(tensor)] = torch.empty_like(tensor, device="meta")
+            dtype = compute_dtype if compute_dtype and tensor.is_floating_point() else tensor.dtype
+            by_identity[id(tensor)] = torch.empty_like(tensor, device="meta", dtype=dtype)
         meta_state[name] = by_identity[id(tensor)]
         if isinstance(tensor, torch.nn.Parameter):
             param_names.setdefault(id(meta_state[name]), name)

@@ -7,6 +7,7 @@ lays them out.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import torch
@@ -15,6 +16,8 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from ..errors import Error
 from . import tracing
 from .config import OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_FINAL, OUTPUT_SUM
+
+MIXED_DOWNCAST, MIXED_UPCAST = "downcast", "upcast"  # float16 inputs meeting float32 weights
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Batching:
     orthogonal_groups: bool = False  # replicas r, r+G, r+2G... share (else consecutive ones do)
     output_mode: str = OUTPUT_FINAL
     output_period: int = 1
+    mixed: str | None = None  # MIXED_DOWNCAST, MIXED_UPCAST or None
 
     @property
     def input_groups(self) -> int:
@@ -71,9 +75,19 @@ def _split(x, b: Batching):
     return x
 
 
+def _precision(b: Batching):
+    """Float16 inputs with float32 weights: ops run in float16 while weights stay float32."""
+    if b.mixed == MIXED_DOWNCAST:
+        return torch.autocast("cpu", dtype=torch.float16)
+    return contextlib.nullcontext()
+
+
 def _micro_batches(args: tuple, kwargs: dict, b: Batching):
     """Yield (d, a, r, args, kwargs) for every micro-batch in [D][A][R] order."""
     leaves, spec = tree_flatten((args, kwargs))
+    if b.mixed == MIXED_UPCAST:
+        leaves = [x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float16 else x
+                  for x in leaves]
     shaped = [_split(x, b) for x in leaves]
     for d in range(b.device_iterations):
         for a in range(b.accumulation):
@@ -143,7 +157,7 @@ def _no_backward(*args, **kwargs):
 
 def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching):
     collector = OutputCollector(b)
-    with torch.no_grad(), tracing.running_on_ipu():
+    with torch.no_grad(), tracing.running_on_ipu(), _precision(b):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
             collector.add(d, a, r, model(*mb_args, **mb_kwargs))
     return collector.result()
@@ -163,7 +177,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b
     accumulators: dict = {}
     with tracing.running_on_ipu():
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
-            outputs = model(*mb_args, **mb_kwargs)
+            with _precision(b):
+                outputs = model(*mb_args, **mb_kwargs)
             loss = tree_flatten(outputs)[0][loss_output]
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
             _accumulate(params, accumulators, accum_type)

@@ -1,0 +1,100 @@
+"""The memory planner: model size, IPUs, optimizer, offload, fp16 -> per-IPU memory vs capacity.
+
+Each plan comes from compiling a real transformer, built on the meta device, with
+poptorch.trainingModel: the bars are the runtime's own memory plan.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from .. import poptorch
+from ..errors import OutOfMemoryError
+from ..models import TransformerLM, parameter_count, split_layers
+from ..profiling.plots import plot_memory
+from ..simulator.memory import MemoryPlan, format_bytes
+from .widgets import Explorer, choice
+
+# name -> (width, depth, heads); vocabulary 32,000 and context 128 throughout
+PRESETS = {"125M": (768, 12, 12), "350M": (1024, 24, 16), "760M": (1536, 24, 16),
+           "1.3B": (2048, 24, 16), "2.7B": (2560, 32, 32)}
+OPTIMIZERS = {
+    "SGD": lambda params: poptorch.optim.SGD(params, lr=0.01),
+    "SGD + momentum": lambda params: poptorch.optim.SGD(params, lr=0.01, momentum=0.9),
+    "AdamW": lambda params: poptorch.optim.AdamW(params),
+    "LAMB": lambda params: poptorch.optim.LAMB(params),
+}
+MICRO_BATCH, CONTEXT = 4, 128
+
+
+@functools.lru_cache(maxsize=8)
+def _model(size: str, half: bool) -> TransformerLM:
+    width, depth, heads = PRESETS[size]
+    with torch.device("meta"):
+        model = TransformerLM(width=width, depth=depth, heads=heads, context=CONTEXT,
+                              recompute_checkpoint_every_layer=True)
+    return model.half() if half else model
+
+
+def even_split(layers: int, ipus: int) -> list[int]:
+    """Layers per IPU, the remainder going to the first IPUs (the last one also holds the head)."""
+    return [layers // ipus + (1 if i < layers % ipus else 0) for i in range(ipus)]
+
+
+def plan_memory_for(size: str = "1.3B", ipus: int = 4, optimizer: str = "AdamW",
+                    offload: bool = False, half: bool = False) -> MemoryPlan:
+    """The per-IPU memory plan of one training configuration, whether or not it fits."""
+    if size not in PRESETS:
+        raise ValueError(f"unknown model size {size!r}; choose one of {', '.join(PRESETS)}")
+    model = _model(size, half)
+    split_layers(model, even_split(len(model.layers), ipus))
+    opts = poptorch.Options().showCompilationProgressBar(False)
+    opts.Training.gradientAccumulation(max(2 * ipus - 1, 8))
+    opts.TensorLocations.setOptimizerLocation(
+        poptorch.TensorLocationSettings().useOnChipStorage(not offload))
+    training = poptorch.trainingModel(model, opts, OPTIMIZERS[optimizer](model.parameters()))
+    tokens = torch.zeros(MICRO_BATCH * opts.Training.gradient_accumulation, CONTEXT,
+                         dtype=torch.long, device="meta")
+    try:
+        training.compile(tokens, tokens)
+        return training.plan.memory
+    except OutOfMemoryError as error:
+        return error.plan
+    finally:
+        training.destroy()
+
+
+def describe(memory: MemoryPlan, size: str, half: bool) -> str:
+    over = [m for m in memory.ipus if not m.fits]
+    params = parameter_count(_model(size, half))
+    head = f"{params / 1e9:.2f}B parameters on {len(memory.ipus)} IPU(s): "
+    if not over:
+        fullest = max(memory.ipus, key=lambda m: m.utilisation)
+        return head + f"<b>fits</b>; the fullest is IPU {fullest.ipu} at {fullest.utilisation:.0%}"
+    worst = max(over, key=lambda m: m.total - m.capacity)
+    return head + (f"<b style='color:#c62828'>out of memory</b> on {len(over)} IPU(s); IPU "
+                   f"{worst.ipu} is {format_bytes(worst.total - worst.capacity)} over")
+
+
+def memory_planner(size: str = "1.3B", ipus: int = 4, optimizer: str = "AdamW",
+                   offload: bool = False, half: bool = False) -> Explorer:
+    """Per-IPU memory against capacity as the model, IPUs, optimizer and precision change."""
+    import ipywidgets as widgets
+
+    controls = {
+        "size": choice("model", list(PRESETS), size),
+        "ipus": choice("IPUs", [1, 2, 4, 8, 16], ipus),
+        "optimizer": choice("optimizer", list(OPTIMIZERS), optimizer),
+        "offload": widgets.Checkbox(value=offload, description="optimizer state off chip"),
+        "half": widgets.Checkbox(value=half, description="float16 weights"),
+    }
+
+    def compute(size, ipus, optimizer, offload, half):
+        memory = plan_memory_for(size, ipus, optimizer, offload, half)
+        return {"memory": memory, "text": describe(memory, size, half)}
+
+    def draw(result, figure):
+        plot_memory(result["memory"].ipus, ax=figure.subplots())
+
+    return Explorer("Memory planner", controls, compute, draw, figsize=(10, 4.5))

@@ -1,0 +1,101 @@
+"""The pipeline explorer: IPUs, accumulation, device iterations, imbalance, strategy -> timeline.
+
+Every figure comes from compiling a real model with poptorch.trainingModel, so the explorer
+shows exactly what the runtime would do with the same options.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from .. import poptorch
+from ..profiling.plots import plot_timeline
+from ..simulator.compile import Plan
+from .widgets import Explorer, choice, slider
+
+WIDTH, LAYERS_PER_STAGE = 512, 4
+
+
+class StageStack(nn.Module):
+    """One block per IPU ("S0", "S1", ...) of Linear+ReLU layers; the middle one can be heavier."""
+
+    def __init__(self, stages: int, imbalance: float = 0.0):
+        super().__init__()
+        counts = [LAYERS_PER_STAGE] * stages
+        counts[stages // 2] = round(LAYERS_PER_STAGE * (1 + imbalance))
+        self.stages = nn.ModuleList(
+            nn.Sequential(*[layer for _ in range(n) for layer in (nn.Linear(WIDTH, WIDTH), nn.ReLU())])
+            for n in counts)
+
+    def forward(self, x, target):  # x: (B, WIDTH)
+        for i, stage in enumerate(self.stages):
+            with poptorch.Block(f"S{i}", ipu_id=i):
+                x = stage(x)
+        with poptorch.Block(f"S{len(self.stages) - 1}"):
+            loss = nn.functional.mse_loss(x, target)
+        return x, loss
+
+
+def pipeline_options(ipus: int, accumulation: int, device_iterations: int,
+                     strategy: str) -> poptorch.Options:
+    opts = poptorch.Options().deviceIterations(device_iterations)
+    opts.Training.gradientAccumulation(accumulation)
+    stages = [f"S{i}" for i in range(ipus)]
+    kind = poptorch.PipelinedExecution if strategy == "pipelined" else poptorch.ShardedExecution
+    return opts.setExecutionStrategy(kind(*stages))
+
+
+def simulate_pipeline(ipus: int = 4, accumulation: int = 8, device_iterations: int = 1,
+                      imbalance: float = 0.0, strategy: str = "pipelined",
+                      micro_batch: int = 16) -> Plan:
+    """Compile StageStack on the meta device and return the simulator's plan (no data needed)."""
+    with torch.device("meta"):
+        model = StageStack(ipus, imbalance)
+    training = poptorch.trainingModel(
+        model, pipeline_options(ipus, accumulation, device_iterations, strategy).showCompilationProgressBar(False),
+        poptorch.optim.SGD(model.parameters(), lr=0.01))
+    samples = micro_batch * accumulation * device_iterations
+    data = torch.empty(samples, WIDTH, device="meta")
+    training.compile(data, data)
+    return training.plan
+
+
+def describe(plan: Plan) -> str:
+    config = plan.config
+    step = plan.call_seconds / config.device_iterations
+    util = " ".join(f"IPU{i}&nbsp;{u:.0%}" for i, u in enumerate(plan.timeline.utilisation()))
+    cycles = ""
+    if config.strategy.kind == "pipelined" and len(plan.placement.stages) > 1:
+        n = len(plan.placement.stages)
+        cycles = (f"{config.accumulation + 2 * n - 2} cycles per step (fill {2 * n - 2}, main "
+                  f"{config.accumulation - 2 * n + 2}, flush {2 * n - 2}); ")
+    return (f"{cycles}simulated step {step * 1e6:,.1f} µs, throughput "
+            f"<b>{plan.samples_per_second:,.0f} samples/s</b>; busy: {util}")
+
+
+def pipeline_explorer(ipus: int = 4, accumulation: int = 8, device_iterations: int = 1,
+                      imbalance: float = 0.0, strategy: str = "pipelined") -> Explorer:
+    """Sliders for the pipeline; the timeline and throughput of one call update as they move."""
+    import ipywidgets as widgets
+
+    controls = {
+        "ipus": choice("IPUs", [2, 4, 8], ipus),
+        "accumulation": slider("gradient accumulation", accumulation, 1, 64),
+        "device_iterations": slider("device iterations", device_iterations, 1, 4),
+        "imbalance": widgets.FloatSlider(value=imbalance, min=0.0, max=2.0, step=0.25,
+                                         description="extra work on one stage",
+                                         continuous_update=False,
+                                         style={"description_width": "initial"}),
+        "strategy": choice("strategy", ["pipelined", "sharded"], strategy),
+    }
+
+    def compute(**values):
+        plan = simulate_pipeline(**values)
+        return {"plan": plan, "text": describe(plan)}
+
+    def draw(result, figure):
+        plan = result["plan"]
+        plot_timeline(plan.timeline.events, plan.placement.ipus_per_replica,
+                      ax=figure.subplots(), label_micro_batches=True)
+
+    return Explorer("Pipeline explorer", controls, compute, draw)

@@ -1,0 +1,101 @@
+"""The precision explorer: loss scale and dtype -> which gradients survive in low precision.
+
+The gradients are real: the tutorial CNN after it has nearly fitted a batch of digits, when the
+loss, and so every gradient, is tiny. The backward pass really runs in the chosen dtype.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import math
+
+import torch
+
+from ..datasets import embedded_digits
+from ..models import Network, TrainingModelWithLoss
+from .widgets import Explorer, choice, slider
+
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+
+
+def representable(dtype: torch.dtype) -> tuple[float, float, float]:
+    """(smallest subnormal, smallest normal, largest finite) magnitudes of a float type."""
+    info = torch.finfo(dtype)
+    return info.smallest_normal * info.eps, info.smallest_normal, info.max
+
+
+@functools.lru_cache(maxsize=1)
+def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """The CNN after `steps` AdamW steps on one batch of 40 digits: its loss is ~1e-5."""
+    generator_state = torch.get_rng_state()
+    torch.manual_seed(seed)
+    digits = embedded_digits(True)
+    images, labels = digits.images[:40], digits.labels[:40]
+    model = TrainingModelWithLoss(Network())
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(images, labels)[1].backward()
+        optimizer.step()
+    torch.set_rng_state(generator_state)
+    return model, images, labels
+
+
+def gradients(dtype: torch.dtype = torch.float32, loss_scale: float = 1.0) -> torch.Tensor:
+    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float32."""
+    model, images, labels = small_loss_network()
+    model = copy.deepcopy(model).to(dtype)
+    _, loss = model(images.to(dtype), labels)
+    (loss * loss_scale).backward()
+    return torch.cat([p.grad.flatten().float() for p in model.parameters()]) / loss_scale
+
+
+def survival(loss_scale: float, dtype: torch.dtype) -> dict:
+    """How many of the float32 gradients that are not zero come through a `dtype` backward pass."""
+    reference = gradients(torch.float32)
+    low = gradients(dtype, loss_scale)
+    alive, finite = reference != 0, torch.isfinite(low)
+    return {"reference": reference[alive], "total": int(alive.sum()),
+            "lost": int((alive & (low == 0)).sum()), "overflowed": int((alive & ~finite).sum()),
+            "survived": int((alive & finite & (low != 0)).sum())}
+
+
+def describe(result: dict, dtype_name: str, loss_scale: float) -> str:
+    total = result["total"]
+    return (f"{dtype_name}, loss scale {loss_scale:,.0f}: <b>{result['survived'] / total:.1%} of "
+            f"{total:,} gradients survive</b>; {result['lost']:,} underflow to zero, "
+            f"{result['overflowed']:,} overflow to inf/nan")
+
+
+def draw_histogram(result: dict, dtype: torch.dtype, loss_scale: float, ax) -> None:
+    scaled = (result["reference"].abs() * loss_scale).log2()
+    ax.hist(scaled.numpy(), bins=80, color="#1e88e5")
+    tiny, normal, largest = (math.log2(v) for v in representable(dtype))
+    low, high = min(scaled.min().item(), tiny) - 2, max(scaled.max().item(), math.log2(65504)) + 2
+    if tiny > low:
+        ax.axvspan(low, tiny, color="#e53935", alpha=0.2, label="underflows to 0")
+        ax.axvspan(tiny, normal, color="#fb8c00", alpha=0.2, label="subnormal (fewer bits)")
+    if largest < high:
+        ax.axvspan(largest, high, color="#8e24aa", alpha=0.2, label="overflows to inf")
+    ax.set_xlim(low, high)
+    ax.set_xlabel("log2 |gradient x loss scale|")
+    ax.set_ylabel("gradients")
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def precision_explorer(loss_scale_log2: int = 0, dtype: str = "float16") -> Explorer:
+    """Slide the loss scale (a power of two) and watch gradients leave the underflow region."""
+    controls = {"loss_scale_log2": slider("log2(loss scale)", loss_scale_log2, 0, 24),
+                "dtype": choice("dtype", list(DTYPES), dtype)}
+
+    def compute(loss_scale_log2, dtype):
+        scale = float(2**loss_scale_log2)
+        result = survival(scale, DTYPES[dtype])
+        return {**result, "scale": scale, "dtype": DTYPES[dtype],
+                "text": describe(result, dtype, scale)}
+
+    def draw(result, figure):
+        draw_histogram(result, result["dtype"], result["scale"], figure.subplots())
+        figure.tight_layout()
+
+    return Explorer("Precision explorer", controls, compute, draw)

@@ -1,0 +1,386 @@
+"""Block annotations and execution strategies: what they record, what they refuse, and that
+they leave a model's CPU numerics untouched."""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.simulator import tracing
+from ipu_tutorials.simulator.capture import capture as capture_graph
+
+
+def linear_stack(n=3, width=4):
+    return nn.Sequential(*[nn.Linear(width, width) for _ in range(n)])
+
+
+def blocks_seen(model, x):
+    """The blocks (id -> ipu) one captured forward pass of `model` reports, in order of use."""
+    return capture_graph(model, (x,), {}).blocks
+
+
+# --- Stage ------------------------------------------------------------------------------------------
+def test_stage_holds_blocks_and_an_ipu():
+    stage = poptorch.Stage("A", "B")
+    assert stage.blocks == ["A", "B"] and stage.ipu_id is None
+    assert repr(stage) == 'Stage("A", "B")'
+    assert stage.ipu(2) is stage
+    assert stage.ipu_id == 2 and repr(stage) == 'Stage("A", "B").ipu(2)'
+
+
+@pytest.mark.parametrize("ids, error, message", [
+    ((), ValueError, r"poptorch.Stage needs at least one block id, e.g. Stage\(\"B1\"\)"),
+    ((1,), TypeError, r"poptorch.Stage: block ids are strings \(the user_id given to "
+                      r"poptorch.Block or BeginBlock\), got int 1"),
+    (("A", None), TypeError, r"block ids are strings .*, got NoneType None"),
+])
+def test_stage_rejects_bad_block_ids(ids, error, message):
+    with pytest.raises(error, match=message):
+        poptorch.Stage(*ids)
+
+
+@pytest.mark.parametrize("ipu, error, message", [
+    (-1, ValueError, r"Stage.ipu\(\) must be an integer >= 0, got -1"),
+    ("0", TypeError, r"Stage.ipu\(\) expects an integer, got str '0'"),
+    (1.0, TypeError, r"Stage.ipu\(\) expects an integer, got float 1.0"),
+])
+def test_stage_ipu_must_be_a_non_negative_integer(ipu, error, message):
+    with pytest.raises(error, match=message):
+        poptorch.Stage("A").ipu(ipu)
+
+
+# --- Pipelined and sharded -----------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [poptorch.PipelinedExecution, poptorch.ShardedExecution])
+def test_staged_strategy_defaults_to_same_as_ipu(cls):
+    strategy = cls()
+    assert strategy.auto_stage == poptorch.AutoStage.SameAsIpu and strategy.stages is None
+    assert repr(strategy) == f"{cls.__name__}(AutoStage.SameAsIpu)"
+    auto = cls(poptorch.AutoStage.AutoIncrement)
+    assert auto.auto_stage == poptorch.AutoStage.AutoIncrement and auto.stages is None
+    assert repr(auto) == f"{cls.__name__}(AutoStage.AutoIncrement)"
+
+
+def test_block_ids_become_stages_without_an_ipu_of_their_own():
+    # placement puts such a stage on its blocks' ipu_id, else on the IPU numbered like the stage
+    strategy = poptorch.PipelinedExecution("A", "B", "C")
+    assert [s.blocks for s in strategy.stages] == [["A"], ["B"], ["C"]]
+    assert [s.ipu_id for s in strategy.stages] == [None, None, None]
+    assert repr(strategy) == 'PipelinedExecution(Stage("A"), Stage("B"), Stage("C"))'
+
+
+def test_explicit_stages_keep_their_ipus():
+    strategy = poptorch.ShardedExecution(poptorch.Stage("A", "B").ipu(1), poptorch.Stage("C"))
+    assert [s.blocks for s in strategy.stages] == [["A", "B"], ["C"]]
+    assert [s.ipu_id for s in strategy.stages] == [1, None]
+    assert repr(strategy) == 'ShardedExecution(Stage("A", "B").ipu(1), Stage("C"))'
+
+
+def test_a_list_of_block_ids_is_one_stage():
+    strategy = poptorch.PipelinedExecution(["A", "B"], "C")
+    assert [s.blocks for s in strategy.stages] == [["A", "B"], ["C"]]
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((poptorch.AutoStage.AutoIncrement, "A"), TypeError,
+     r"PipelinedExecution: pass either one AutoStage or stages/block ids, not both"),
+    ((3,), TypeError, r"PipelinedExecution: block ids are strings .*, got int 3"),
+    ((["A", 2],), TypeError, r"PipelinedExecution: block ids are strings .*, got int 2"),
+])
+def test_staged_strategy_rejects_bad_arguments(args, error, message):
+    with pytest.raises(error, match=message):
+        poptorch.PipelinedExecution(*args)
+
+
+# --- Phase and phased strategies ------------------------------------------------------------------------
+def test_phase_of_stages_and_its_ipus():
+    phase = poptorch.Phase(poptorch.Stage("A"), poptorch.Stage("B"))
+    assert phase.ipu_ids == [None, None]
+    assert phase.ipus(0, 2) is phase
+    assert phase.ipu_ids == [0, 2]
+    assert repr(phase) == 'Phase(Stage("A").ipu(0), Stage("B").ipu(2))'
+
+
+def test_phase_of_block_ids_is_one_stage_made_of_those_blocks():
+    phase = poptorch.Phase("A", "B")  # as in PopTorch: one Stage made of 2 blocks
+    assert [s.blocks for s in phase.stages] == [["A", "B"]]
+    assert [s.blocks for s in poptorch.Phase(["A", "B"]).stages] == [["A", "B"]]
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((), ValueError, r"poptorch.Phase needs at least one stage or block id"),
+    (("A", poptorch.Stage("B")), TypeError,
+     r"poptorch.Phase takes either block ids \(strings, which form one Stage\) or poptorch.Stage "
+     r"objects, all of one kind; got \['str', 'Stage'\]"),
+    ((1,), TypeError, r"got \['int'\]"),
+])
+def test_phase_rejects_bad_arguments(args, error, message):
+    with pytest.raises(error, match=message):
+        poptorch.Phase(*args)
+
+
+def test_phase_ipus_needs_one_ipu_per_stage():
+    phase = poptorch.Phase(poptorch.Stage("A"), poptorch.Stage("B"))
+    with pytest.raises(ValueError, match=r"Phase.ipus\(\): this phase has 2 stage\(s\) "
+                                         r"\[Stage\(\"A\"\), Stage\(\"B\"\)\] but 1 IPU id\(s\) \[0\] "
+                                         r"were given; give one IPU per stage"):
+        phase.ipus(0)
+    with pytest.raises(ValueError, match=r"but 3 IPU id\(s\) \[0, 1, 2\]"):
+        phase.ipus(0, 1, 2)
+    assert phase.ipu_ids == [None, None]
+
+
+def test_serial_phased_default_ipus_restart_at_zero_each_phase():
+    strategy = poptorch.SerialPhasedExecution(
+        poptorch.Phase(poptorch.Stage("A"), poptorch.Stage("A2")),
+        poptorch.Phase(poptorch.Stage("B"), poptorch.Stage("B2")))
+    assert [p.ipu_ids for p in strategy.phases] == [[0, 1], [0, 1]]
+    assert strategy.liveness == poptorch.Liveness.AlwaysLive
+    assert strategy.separate_backward_phase is False
+    assert repr(strategy) == ('SerialPhasedExecution(Phase(Stage("A").ipu(0), Stage("A2").ipu(1))'
+                              '.ipus(0, 1), Phase(Stage("B").ipu(0), Stage("B2").ipu(1)).ipus(0, 1))')
+
+
+def test_parallel_phased_default_ipus_put_even_phases_on_even_ipus():
+    strategy = poptorch.ParallelPhasedExecution(
+        poptorch.Phase(poptorch.Stage("0"), poptorch.Stage("1")),
+        poptorch.Phase(poptorch.Stage("2"), poptorch.Stage("3")),
+        poptorch.Phase(poptorch.Stage("4"), poptorch.Stage("5")))
+    assert [p.ipu_ids for p in strategy.phases] == [[0, 2], [1, 3], [0, 2]]
+    assert strategy.send_tensors_off_chip_after_fwd is False
+
+
+def test_phased_strategy_keeps_ipus_the_user_chose():
+    strategy = poptorch.ParallelPhasedExecution(
+        poptorch.Phase(poptorch.Stage("A").ipu(2)), poptorch.Phase(poptorch.Stage("B").ipu(5)))
+    assert [p.ipu_ids for p in strategy.phases] == [[2], [5]]
+    strategy.phase(1).ipus(3)
+    assert strategy.phase(1).ipu_ids == [3]
+
+
+def test_phased_strategy_argument_forms():
+    listed = poptorch.SerialPhasedExecution([poptorch.Phase("A"), poptorch.Phase("B")])
+    assert [[s.blocks for s in p.stages] for p in listed.phases] == [[["A"]], [["B"]]]
+    of_stages = poptorch.SerialPhasedExecution([poptorch.Stage("A"), poptorch.Stage("B")],
+                                               [poptorch.Stage("C")])
+    assert [[s.blocks for s in p.stages] for p in of_stages.phases] == [[["A"], ["B"]], [["C"]]]
+    one_phase = poptorch.SerialPhasedExecution([poptorch.Stage("A"), poptorch.Stage("B")])
+    assert len(one_phase.phases) == 1 and one_phase.phase(0).ipu_ids == [0, 1]
+    of_ids = poptorch.ParallelPhasedExecution("A", "B")
+    assert [[s.blocks for s in p.stages] for p in of_ids.phases] == [[["A"]], [["B"]]]
+    assert [p.ipu_ids for p in of_ids.phases] == [[0], [1]]
+
+
+def test_phased_strategy_setters_chain_and_validate():
+    serial = poptorch.SerialPhasedExecution(poptorch.Phase("A"))
+    assert serial.setTensorsLiveness(poptorch.Liveness.OffChipAfterEachPhase) is serial
+    assert serial.liveness == poptorch.Liveness.OffChipAfterEachPhase
+    assert serial.useSeparateBackwardPhase() is serial and serial.separate_backward_phase is True
+    with pytest.raises(TypeError, match=r"setTensorsLiveness\(\) expects one of "
+                                        r"Liveness.AlwaysLive"):
+        serial.setTensorsLiveness("OffChipAfterFwd")
+    with pytest.raises(TypeError, match=r"useSeparateBackwardPhase\(\) expects True or False, "
+                                        r"got int 1"):
+        serial.useSeparateBackwardPhase(1)
+    parallel = poptorch.ParallelPhasedExecution(poptorch.Phase("A"))
+    assert parallel.sendTensorsOffChipAfterFwd() is parallel
+    assert parallel.send_tensors_off_chip_after_fwd is True
+    with pytest.raises(TypeError, match=r"sendTensorsOffChipAfterFwd\(\) expects True or False"):
+        parallel.sendTensorsOffChipAfterFwd("yes")
+
+
+@pytest.mark.parametrize("cls", [poptorch.SerialPhasedExecution, poptorch.ParallelPhasedExecution])
+def test_phased_strategy_needs_phases_and_valid_indices(cls):
+    with pytest.raises(ValueError, match=rf"{cls.__name__} needs at least one poptorch.Phase"):
+        cls()
+    strategy = cls(poptorch.Phase("A"), poptorch.Phase("B"))
+    with pytest.raises(IndexError, match=rf"{cls.__name__} has phases 0..1, not 2"):
+        strategy.phase(2)
+    with pytest.raises(IndexError, match=r"has phases 0..1, not -1"):
+        strategy.phase(-1)
+    with pytest.raises(IndexError, match=r"not '0'"):
+        strategy.phase("0")
+
+
+def test_strategies_are_accepted_by_options():
+    for strategy in (poptorch.PipelinedExecution("A"), poptorch.ShardedExecution(),
+                     poptorch.SerialPhasedExecution(poptorch.Phase("A")),
+                     poptorch.ParallelPhasedExecution(poptorch.Phase("A"))):
+        opts = poptorch.Options().setExecutionStrategy(strategy)
+        assert opts.execution_strategy is strategy
+        assert f"execution_strategy={strategy!r}," in repr(opts)
+
+
+# --- Block, BeginBlock, BlockFunction outside a wrapped model ------------------------------------------
+class Annotated(nn.Module):
+    """Uses every kind of annotation; on the CPU it must compute exactly plain PyTorch."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 8)
+        self.b = poptorch.BeginBlock(nn.Linear(8, 8), "B", ipu_id=1)
+        self.c = nn.Linear(8, 2)
+
+    @poptorch.BlockFunction("C", ipu_id=2)
+    def head(self, x):
+        return self.c(x)
+
+    def forward(self, x):
+        with poptorch.Block("A", ipu_id=0):
+            x = torch.relu(self.a(x))
+        poptorch.Block.start("B2", ipu_id=1)
+        return self.head(torch.relu(self.b(x)))
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+
+
+def test_annotated_model_runs_as_plain_pytorch_on_the_cpu():
+    annotated = Annotated()
+    plain = Plain()
+    plain.load_state_dict(annotated.state_dict())
+    x = torch.randn(5, 4, requires_grad=True)
+    x_plain = x.detach().clone().requires_grad_()
+    out, reference = annotated(x), plain(x_plain)
+    assert torch.equal(out, reference)
+    out.sum().backward()
+    reference.sum().backward()
+    assert torch.equal(x.grad, x_plain.grad)
+    for p, q in zip(annotated.parameters(), plain.parameters()):
+        assert torch.equal(p.grad, q.grad)
+    assert tracing.STATE.block is None  # nothing was recorded outside a capture
+    assert not poptorch.isRunningOnIpu()
+
+
+def test_block_context_returns_itself_and_checks_ids():
+    with poptorch.Block("A", ipu_id=0) as block:
+        assert isinstance(block, poptorch.Block)
+    assert (block.user_id, block.ipu_id) == ("A", 0)
+    with pytest.raises(TypeError, match=r"poptorch.Block: user_id must be a string such as "
+                                        r"\"B1\" \(or None for an automatic id\), got int 1"):
+        poptorch.Block(1)
+    with pytest.raises(ValueError, match=r"poptorch.Block: ipu_id must be an integer >= 0, got -1"):
+        poptorch.Block("A", ipu_id=-1)
+    with pytest.raises(TypeError, match=r"poptorch.Block.start: user_id must be a string"):
+        poptorch.Block.start(0)
+    with pytest.raises(TypeError, match=r"poptorch.BlockFunction: ipu_id expects an integer, "
+                                        r"got str '1'"):
+        poptorch.BlockFunction("A", ipu_id="1")
+
+
+def test_block_does_not_swallow_exceptions():
+    with pytest.raises(KeyError):
+        with poptorch.Block("A"):
+            raise KeyError("inside")
+
+
+def test_begin_block_returns_the_layer_and_refuses_a_second_annotation():
+    layer = nn.Linear(2, 2)
+    assert poptorch.BeginBlock(layer, "B1", ipu_id=0) is layer
+    hooks = list(layer._forward_pre_hooks.values())
+    assert [repr(h) for h in hooks] == ["BeginBlock(user_id='B1', ipu_id=0)"]
+    with pytest.raises(ValueError, match=r"this Linear already begins a block "
+                                         r"\(BeginBlock\(user_id='B1', ipu_id=0\)\); a module can "
+                                         r"begin only one block. Call "
+                                         r"poptorch.removeBlocks\(module\) first"):
+        poptorch.BeginBlock(layer, "B2", ipu_id=1)
+    assert len(layer._forward_pre_hooks) == 1
+
+
+def test_begin_block_checks_its_arguments():
+    with pytest.raises(TypeError, match=r"poptorch.BeginBlock expects a torch.nn.Module \(or a "
+                                        r"function\), got int"):
+        poptorch.BeginBlock(3, "A")
+    with pytest.raises(TypeError, match=r"poptorch.BeginBlock: user_id must be a string .*"
+                                        r"got int 7"):
+        poptorch.BeginBlock(nn.Linear(2, 2), 7)
+    with pytest.raises(ValueError, match=r"poptorch.BeginBlock: ipu_id must be an integer >= 0"):
+        poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=-3)
+
+
+def test_remove_blocks_lets_you_annotate_again():
+    model = nn.Sequential(poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=0),
+                          poptorch.BeginBlock(nn.Linear(2, 2), "B", ipu_id=1))
+    other_hook = model[0].register_forward_pre_hook(lambda module, inputs: None)
+    assert poptorch.removeBlocks(model) is model
+    assert list(model[0]._forward_pre_hooks) == [other_hook.id]  # other hooks stay
+    assert len(model[1]._forward_pre_hooks) == 0
+    assert poptorch.BeginBlock(model[1], "C", ipu_id=0) is model[1]
+    assert [repr(h) for h in model[1]._forward_pre_hooks.values()] == [
+        "BeginBlock(user_id='C', ipu_id=0)"]
+    with pytest.raises(TypeError, match=r"poptorch.removeBlocks expects a torch.nn.Module, "
+                                        r"got list"):
+        poptorch.removeBlocks([model])
+
+
+def test_block_function_keeps_the_function_and_its_result():
+    @poptorch.BlockFunction("F", ipu_id=1)
+    def double(x, scale=2):
+        """Multiply."""
+        return x * scale
+
+    x = torch.randn(3)
+    assert torch.equal(double(x), x * 2)
+    assert torch.equal(double(x, scale=3), x * 3)
+    assert double.__name__ == "double" and double.__doc__ == "Multiply."
+
+
+def test_begin_block_on_a_function_wraps_it_in_a_block():
+    def square(x):
+        return x * x
+
+    wrapped = poptorch.BeginBlock(square, "S", ipu_id=0)
+    assert wrapped is not square and wrapped.__name__ == "square"
+    assert torch.equal(wrapped(torch.tensor([3.0])), torch.tensor([9.0]))
+
+
+# --- what a capture sees ---------------------------------------------------------------------------
+def test_capture_sees_every_annotation_in_order():
+    model = Annotated()
+    assert list(blocks_seen(model, torch.randn(2, 4)).items()) == [
+        ("A", 0), ("B2", 1), ("B", 1), ("C", 2)]
+    assert tracing.STATE.block is None and tracing.STATE.capture is None  # restored after
+
+
+def test_capture_after_remove_blocks_sees_no_blocks():
+    model = nn.Sequential(poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=0),
+                          poptorch.BeginBlock(nn.Linear(2, 2), "B", ipu_id=1))
+    assert blocks_seen(model, torch.randn(1, 2)) == {"A": 0, "B": 1}
+    poptorch.removeBlocks(model)
+    assert capture_graph(model, (torch.randn(1, 2),), {}).annotated is False
+    poptorch.BeginBlock(model[0], "X", ipu_id=0)
+    assert blocks_seen(model, torch.randn(1, 2)) == {"X": 0}
+
+
+def test_auto_ids_number_blocks_from_zero_on_each_pass():
+    class Auto(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(2, 2) for _ in range(3))
+
+        def forward(self, x):
+            poptorch.Block.useAutoId()
+            for i, layer in enumerate(self.layers):
+                with poptorch.Block(ipu_id=i):
+                    x = layer(x)
+            return x
+
+    model = Auto()
+    assert blocks_seen(model, torch.randn(1, 2)) == {"0": 0, "1": 1, "2": 2}
+    assert blocks_seen(model, torch.randn(1, 2)) == {"0": 0, "1": 1, "2": 2}
+
+
+def test_begin_block_changes_nothing_numerically_inside_a_capture():
+    model = linear_stack()
+    reference = copy.deepcopy(model)
+    for i, layer in enumerate(model):
+        poptorch.BeginBlock(layer, f"L{i}", ipu_id=i)
+    x = torch.randn(3, 4)
+    assert blocks_seen(model, x) == {"L0": 0, "L1": 1, "L2": 2}
+    assert torch.equal(model(x), reference(x))

@@ -1,0 +1,93 @@
+"""mnist_pipeline.py, tested like Graphcore's own tests of it: run it, grep what it prints."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import mnist_pipeline
+from ipu_tutorials.models import accuracy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "mnist_pipeline.py")
+
+
+def run_script(*args, cwd):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def test_accuracy_of_a_fixed_input():
+    predictions = torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    assert accuracy(predictions, torch.tensor([1, 0, 0, 0])) == 75.0
+    # fewer predictions than labels (OutputMode.Final): the last labels are used
+    assert accuracy(predictions[-2:], torch.tensor([0, 0, 1, 1])) == 50.0
+
+
+@pytest.mark.parametrize("strategy", ["pipelined", "sharded"])
+@pytest.mark.parametrize("offload", [False, True])
+def test_strategies_and_offload_train_to_an_accuracy_bound(strategy, offload, tmp_path, capsys):
+    args = ["--dataset", "embedded", "--epochs", "6", "--strategy", strategy, "--no-progress",
+            "--profile", "--profile-dir", str(tmp_path)]
+    test_accuracy = mnist_pipeline.main(mnist_pipeline.parse_args(
+        args + (["--offload-optimiser"] if offload else [])))
+    assert 90.0 < test_accuracy < 100.0
+    out = capsys.readouterr().out
+    assert f"Accuracy on test set: {test_accuracy:0.2f}%" in out
+    for name in ("training", "inference"):
+        assert sorted(os.listdir(tmp_path / name)) == ["summary.json", "trace.json"]
+    offloaded = re.findall(r"^\s+\d\s+B\d .* (\S+ \S+)\s+\d+%$", out, re.M)
+    assert len(offloaded) == 4 and (offloaded[0] != "0 B") == offload
+
+
+def test_pipelined_and_sharded_reach_identical_weights_in_different_time(capsys):
+    results = {}
+    for strategy in ("pipelined", "sharded"):
+        torch.manual_seed(0)
+        args = mnist_pipeline.parse_args(["--dataset", "embedded", "--epochs", "1",
+                                          "--strategy", strategy, "--no-progress"])
+        results[strategy] = mnist_pipeline.main(args)
+        out = capsys.readouterr().out
+        results[strategy + " time"] = re.search(r"time per step: ([\d.]+) ms", out).group(1)
+    assert results["pipelined"] == results["sharded"]
+    assert float(results["pipelined time"]) < float(results["sharded time"])
+
+
+def test_the_script_runs_and_reports_its_data(tmp_path):
+    result = run_script("--dataset", "embedded", "--epochs", "1", "--strategy", "sharded",
+                        cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Data: embedded MNIST digits: 4,000 training and 1,000 test images" in result.stdout
+    assert re.search(r"Accuracy on test set: \d+\.\d\d%", result.stdout)
+    assert "Simulated IPU time per step" in result.stdout
+
+
+@pytest.mark.parametrize("bad", [["--batch-size", "0"], ["--strategy", "phased"],
+                                 ["--learning-rate", "fast"], ["--dataset", "cifar"]])
+def test_bad_option_values_exit_2_with_the_usage(bad, tmp_path):
+    result = run_script(*bad, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: mnist_pipeline.py")
+
+
+def test_a_configuration_the_pipeline_forbids_fails_with_the_rule(tmp_path):
+    result = run_script("--dataset", "embedded", "--gradient-accumulation", "3", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "gradient accumulation must be at least 7; it is 3" in result.stderr
+    assert "Traceback" not in result.stderr
+    debug = run_script("--dataset", "embedded", "--gradient-accumulation", "3", "--debug",
+                       cwd=tmp_path)
+    assert "Traceback" in debug.stderr
+
+
+def test_mnist_without_network_or_files_fails_clearly(tmp_path, monkeypatch):
+    monkeypatch.setattr("socket.getaddrinfo", _no_network)
+    with pytest.raises(RuntimeError, match="MNIST is not in .* could not be downloaded"):
+        mnist_pipeline.load_data(mnist_pipeline.parse_args(
+            ["--dataset", "mnist", "--data-dir", str(tmp_path)]))
+
+
+def _no_network(*args, **kwargs):
+    raise OSError("network disabled by the test")

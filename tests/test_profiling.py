@@ -1,0 +1,88 @@
+"""Reports: written by autoReport or enableProfiling, loaded back, drawn."""
+import json
+import os
+
+import matplotlib
+import pytest
+import torch
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.profiling import Report, load_report, plot_memory, plot_timeline
+
+matplotlib.use("Agg")
+
+
+def trained(opts):
+    opts.Training.gradientAccumulation(7)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
+    model = poptorch.trainingModel(TrainingModelWithLoss(Network()), opts)
+    n = 8 * 7 * opts.device_iterations
+    model(torch.randn(n, 1, 28, 28), torch.randint(0, 10, (n,)))
+    return model
+
+
+def test_poplar_engine_options_autoreport_writes_a_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps(
+        {"autoReport.all": "true", "autoReport.directory": str(tmp_path)}))
+    trained(poptorch.Options())
+    assert sorted(os.listdir(tmp_path / "training")) == ["summary.json", "trace.json"]
+
+
+def test_enable_profiling_uses_the_model_name(tmp_path):
+    trained(poptorch.Options().enableProfiling(str(tmp_path)).modelName("mnist"))
+    assert (tmp_path / "mnist" / "summary.json").exists()
+
+
+def test_bad_engine_options_say_what_is_expected(monkeypatch):
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", "autoReport.all=true")
+    with pytest.raises(ValueError, match="must be JSON"):
+        trained(poptorch.Options())
+
+
+def test_a_saved_report_loads_back_identical(tmp_path):
+    report = trained(poptorch.Options()).report()
+    loaded = load_report(report.save(str(tmp_path)))
+    assert loaded.summary == json.loads(json.dumps(report.summary, default=str))
+    assert len(loaded.events) == len(report.events)
+    assert loaded.timeline.duration == pytest.approx(report.timeline.duration)
+
+
+def test_trace_has_a_track_per_ipu_and_the_host(tmp_path):
+    trained(poptorch.Options()).report().save(str(tmp_path))
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert names == {"IPU 0", "IPU 1", "IPU 2", "IPU 3", "Host"}
+    forward = [e for e in trace["traceEvents"] if e.get("cat") == "F"]
+    assert len(forward) == 4 * 7 and all(e["ph"] == "X" and e["dur"] > 0 for e in forward)
+
+
+def test_summary_holds_placement_memory_and_throughput():
+    summary = trained(poptorch.Options()).report().summary
+    assert [s["blocks"] for s in summary["placement"]["stages"]] == [["B1"], ["B2"], ["B3"], ["B4"]]
+    assert len(summary["memory"]) == 4
+    assert summary["schedule"]["samples_per_second"] > 0
+    assert summary["batching"]["samples_per_call"] == 56
+
+
+def test_loading_something_else_fails_clearly(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not a report directory"):
+        Report.load(str(tmp_path))
+
+
+def test_plots_draw_every_event_and_every_ipu():
+    report = trained(poptorch.Options()).report()
+    ax = plot_timeline(report.events, 4)
+    boxes = sum(len(c.get_paths()) for c in ax.collections)  # one rectangle per event
+    assert boxes == len([e for e in report.events if e.duration > 0])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["IPU 0", "IPU 1", "IPU 2", "IPU 3", "host"]
+    ax = plot_memory(report.memory)
+    assert len(ax.patches) == 4 * 8  # IPUs x memory categories
+
+
+def test_timeline_can_show_the_first_steps_only():
+    opts = poptorch.Options().deviceIterations(3)
+    report = trained(opts).report()
+    whole = report.plot_timeline().get_xlim()[1]
+    first = report.plot_timeline(steps=1).get_xlim()[1]
+    assert first < whole / 2
