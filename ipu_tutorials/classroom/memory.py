@@ -19,11 +19,13 @@ from .widgets import Explorer, choice
 # name -> (width, depth, heads); vocabulary 32,000 and context 128 throughout
 PRESETS = {"125M": (768, 12, 12), "350M": (1024, 24, 16), "760M": (1536, 24, 16),
            "1.3B": (2048, 24, 16), "2.7B": (2560, 32, 32)}
+# With float16 weights the gradients accumulate in float16 too; optimizer state stays float32.
 OPTIMIZERS = {
-    "SGD": lambda params: poptorch.optim.SGD(params, lr=0.01),
-    "SGD + momentum": lambda params: poptorch.optim.SGD(params, lr=0.01, momentum=0.9),
-    "AdamW": lambda params: poptorch.optim.AdamW(params),
-    "LAMB": lambda params: poptorch.optim.LAMB(params),
+    "SGD": lambda params, accum: poptorch.optim.SGD(params, lr=0.01, accum_type=accum),
+    "SGD + momentum": lambda params, accum: poptorch.optim.SGD(params, lr=0.01, momentum=0.9,
+                                                               accum_type=accum),
+    "AdamW": lambda params, accum: poptorch.optim.AdamW(params, accum_type=accum),
+    "LAMB": lambda params, accum: poptorch.optim.LAMB(params, accum_type=accum),
 }
 MICRO_BATCH, CONTEXT = 4, 128
 
@@ -38,8 +40,13 @@ def _model(size: str, half: bool) -> TransformerLM:
 
 
 def even_split(layers: int, ipus: int) -> list[int]:
-    """Layers per IPU, the remainder going to the first IPUs (the last one also holds the head)."""
-    return [layers // ipus + (1 if i < layers % ipus else 0) for i in range(ipus)]
+    """Layers per IPU as even as possible; the extra layers go to the middle IPUs first, since
+    the first IPU also holds the embedding and the last the output layer."""
+    counts = [layers // ipus] * ipus
+    order = list(range(1, ipus - 1)) + [0, ipus - 1] if ipus > 2 else list(range(ipus))
+    for i in order[:layers % ipus]:
+        counts[i] += 1
+    return counts
 
 
 def plan_memory_for(size: str = "1.3B", ipus: int = 4, optimizer: str = "AdamW",
@@ -53,7 +60,8 @@ def plan_memory_for(size: str = "1.3B", ipus: int = 4, optimizer: str = "AdamW",
     opts.Training.gradientAccumulation(max(2 * ipus - 1, 8))
     opts.TensorLocations.setOptimizerLocation(
         poptorch.TensorLocationSettings().useOnChipStorage(not offload))
-    training = poptorch.trainingModel(model, opts, OPTIMIZERS[optimizer](model.parameters()))
+    accum = torch.float16 if half else torch.float32
+    training = poptorch.trainingModel(model, opts, OPTIMIZERS[optimizer](model.parameters(), accum))
     tokens = torch.zeros(MICRO_BATCH * opts.Training.gradient_accumulation, CONTEXT,
                          dtype=torch.long, device="meta")
     try:

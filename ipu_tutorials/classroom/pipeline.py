@@ -99,3 +99,24 @@ def pipeline_explorer(ipus: int = 4, accumulation: int = 8, device_iterations: i
                       ax=figure.subplots(), label_micro_batches=True)
 
     return Explorer("Pipeline explorer", controls, compute, draw)
+
+
+def tutorial_plan(strategy, accumulation: int = 8, device_iterations: int = 1,
+                  micro_batch: int = 40, options: poptorch.Options | None = None) -> Plan:
+    """The tutorial CNN (with its loss and AdamW) compiled on the meta device under `strategy`.
+
+    Raises:
+        poptorch.Error: the strategy breaks a placement rule.
+    """
+    from ..models import Network, TrainingModelWithLoss
+
+    with torch.device("meta"):
+        model = TrainingModelWithLoss(Network())
+    opts = (options.clone() if options is not None else poptorch.Options())
+    opts.setExecutionStrategy(strategy).deviceIterations(device_iterations)
+    opts.showCompilationProgressBar(False).Training.gradientAccumulation(accumulation)
+    training = poptorch.trainingModel(model, opts, poptorch.optim.AdamW(model.parameters()))
+    samples = micro_batch * accumulation * device_iterations * opts.replication_factor
+    training.compile(torch.empty(samples, 1, 28, 28, device="meta"),
+                     torch.empty(samples, dtype=torch.long, device="meta"))
+    return training.plan
