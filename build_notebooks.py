@@ -48,6 +48,9 @@ def read_source(path: str) -> nbformat.NotebookNode:
     name = os.path.splitext(os.path.basename(path))[0]
     nb = jupytext.read(path, fmt="py:percent")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(banner(name)))
+    for cell in nb.cells:  # solutions stay folded until the learner opens them
+        if "solution" in cell.metadata.get("tags", []):
+            cell.metadata["jupyter"] = {"source_hidden": True}
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["ipu_tutorials"] = {"source": f"walkthroughs/{name}.py",
                                     "source_sha256": source_hash(path)}
@@ -64,8 +67,18 @@ def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def as_terminal_shows(text: str) -> str:
+    """Progress bars redraw their line with carriage returns: keep each line's last frame."""
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
 def write_markdown(nb: nbformat.NotebookNode, name: str) -> None:
     """notebooks/<name>.md with outputs; figures go to static/<name>_<n>.png."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = as_terminal_shows(output["text"])
     exporter = MarkdownExporter()
     body, resources = exporter.from_notebook_node(
         nb, resources={"output_files_dir": "figures", "unique_key": name})

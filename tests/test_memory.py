@@ -155,3 +155,13 @@ def test_the_same_model_fits_when_spread_over_more_ipus():
 def test_format_bytes():
     assert [format_bytes(n) for n in (512, 1536, 3 * 1024**2, 5 * 1024**3)] == [
         "512 B", "1.5 KiB", "3.0 MiB", "5.0 GiB"]
+
+
+def test_offloaded_state_streams_around_the_weight_update():
+    on_chip, off_chip = plan_for(), plan_for(offload=True)
+    assert not on_chip.timeline.of_kind("stream")
+    streams = off_chip.timeline.of_kind("stream")
+    assert len(streams) == 2 * 2  # in and out, on each IPU
+    update = off_chip.timeline.of_kind("update")[0]
+    assert min(e.end for e in streams if e.ipu == update.ipu) <= update.start
+    assert off_chip.call_seconds > on_chip.call_seconds

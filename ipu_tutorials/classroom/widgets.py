@@ -1,6 +1,10 @@
 """The explorer widget: controls, a summary computed by the simulator, and a figure."""
 from __future__ import annotations
 
+import base64
+import html
+import io
+import re
 from typing import Callable
 
 import ipywidgets as widgets
@@ -21,7 +25,7 @@ class Explorer:
     def __init__(self, title: str, controls: dict[str, widgets.Widget],
                  compute: Callable[..., dict], draw: Callable[[dict, Figure], None],
                  figsize: tuple[float, float] = (10, 3.5)):
-        self.controls = controls
+        self.title, self.controls = title, controls
         self.compute, self.draw, self.figsize = compute, draw, figsize
         self.summary = widgets.HTML()
         self.output = widgets.Output()
@@ -49,13 +53,29 @@ class Explorer:
         if "error" not in self.result:
             self.figure = Figure(figsize=self.figsize)
             self.draw(self.result, self.figure)
-        with self.output:
-            self.output.clear_output(wait=True)
-            if self.figure is not None:
-                display(self.figure)
+        # Setting the Output widget's outputs (rather than displaying inside it) keeps the
+        # picture in the widget alone, whichever client runs the notebook.
+        self.output.outputs = (_png_output(self.figure),) if self.figure is not None else ()
+
+    @property
+    def text(self) -> str:
+        """The summary as plain text."""
+        return html.unescape(re.sub(r"<[^>]+>", "", self.summary.value))
 
     def _ipython_display_(self):
-        display(self.widget)
+        # The plain-text form is the summary (not the widget tree with its images), so saved
+        # notebooks and nbval see the simulator's numbers.
+        bundle = self.widget._repr_mimebundle_()
+        bundle["text/plain"] = f"{self.title}: {self.text}"
+        display(bundle, raw=True)
+
+
+def _png_output(figure: Figure) -> dict:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+                     "text/plain": f"<Figure size {figure.get_figwidth():g}x{figure.get_figheight():g} in>"}}
 
 
 def slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:

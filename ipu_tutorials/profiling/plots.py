@@ -75,11 +75,13 @@ def _row(m) -> dict:
     return m.as_dict() if hasattr(m, "as_dict") else m
 
 
-def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "MiB"):
+def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "MiB",
+                zoom: bool = False):
     """Stacked bars of each IPU's memory plan, with its capacity; an IPU over capacity is marked.
 
     Args:
         memory: IpuMemory objects or their as_dict() rows.
+        zoom: scale the axis to the bars instead of the capacity (for small models).
     Returns:
         The matplotlib Axes.
     """
@@ -97,8 +99,13 @@ def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "Mi
         if row["total"] > row["capacity"]:
             ax.text(left, y, "  out of memory", va="center", color="#c62828", fontweight="bold")
     capacity = max(r["capacity"] for r in rows) / scale
-    ax.axvline(capacity, color="black", linestyle="--", linewidth=1)
-    ax.text(capacity, -0.6, f" capacity {capacity:,.0f} {unit}", va="bottom", fontsize=8)
+    if zoom:
+        ax.set_xlim(0, 1.15 * max(r["total"] for r in rows) / scale)
+        ax.text(1.0, 1.02, f"capacity {capacity:,.0f} {unit} per IPU (off the scale)",
+                transform=ax.transAxes, ha="right", fontsize=8)
+    else:
+        ax.axvline(capacity, color="black", linestyle="--", linewidth=1)
+        ax.text(capacity, -0.6, f" capacity {capacity:,.0f} {unit}", va="bottom", fontsize=8)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"IPU {r['ipu']}" for r in rows])
     ax.invert_yaxis()
@@ -108,4 +115,53 @@ def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "Mi
     if title:
         ax.set_title(title)
     ax.figure.tight_layout()
+    return ax
+
+
+def plot_placement(stages: list[dict], edges: list[dict], ax=None, title: str | None = None):
+    """Blocks drawn inside their IPUs, with the activation bytes each stage sends on.
+
+    Args:
+        stages: rows like {"index", "ipu", "blocks"} (Report.summary["placement"]["stages"]).
+        edges: rows like {"from", "to", "bytes"} between blocks ("(host)" for inputs).
+    Returns:
+        The matplotlib Axes.
+    """
+    from ..simulator.memory import format_bytes
+
+    ipus = sorted({s["ipu"] for s in stages})
+    if ax is None:
+        _, ax = plt.subplots(figsize=(2.6 * len(ipus) + 1, 2.8))
+    column = {ipu: i for i, ipu in enumerate(ipus)}
+    block_ipu = {b: s["ipu"] for s in stages for b in s["blocks"]}
+    for ipu in ipus:
+        x = column[ipu] * 2.6
+        ax.add_patch(plt.Rectangle((x, 0), 1.8, 2.2, facecolor="#eceff1", edgecolor="#455a64"))
+        ax.text(x + 0.9, 2.32, f"IPU {ipu}", ha="center", fontweight="bold")
+        blocks = [(s["index"], b) for s in stages if s["ipu"] == ipu for b in s["blocks"]]
+        height = 2.0 / max(len(blocks), 1)
+        for row, (stage, block) in enumerate(blocks):
+            y = 2.1 - (row + 1) * height
+            ax.add_patch(plt.Rectangle((x + 0.15, y + 0.05), 1.5, height - 0.1,
+                                       facecolor=KIND_COLOURS["F"], alpha=0.35, edgecolor="none"))
+            ax.text(x + 0.9, y + height / 2, f"{block}\nstage {stage}", ha="center", va="center",
+                    fontsize=8)
+    sent: dict[tuple[int, int], int] = {}
+    for edge in edges:
+        src, dst = block_ipu.get(edge["from"]), block_ipu.get(edge["to"])
+        if src is not None and dst is not None and src != dst:
+            sent[(src, dst)] = sent.get((src, dst), 0) + edge["bytes"]
+    for (src, dst), size in sent.items():
+        x0, x1 = column[src] * 2.6 + 1.8, column[dst] * 2.6
+        forward = x1 > x0
+        start, end = (x0, x1) if forward else (column[src] * 2.6, column[dst] * 2.6 + 1.8)
+        y = 1.1 if forward else 0.5
+        ax.annotate("", xy=(end, y), xytext=(start, y),
+                    arrowprops=dict(arrowstyle="->", color="#455a64"))
+        ax.text((start + end) / 2, y + 0.08, format_bytes(size), ha="center", fontsize=7)
+    ax.set_xlim(-0.2, 2.6 * len(ipus) - 0.6)
+    ax.set_ylim(-0.1, 2.6)
+    ax.axis("off")
+    ax.set_title(title or "Placement: blocks in stages on IPUs (arrows: activations per micro-batch)",
+                 fontsize=9)
     return ax

@@ -38,6 +38,8 @@ def summarise(plan: Plan, model_name: str, options: dict | None = None) -> dict:
                       "ipus_per_replica": plan.placement.ipus_per_replica,
                       "ipus_acquired": plan.placement.ipus_acquired,
                       "stages": _stage_rows(plan)},
+        "edges": [{"from": src, "to": dst, "bytes": size}
+                  for (src, dst), size in plan.graph.edges.items()],
         "memory": [m.as_dict() for m in plan.memory.ipus],
         "schedule": {"call_seconds": plan.call_seconds, "cycles_per_call": plan.cycles_per_call,
                      "samples_per_second": plan.samples_per_second,
@@ -121,6 +123,11 @@ class Report:
     def plot_timeline(self, ax=None, **kwargs):
         """Draw one call's schedule, a row per IPU (see plots.plot_timeline)."""
         return plots.plot_timeline(self.events, self.num_ipus, ax=ax, **kwargs)
+
+    def plot_placement(self, ax=None, **kwargs):
+        """Draw the blocks inside their IPUs with the activations sent between them."""
+        return plots.plot_placement(self.summary["placement"]["stages"], self.summary["edges"],
+                                    ax=ax, **kwargs)
 
     def plot_memory(self, ax=None, **kwargs):
         """Draw each IPU's memory plan against its capacity (see plots.plot_memory)."""

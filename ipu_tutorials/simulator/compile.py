@@ -93,19 +93,20 @@ def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan,
     r = config.replicas
     steps = config.device_iterations if config.training or config.strategy.kind != PIPELINED else 1
     returned = _returned_micro_batches(config)
-    update, gradient_bytes = {}, 0
+    update, streams, gradient_bytes = {}, {}, 0
     if config.training:
         for m in memory.ipus:
             names = [n for n, p in graph.params.items() if p.trainable and p.blocks
                      and placement.block_ipu[p.blocks[0]] == m.ipu]
             elements = sum(graph.params[n].numel for n in names)
-            offloaded = m.off_chip.get("optimizer", 0)
             touched = m.weights + m.gradients + m.optimizer
-            update[m.ipu] = update_seconds(elements, offloaded, touched, len(names), config)
+            update[m.ipu] = update_seconds(elements, touched, len(names), config)
+            # offloaded optimizer state streams in before the update and back out after it
+            streams[m.ipu] = stream_seconds(m.off_chip.get("optimizer", 0), config.system)
             gradient_bytes = max(gradient_bytes, m.gradients)
     return StepCosts(host_in=host_seconds(in_bytes * r, config.system),
                      host_out=host_seconds(out_bytes * r * returned, config.system) / steps,
-                     host_latency=HOST_LATENCY, update=update,
+                     host_latency=HOST_LATENCY, update=update, update_stream=streams,
                      allreduce=allreduce_seconds(gradient_bytes, config))
 
 

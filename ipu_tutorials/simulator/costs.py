@@ -116,13 +116,12 @@ def host_io_bytes(graph: Graph) -> tuple[int, int]:
     return inputs, sum(graph.output_bytes.values())
 
 
-def update_seconds(weight_elements: int, state_bytes: int, touched_bytes: int, tensors: int,
+def update_seconds(weight_elements: int, touched_bytes: int, tensors: int,
                    config: RunConfig) -> float:
-    """The optimizer step on one IPU: arithmetic, memory traffic, and streaming of offloaded state.
+    """The optimizer step's arithmetic and memory traffic on one IPU.
 
     Args:
         weight_elements: weights updated on this IPU.
-        state_bytes: optimizer state that lives off chip and streams in and back out.
         touched_bytes: bytes the update reads and writes on chip (weights, gradients, state).
         tensors: weight tensors updated (each is one compute step).
     """
@@ -130,8 +129,7 @@ def update_seconds(weight_elements: int, state_bytes: int, touched_bytes: int, t
     arithmetic = weight_elements * config.optimizer.flops_per_param / spec.peak_fp32_flops
     memory = 2 * touched_bytes / spec.memory_bandwidth
     overhead = tensors * OP_OVERHEAD_CYCLES / spec.clock_hz
-    streaming = 2 * stream_seconds(state_bytes, config.system) if state_bytes else 0.0
-    return max(arithmetic, memory) + overhead + streaming
+    return max(arithmetic, memory) + overhead
 
 
 def allreduce_seconds(gradient_bytes: int, config: RunConfig) -> float:

@@ -66,6 +66,7 @@ class StepCosts:
     host_latency: float  # once per call
     update: dict[int, float]  # ipu -> weight update (0 for inference)
     allreduce: float = 0.0
+    update_stream: dict[int, float] = dataclasses.field(default_factory=dict)  # ipu -> one way
 
 
 # --- which work happens when ---------------------------------------------------------------
@@ -234,9 +235,15 @@ def _step_end(events: list[Event], costs: StepCosts, training: bool, t: float, s
             for ipu in costs.update:
                 events.append(Event(ipu, t, costs.allreduce, "allreduce", None, None, step))
             t += costs.allreduce
+        ends = [t]
         for ipu, seconds in costs.update.items():
-            events.append(Event(ipu, t, seconds, "update", None, None, step))
-        t += max(costs.update.values(), default=0.0)
+            stream = costs.update_stream.get(ipu, 0.0)  # offloaded state: in, update, out
+            for start, duration, kind in ((t, stream, "stream"), (t + stream, seconds, "update"),
+                                          (t + stream + seconds, stream, "stream")):
+                if duration:
+                    events.append(Event(ipu, start, duration, kind, None, None, step))
+            ends.append(t + 2 * stream + seconds)
+        t = max(ends)
     if costs.host_out:
         events.append(Event(HOST_TRACK, t, costs.host_out, "host", None, None, step))
         t += costs.host_out

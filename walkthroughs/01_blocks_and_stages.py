@@ -1,0 +1,311 @@
+# %% [markdown]
+# # Lesson 1: Blocks and stages
+#
+# A model too big for one IPU is cut into pieces, and each piece runs on its own IPU. PopTorch
+# describes the cut in two steps: **blocks** mark which layers belong together, and **stages**
+# put blocks on IPUs. This lesson runs real PopTorch code on simulated IPUs to show both steps,
+# and what PopTorch says when a placement breaks one of its rules.
+#
+# **What you will learn**
+# - three ways to annotate blocks: `poptorch.Block`, `poptorch.BlockFunction` and `poptorch.BeginBlock`;
+# - how `poptorch.Stage` and `poptorch.AutoStage` turn blocks into stages on IPUs;
+# - the placement rules, and the error each one gives when broken;
+# - how to read a placement table and diagram.
+#
+# **Prerequisites:** PyTorch modules and training loops. No IPU and no Poplar SDK: everything
+# runs on your laptop's CPU.
+
+# %% [markdown]
+# The only line that differs from code written for a real IPU is the import: `ipu_tutorials`
+# provides the same `poptorch` API on top of a simulator. The numbers are real PyTorch; where
+# the blocks land, how much memory they take and how long they would run come from a cost
+# model of a GC200 IPU.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+
+import ipu_tutorials
+from ipu_tutorials import poptorch
+
+torch.manual_seed(0)
+print("Simulated system:", ipu_tutorials.default_system().describe())
+
+# %% [markdown]
+# ## The model: four blocks
+#
+# We use the network of Graphcore's pipelining tutorial: two convolution layers and two linear
+# layers for MNIST digits. Each layer runs inside a `with poptorch.Block("...")` scope, which
+# gives its operations a block id: `B1` to `B4`.
+
+# %%
+class ConvLayer(nn.Module):
+    def __init__(self, in_channels, num_filters, kernel_size, pool_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, num_filters, kernel_size=kernel_size)
+        self.pool = nn.MaxPool2d(kernel_size=pool_size)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.pool(self.conv(x)))
+
+
+class Network(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer1 = ConvLayer(1, 10, 5, 2)
+        self.layer2 = ConvLayer(10, 20, 5, 2)
+        self.layer3 = nn.Linear(320, 256)
+        self.layer3_act = nn.ReLU()
+        self.layer4 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        with poptorch.Block("B1"):
+            x = self.layer1(x)
+        with poptorch.Block("B2"):
+            x = self.layer2(x)
+        with poptorch.Block("B3"):
+            x = x.view(-1, 320)
+            x = self.layer3_act(self.layer3(x))
+        with poptorch.Block("B4"):
+            x = self.layer4(x)
+        return x
+
+# %% [markdown]
+# Outside a wrapped model, blocks do nothing: the network still runs as plain PyTorch on the
+# CPU, so you can debug it there first.
+
+# %%
+model = Network()
+print(model(torch.randn(2, 1, 28, 28)).shape)
+
+# %% [markdown]
+# ## From blocks to stages to IPUs
+#
+# A `poptorch.Stage` groups one or more blocks and `.ipu(n)` places it. The execution strategy
+# receives the stages; `PipelinedExecution` is the default strategy, and lesson 2 is about what
+# it does. Here we only compile, which captures the model on shapes alone and places it.
+
+# %%
+strategy = poptorch.PipelinedExecution(
+    poptorch.Stage("B1").ipu(0),
+    poptorch.Stage("B2").ipu(1),
+    poptorch.Stage("B3").ipu(2),
+    poptorch.Stage("B4").ipu(3),
+)
+opts = poptorch.Options().deviceIterations(4).setExecutionStrategy(strategy)
+inference_model = poptorch.inferenceModel(model, opts)
+inference_model.compile(torch.randn(4 * 8, 1, 28, 28))
+print(inference_model.plan.placement.describe())
+
+# %% [markdown]
+# The progress bar imitates the real one; a real compilation of this model took about a
+# minute and a half. The simulator's plan also knows what crosses between the IPUs. The
+# arrows carry the activations of one micro-batch of 8 images:
+
+# %%
+report = inference_model.report()
+report.plot_placement()
+plt.show()
+
+# %% [markdown]
+# and what each IPU holds. The table lists the blocks, the planned memory and how busy each
+# IPU is during a call; the bars break the memory down. This model is tiny, so compiled code
+# dominates (code size is an explicit parameter of the simulator: no public figure exists).
+
+# %%
+print(report.placement_table())
+report.plot_memory(zoom=True)
+plt.show()
+
+# %% [markdown]
+# ## Three ways to write a block
+#
+# `poptorch.Block` is a scope. `poptorch.BlockFunction` decorates a function so that its body
+# runs in a block. `poptorch.BeginBlock` marks a module: the block starts there and lasts until
+# the next one begins, so the model's code does not change at all.
+
+# %%
+class Decorated(Network):
+    @poptorch.BlockFunction("B1", ipu_id=0)
+    def first(self, x):
+        return self.layer1(x)
+
+    def forward(self, x):
+        x = self.first(x)
+        with poptorch.Block("B2", ipu_id=1):
+            return self.layer4(self.layer3_act(self.layer3(self.layer2(x).view(-1, 320))))
+
+
+plain = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+poptorch.BeginBlock(plain[0], "encoder", ipu_id=0)
+poptorch.BeginBlock(plain[2], "classifier", ipu_id=1)
+for name, net, x in [("Decorated", Decorated(), torch.randn(8, 1, 28, 28)),
+                     ("BeginBlock", plain, torch.randn(8, 784))]:
+    wrapped = poptorch.inferenceModel(net, poptorch.Options().deviceIterations(2))
+    wrapped.compile(x)
+    print(f"{name}:", wrapped.plan.placement.describe().replace("\n", " | "))
+
+# %% [markdown]
+# These two models gave each block an `ipu_id` and no strategy. The default strategy,
+# `PipelinedExecution(AutoStage.SameAsIpu)`, makes one stage per IPU and puts each block on the
+# IPU its `ipu_id` names. `AutoStage.AutoIncrement` instead starts a new stage with every block,
+# in the order the model runs them.
+#
+# ## When placement breaks a rule
+#
+# PopTorch refuses placements it cannot compile. Each error below is the simulator's live
+# output for a model that breaks one rule; the message says which block or IPU is at fault and
+# how to fix it. A small helper compiles a model and prints the error instead of stopping.
+
+# %%
+def try_compile(model, opts, *inputs):
+    try:
+        poptorch.inferenceModel(model, opts.showCompilationProgressBar(False)).compile(*inputs)
+        print("compiles")
+    except poptorch.Error as error:
+        print(f"poptorch.Error: {error}")
+
+
+class ThreeBlocks(nn.Module):
+    def __init__(self, ipus, share_weights=False):
+        super().__init__()
+        self.ipus = ipus
+        self.a, self.b, self.c = nn.Linear(16, 16), nn.Linear(16, 16), nn.Linear(16, 16)
+        if share_weights:
+            self.c.weight = self.a.weight
+
+    def forward(self, x):
+        for name, layer, ipu in zip("ABC", (self.a, self.b, self.c), self.ipus):
+            with poptorch.Block(name, ipu_id=ipu):
+                x = layer(x)
+        return x
+
+
+x = torch.randn(8, 16)
+print("Blocks without an ipu_id under the default strategy:")
+try_compile(ThreeBlocks([None, None, None]), poptorch.Options().deviceIterations(4), x)
+
+# %%
+print("Stage ids must ascend along the model when pipelining:")
+try_compile(ThreeBlocks([0, 1, 0]), poptorch.Options().deviceIterations(4), x)
+print("\nAutoIncrement numbers the stages 0, 1, 2 instead:")
+auto = poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement)
+try_compile(ThreeBlocks([0, 1, 0]), poptorch.Options().deviceIterations(4).setExecutionStrategy(auto), x)
+
+# %%
+print("A Stage that names a block the model never runs:")
+try_compile(ThreeBlocks([0, 1, 1]), poptorch.Options().deviceIterations(4).setExecutionStrategy(
+    poptorch.PipelinedExecution("A", "B", "D")), x)
+print("\nLayers that share weights on different IPUs:")
+try_compile(ThreeBlocks([0, 1, 1], share_weights=True), poptorch.Options().deviceIterations(4), x)
+
+# %%
+print("IPUs are reserved in powers of two:")
+try_compile(ThreeBlocks([0, 1, 2]), poptorch.Options().deviceIterations(4), x)
+print("\nOnce blocks are used, no op may run outside one:")
+
+
+class Between(ThreeBlocks):
+    def forward(self, x):
+        with poptorch.Block("A", ipu_id=0):
+            x = self.a(x)
+        x = torch.tanh(x)  # between two blocks
+        with poptorch.Block("B", ipu_id=1):
+            return self.b(x)
+
+
+try_compile(Between([0, 1, 1]), poptorch.Options().deviceIterations(4), x)
+
+# %% [markdown]
+# ## Explore: spreading a model over more IPUs
+#
+# Placement exists because models outgrow one IPU's 897 MiB of in-processor memory. The memory
+# planner compiles a transformer (on shapes only, so its size does not matter to your laptop)
+# with its layers spread evenly over the IPUs you pick. Start at 1 IPU and add more; lesson 4
+# explains the other switches.
+
+# %%
+from ipu_tutorials.classroom import memory_planner
+
+memory_planner(size="350M", ipus=1, optimizer="AdamW")
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# On a real system PopTorch traces the model, PopART assigns every operation to the IPU of its
+# stage, and Poplar compiles one program per IPU, which can take minutes. The simulator
+# captures the same model with PyTorch's dispatcher on meta tensors (shapes, no data) in well
+# under a second, applies PopTorch's placement rules, and plans memory with a documented cost
+# model instead of a real compiler: code size and exchange buffers are estimates, and the
+# compiler's own optimisations (op fusion, liveness analysis) are not modelled. Rules and
+# errors follow PopTorch; the error texts are our own, written to say what to change.
+#
+# ## Exercises
+#
+# Each exercise has an answer cell and a check. Solutions are hidden in the notebook: expand the
+# cell, or call `.solution()`; `.hint()` gives a nudge first.
+
+# %%
+from ipu_tutorials.classroom import lesson1 as exercises
+
+# %% [markdown]
+# ### Exercise 1.1: two IPUs
+#
+# Write a `PipelinedExecution` that places `B1` and `B2` on IPU 0 and `B3` and `B4` on IPU 1.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_strategy = poptorch.PipelinedExecution(
+    poptorch.Stage("B1", "B2").ipu(0),
+    poptorch.Stage("B3", "B4").ipu(1),
+)
+### END SOLUTION
+
+# %%
+exercises.two_ipus.check(my_strategy)
+
+# %% [markdown]
+# ### Exercise 1.2: fix the descending stages
+#
+# `ThreeBlocks([0, 1, 0])` failed above under the default rule. Which `poptorch.AutoStage`
+# makes it compile?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_auto_stage = poptorch.AutoStage.AutoIncrement
+### END SOLUTION
+
+# %%
+exercises.fix_descending_stages.check(my_auto_stage)
+
+# %% [markdown]
+# ### Exercise 1.3: how many IPUs?
+#
+# A model puts its blocks on IPUs 0, 1 and 2, and runs with `replicationFactor(2)` and
+# `autoRoundNumIPUs(True)`. How many IPUs does PopTorch reserve?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_ipu_count = 8
+### END SOLUTION
+
+# %%
+exercises.ipus_reserved.check(my_ipu_count)
+
+# %% [markdown]
+# ## Summary
+#
+# - Blocks name groups of operations: `Block` (a scope), `BlockFunction` (a decorator) and
+#   `BeginBlock` (a module marker that lasts until the next block).
+# - Stages put blocks on IPUs: explicitly with `Stage(...).ipu(n)`, or automatically with
+#   `AutoStage.SameAsIpu` (the default) or `AutoStage.AutoIncrement`.
+# - PopTorch checks the placement before it compiles: every op in a block, stage ids ascending
+#   in a pipeline, shared weights on one IPU, a power-of-two number of IPUs.
+# - `model.report()` gives the placement table, the diagram and the memory per IPU.
+#
+# **Next:** lesson 2 runs these stages as a pipeline.
+#
+# **Further reading:** PopTorch user guide, "Multi-IPU execution strategies" and "Annotations";
+# Graphcore's tutorial "PopTorch Parallel Execution Using Pipelining".

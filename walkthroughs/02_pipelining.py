@@ -1,0 +1,271 @@
+# %% [markdown]
+# # Lesson 2: Pipelining
+#
+# Lesson 1 put the four blocks of an MNIST network on four IPUs. Placed like that, each IPU
+# would wait for the one before it. Pipelining keeps them all busy: while IPU 3 works on one
+# micro-batch, IPU 2 works on the next, and so on. This lesson shows the schedule PopTorch
+# runs, what it costs to fill and drain it, and how to keep the stages in balance, then trains
+# the network with it.
+#
+# **What you will learn**
+# - what `PipelinedExecution` does in training: 2N-1 pipeline stages, fill, main and flush;
+# - how gradient accumulation and device iterations set the work of one call, and the
+#   combined batch size;
+# - how utilisation grows with gradient accumulation, and why the slowest stage sets the pace;
+# - how to train the tutorial's network with `OutputMode.All`.
+#
+# **Prerequisites:** lesson 1 (blocks and stages).
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.datasets import load_mnist
+from ipu_tutorials.models import Network, TrainingModelWithLoss
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# `Network` is lesson 1's model with blocks `B1` to `B4`; `TrainingModelWithLoss` adds the
+# cross-entropy loss in block `B4` and returns `(output, loss)`, as PopTorch training models
+# must.
+#
+# ## One call, many micro-batches
+#
+# A pipeline needs several micro-batches in flight, so a training call does not process one
+# batch: it runs `deviceIterations` weight updates, and each update accumulates the gradients
+# of `gradientAccumulation` micro-batches. Every call therefore consumes
+# `micro-batch x deviceIterations x gradientAccumulation x replicationFactor` samples: the
+# combined batch size, which `poptorch.DataLoader` uses as its batch.
+
+# %%
+opts = poptorch.Options().deviceIterations(10)
+opts.Training.gradientAccumulation(10)
+opts.setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
+
+train_set = load_mnist(train=True, source="embedded")
+training_data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
+print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
+      f"{len(training_data)} call(s) per epoch")
+
+# %% [markdown]
+# The data are 5,000 real MNIST digits shipped inside the package, so the lesson needs no
+# download. Full MNIST works the same way with `source="mnist"`.
+#
+# ## The schedule of one step
+#
+# Training on N = 4 IPUs has 2N-1 = 7 pipeline stages: forward on IPUs 0 to 3, where the last
+# forward runs together with the first backward, then backward on IPUs 2, 1 and 0. In each
+# cycle every pipeline stage works on a different micro-batch. The simulator compiles the
+# model and prints one step as a grid: a row per IPU, a column per cycle, `F3` meaning the
+# forward pass of micro-batch 3.
+
+# %%
+model = Network()
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=0.001))
+images, labels = next(iter(training_data))
+training_model.compile(images, labels)
+print(training_model.plan.grid())
+
+# %% [markdown]
+# Reading down a column shows the IPUs at work in that cycle. The first 2N-2 = 6 cycles
+# **fill** the pipeline, the last 6 **flush** it, and in the **main** part in between every IPU
+# has a forward and a backward to do. One step takes A + 2N - 2 cycles for A micro-batches:
+
+# %%
+from ipu_tutorials.simulator import pipeline_cycles
+
+n, a = 4, opts.Training.gradient_accumulation
+print(f"N = {n}, A = {a}: A + 2N - 2 = {a + 2 * n - 2} cycles; the schedule has "
+      f"{len(pipeline_cycles(n, a, training=True))}")
+
+# %% [markdown]
+# The same step on a timeline, with the simulator's cost model supplying the durations.
+# Forward passes are green, backward passes red; grey boxes are the copies between IPUs at the
+# end of each cycle, purple the weight update after the flush.
+
+# %%
+report = training_model.report()
+report.plot_timeline(steps=1)
+plt.show()
+
+# %% [markdown]
+# Graphcore's tutorial draws the start of this schedule with forward and backward passes in
+# separate columns, and reads "full utilisation after 2N+1 steps" off it (9 for N = 4). Both
+# pictures show the same thing: all IPUs are busy only once the first micro-batch has gone all
+# the way forward and started back.
+#
+# ## Utilisation grows with gradient accumulation
+#
+# Fill and flush cost 2N-2 cycles whatever A is, so the more micro-batches a step holds, the
+# smaller their share. GPipe's formula for the idle fraction of P stages and M micro-batches
+# is (P-1)/(M+P-1). Compiling only needs shapes, so we can try several values quickly:
+
+# %%
+def plan_for(accumulation, strategy=poptorch.PipelinedExecution("B1", "B2", "B3", "B4")):
+    from ipu_tutorials.classroom.pipeline import tutorial_plan
+    return tutorial_plan(strategy, accumulation=accumulation)
+
+
+print(" A   cycles  utilisation  throughput (samples/s)")
+for accumulation in (7, 10, 20, 40, 80):
+    plan = plan_for(accumulation)
+    busy = sum(plan.timeline.utilisation()) / 4
+    print(f"{accumulation:>2}  {accumulation + 6:>6}  {busy:>10.0%}  {plan.samples_per_second:>14,.0f}")
+
+# %% [markdown]
+# Utilisation rises with A but stays well below 100%: this model's stages are small and
+# unequal, and every cycle also pays for the copies between IPUs.
+#
+# ## The slowest stage sets the pace
+#
+# A cycle ends when its slowest IPU finishes. The plan holds each stage's simulated time for
+# one micro-batch; the backward includes recomputing the forward, which pipelining does by
+# default to save memory.
+
+# %%
+plan = training_model.plan
+for stage, cost in zip(plan.placement.stages, plan.stage_costs):
+    print(f"stage {stage.index} on IPU {stage.ipu} ({', '.join(stage.blocks)}): forward "
+          f"{cost.forward * 1e6:5.1f} µs, backward {cost.backward * 1e6:5.1f} µs, "
+          f"{cost.flops / 1e6:6.2f} MFLOP")
+
+# %% [markdown]
+# On two IPUs the choice of where to cut matters. Here are the three ways to split four
+# blocks in order:
+
+# %%
+stage = poptorch.Stage
+for first, second in ((["B1"], ["B2", "B3", "B4"]), (["B1", "B2"], ["B3", "B4"]),
+                      (["B1", "B2", "B3"], ["B4"])):
+    split = poptorch.PipelinedExecution(stage(*first).ipu(0), stage(*second).ipu(1))
+    plan = plan_for(10, split)
+    print(f"{'+'.join(first):>8} | {'+'.join(second):<8}  {plan.call_seconds * 1e6:6.1f} µs per step")
+
+# %% [markdown]
+# The cut between `B2` and `B3` is fastest: it leaves the two IPUs with the most similar
+# work. Moving blocks between stages is how you balance a real pipeline too; Graphcore's
+# PopVision trace shows the imbalance the same way.
+#
+# ## Training with OutputMode.All
+#
+# By default a training call returns only the last micro-batch's outputs
+# (`OutputMode.Final`). To compute the accuracy over every image, the tutorial asks for all of
+# them, at the cost of more data sent back to the host.
+
+# %%
+opts = opts.clone().outputMode(poptorch.OutputMode.All)
+model = Network()
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=0.001))
+training_data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
+preds, losses = training_model(*next(iter(training_data)))
+print(f"predictions {tuple(preds.shape)}, losses {tuple(losses.shape)}: one loss per micro-batch")
+
+# %% [markdown]
+# Now the tutorial's loop, for six epochs (about half a second each on a laptop). The
+# simulated throughput is what four GC200 IPUs would sustain.
+
+# %%
+history = tutorial.train(training_model, training_data, epochs=6, progress=False)
+
+# %%
+test_set = load_mnist(train=False, source="embedded")
+inference_opts = tutorial.inference_options(opts, device_iterations=25)
+inference_model = poptorch.inferenceModel(model, inference_opts)
+test_data = poptorch.DataLoader(inference_opts, test_set, batch_size=8)
+print(f"Accuracy on test set: {tutorial.test(inference_model, test_data, progress=False):.1f}%")
+print(f"Simulated training throughput: {training_model.plan.samples_per_second:,.0f} images/s")
+
+# %% [markdown]
+# The inference model reuses the training options with gradient accumulation 1, as PopTorch
+# requires, and more device iterations to keep its own pipeline full. It picks up the trained
+# weights by itself: PopTorch keeps the host model and the device copies in sync.
+#
+# ## Explore the pipeline
+#
+# Change the number of IPUs, the gradient accumulation, the device iterations, how much extra
+# work one stage has, and the strategy. Try gradient accumulation below 2N-1, and an imbalance
+# of 1 or more.
+
+# %%
+from ipu_tutorials.classroom import pipeline_explorer
+
+pipeline_explorer(ipus=4, accumulation=8)
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# PopART builds the same 2N-1-stage schedule and places a synchronisation and the inter-IPU
+# copies at the end of every cycle. The simulator reproduces that structure, but its durations
+# come from a cost model: matmuls and convolutions at a fixed fraction of peak arithmetic
+# (calibrated on a published BERT-Large figure), a fixed cost per compute step, and link and
+# host transfers at their published bandwidths with fixed latencies. Host transfers do not
+# overlap compute here, and nothing contends for links, so absolute times are estimates;
+# the shape of the schedule and the comparisons between options are what to take away.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom import lesson2 as exercises
+
+# %% [markdown]
+# ### Exercise 2.1: the smallest gradient accumulation
+#
+# What is the smallest `gradientAccumulation` PopTorch accepts for training pipelined over 4
+# IPUs?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_accumulation = 7
+### END SOLUTION
+
+# %%
+exercises.smallest_accumulation.check(my_accumulation)
+
+# %% [markdown]
+# ### Exercise 2.2: images per call
+#
+# With a micro-batch of 40, `deviceIterations(10)`, `gradientAccumulation(10)` and
+# `replicationFactor(2)`, how many images does one call of the training model consume?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_images_per_call = 40 * 10 * 10 * 2
+### END SOLUTION
+
+# %%
+exercises.combined_batch.check(my_images_per_call)
+
+# %% [markdown]
+# ### Exercise 2.3: balance the pipeline
+#
+# Write a two-stage `PipelinedExecution` (IPUs 0 and 1) for the network that gives the
+# shortest simulated step. The check compiles your split and compares it with the best.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_split = poptorch.PipelinedExecution(poptorch.Stage("B1", "B2").ipu(0),
+                                       poptorch.Stage("B3", "B4").ipu(1))
+### END SOLUTION
+
+# %%
+exercises.balance_two_ipus.check(my_split)
+
+# %% [markdown]
+# ## Summary
+#
+# - Pipelined training on N IPUs runs 2N-1 pipeline stages; a step of A micro-batches takes
+#   A + 2N - 2 cycles: fill, main and flush. PopTorch needs A >= 2N-1.
+# - One call consumes micro-batch x deviceIterations x gradientAccumulation x
+#   replicationFactor samples; `poptorch.DataLoader` batches data that way.
+# - More micro-batches per step shrink the fill and flush share; balanced stages shorten
+#   every cycle.
+# - `OutputMode.All` returns every micro-batch's outputs; the default returns the last.
+#
+# **Next:** lesson 3 runs the same model one IPU at a time with `ShardedExecution`.
+#
+# **Further reading:** PopTorch user guide, "Efficient data batching" and
+# "PipelinedExecution"; Huang et al., "GPipe" (2019), for the bubble formula.
