@@ -99,3 +99,28 @@ def precision_explorer(loss_scale_log2: int = 0, dtype: str = "float16") -> Expl
         figure.tight_layout()
 
     return Explorer("Precision explorer", controls, compute, draw)
+
+
+def stochastic_round(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Round float32 values to float16 up or down at random, in proportion to their distance.
+
+    Round-to-nearest always drops an addend smaller than half a float16 step; stochastic
+    rounding keeps it on average, which is what the IPU's hardware rounding offers.
+    """
+    nearest = x.half()
+    towards = torch.where(x > nearest.float(), torch.inf, -torch.inf).half()
+    other = torch.nextafter(nearest, towards)
+    gap = (other.float() - nearest.float()).abs()
+    chance = torch.where(gap > 0, (x - nearest.float()).abs() / gap, torch.zeros_like(x))
+    pick = torch.rand(x.shape, generator=generator) < chance
+    return torch.where(pick, other, nearest)
+
+
+def accumulate_in_half(increment: float, count: int, stochastic: bool, seed: int = 0) -> float:
+    """Add `increment` to 1.0 `count` times, keeping the running sum in float16."""
+    generator = torch.Generator().manual_seed(seed)
+    total = torch.ones(1, dtype=torch.float16)
+    for _ in range(count):
+        exact = total.float() + increment
+        total = stochastic_round(exact, generator) if stochastic else exact.half()
+    return total.item()

@@ -17,8 +17,8 @@ from tqdm import tqdm
 from ..errors import Error
 from ..simulator.capture import Graph, capture
 from ..simulator.compile import Plan, compile_plan
-from ..simulator.runtime import (MIXED_DOWNCAST, describe_factor, micro_batch_size,
-                                 run_inference, run_training)
+from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, describe_factor,
+                                 micro_batch_size, run_inference, run_training)
 from ..profiling import autoreport
 from . import _to_simulator
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
@@ -115,6 +115,9 @@ class PoplarExecutor:
         micro = micro_batch_size(_batched(inputs), batching.factor, describe_factor(batching))
         first = tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
                          (args, kwargs))
+        if self._mixed == MIXED_UPCAST:  # PyTorch's promotion: float16 inputs become float32
+            first = tree_map(lambda x: x.float() if isinstance(x, torch.Tensor)
+                             and x.dtype == torch.float16 else x, first)
         started = time.perf_counter()
         bar = tqdm(total=100, desc="Graph compilation", file=sys.stderr, mininterval=0,
                    bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",

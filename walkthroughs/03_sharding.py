@@ -1,0 +1,224 @@
+# %% [markdown]
+# # Lesson 3: Sharding
+#
+# `ShardedExecution` runs the same stages as lesson 2 one after another: a micro-batch goes
+# through IPU 0, then IPU 1, and so on, and only then does the next one start. It is not a way
+# to go faster; it is the simplest way to run a model that needs several IPUs, and the easiest
+# to debug. This lesson puts the two strategies side by side.
+#
+# **What you will learn**
+# - how to switch the tutorial network from pipelined to sharded execution;
+# - what the sharded timeline looks like beside the pipelined one, and what it costs;
+# - that the strategy changes time, never the numbers the model computes;
+# - how to watch tensors and their gradients with `poptorch.ipu_print_tensor`;
+# - when sharding is the right choice.
+#
+# **Prerequisites:** lessons 1 and 2.
+
+# %%
+import copy
+
+import matplotlib.pyplot as plt
+import torch
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.datasets import load_mnist
+from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.profiling import plot_timeline
+
+torch.manual_seed(0)
+train_set = load_mnist(train=True, source="embedded")
+
+# %% [markdown]
+# ## Same model, same data, another strategy
+#
+# The options differ from lesson 2 in one line. Sharding has no pipeline to fill, so it does
+# not need `gradientAccumulation >= 2N-1`; we keep 10 to compare like with like.
+
+# %%
+def training_setup(strategy_name, seed=0):
+    torch.manual_seed(seed)
+    opts = tutorial.training_options(strategy_name, device_iterations=10, gradient_accumulation=10)
+    model = Network()
+    training_model = poptorch.trainingModel(
+        TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=0.001))
+    data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
+    return model, training_model, data
+
+
+print(tutorial.strategy("sharded"))
+print(tutorial.strategy("pipelined"))
+
+# %% [markdown]
+# `tutorial.training_options` builds the options of Graphcore's `mnist_pipeline.py` for either
+# strategy. Compile both and draw one device iteration of each on the same time axis:
+
+# %%
+models = {}
+for name in ("pipelined", "sharded"):
+    model, training_model, data = training_setup(name)
+    training_model.compile(*next(iter(data)))
+    models[name] = training_model
+
+step = {name: m.plan.call_seconds / 10 for name, m in models.items()}
+fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
+for ax, (name, m) in zip(axes, models.items()):
+    plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
+                  title=f"{name}: {step[name] * 1e6:.0f} µs per step")
+plt.show()
+
+# %% [markdown]
+# In the sharded picture only one IPU works at any moment; the others wait their turn. The
+# simulator's timeline says so directly:
+
+# %%
+for name, m in models.items():
+    busy = m.plan.timeline.utilisation()
+    print(f"{name:>9}: at most {m.plan.timeline.max_concurrency()} IPU(s) busy at once, "
+          f"mean utilisation {sum(busy) / len(busy):.0%}, "
+          f"{m.plan.samples_per_second:,.0f} images/s")
+print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step")
+
+# %% [markdown]
+# ## Identical numerics
+#
+# Strategies change where and when the work happens, not the arithmetic. Train the network
+# twice from the same initial weights, once with each strategy, and compare the weights:
+
+# %%
+trained = {}
+for name in ("pipelined", "sharded"):
+    model, training_model, data = training_setup(name, seed=1)
+    torch.manual_seed(2)  # the same shuffles for both runs
+    tutorial.train(training_model, data, epochs=2, progress=False, log=None)
+    trained[name] = model
+difference = max((p - q).abs().max().item() for p, q in
+                 zip(trained["pipelined"].parameters(), trained["sharded"].parameters()))
+print(f"largest weight difference after 2 epochs: {difference}")
+
+# %% [markdown]
+# Zero, to the last bit. (The tests of this package check the same for phased execution and
+# replication against a plain PyTorch loop.)
+#
+# ## Looking inside: ipu_print_tensor
+#
+# On an IPU you cannot set a breakpoint inside the model. `poptorch.ipu_print_tensor` prints a
+# tensor each time the IPU computes it, and its gradient during the backward pass. It returns
+# the tensor: use the result, or the compiler removes the print. Sharded execution with one
+# micro-batch keeps the output short and in order.
+
+# %%
+class Watched(Network):
+    def forward(self, x):
+        with poptorch.Block("B1"):
+            x = self.layer1(x)
+        with poptorch.Block("B2"):
+            x = self.layer2(x)
+        with poptorch.Block("B3"):
+            x = self.layer3_act(self.layer3(x.view(-1, 320)))
+        with poptorch.Block("B4"):
+            x = self.layer4(x)
+            x = poptorch.ipu_print_tensor(x, "logits")
+        return x
+
+
+torch.manual_seed(0)
+watched = Watched()
+opts = poptorch.Options().setExecutionStrategy(tutorial.strategy("sharded"))
+debug_model = poptorch.trainingModel(TrainingModelWithLoss(watched), opts)
+images, labels = train_set.images[:2], train_set.labels[:2]
+_ = debug_model(images, labels)
+
+# %% [markdown]
+# The forward pass printed the logits of two images; the backward pass printed their gradient.
+# Each row of the gradient sums to zero: that is what cross-entropy's gradient does.
+#
+# ## When sharding is the right choice
+#
+# - **Debugging** a model split over IPUs: one micro-batch at a time, in model order, with the
+#   same placement as the pipeline you will run later.
+# - **A single sample, or a latency-bound service**: a pipelined inference model needs at
+#   least N micro-batches per call to fill, while a sharded one answers one micro-batch at a time.
+# - **A model that must be split but whose throughput does not matter**, for example during
+#   development.
+#
+# For training throughput, pipelining wins as soon as there are micro-batches to overlap. The
+# single-sample case is easy to check:
+
+# %%
+for name in ("pipelined", "sharded"):
+    opts = poptorch.Options().setExecutionStrategy(tutorial.strategy(name))
+    single = poptorch.inferenceModel(Network(), opts.showCompilationProgressBar(False))
+    try:
+        single.compile(torch.randn(1, 1, 28, 28))
+        print(f"{name}: one image in {single.plan.call_seconds * 1e6:.1f} µs")
+    except poptorch.Error as error:
+        print(f"{name}: {error}")
+
+# %% [markdown]
+# ## Explore
+#
+# Switch the strategy between pipelined and sharded, then change the gradient accumulation:
+# sharded time grows in proportion, pipelined time grows more slowly once the pipeline is full.
+
+# %%
+from ipu_tutorials.classroom import pipeline_explorer
+
+pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# PopART runs sharded stages in model order and merges neighbouring stages that share an IPU,
+# as the simulator does. On hardware `ipu_print_tensor` copies the tensor to the host through
+# a print stream and Poplar formats it; the simulator prints it from PyTorch during the
+# numerics, once per micro-batch, in the same order. Timing differences between the two
+# strategies come from the simulator's cost model; their direction, and the one-IPU-at-a-time
+# pattern, are what a PopVision trace of real hardware shows too.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom import lesson3 as exercises
+
+# %% [markdown]
+# ### Exercise 3.1: IPUs at work
+#
+# Under `ShardedExecution` on four IPUs, how many IPUs compute at the same time?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_busy_ipus = 1
+### END SOLUTION
+
+# %%
+exercises.busy_ipus.check(my_busy_ipus)
+
+# %% [markdown]
+# ### Exercise 3.2: measure the speedup
+#
+# With `gradientAccumulation(10)`, how many times faster is a pipelined step than a sharded
+# one for this network? Compute it from the two plans (`model.plan.call_seconds`).
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_speedup = models["sharded"].plan.call_seconds / models["pipelined"].plan.call_seconds
+### END SOLUTION
+
+# %%
+exercises.speedup.check(my_speedup)
+
+# %% [markdown]
+# ## Summary
+#
+# - `ShardedExecution` takes the same stages as `PipelinedExecution` and runs them one after
+#   another: one IPU busy at a time, no gradient-accumulation rule.
+# - The strategy never changes the numbers: pipelined and sharded training give identical
+#   weights.
+# - `ipu_print_tensor` prints a tensor and its gradient from inside the model.
+# - Shard to debug and for single samples; pipeline for throughput.
+#
+# **Next:** lesson 4 looks at what fills each IPU's memory, and how to move optimizer state
+# off chip.
+#
+# **Further reading:** PopTorch user guide, "ShardedExecution" and "ipu_print_tensor".

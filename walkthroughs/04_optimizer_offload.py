@@ -1,0 +1,248 @@
+# %% [markdown]
+# # Lesson 4: Optimizer state offload
+#
+# An IPU keeps everything it works on in its own SRAM: 897 MiB on a GC200, spread over 1,472
+# tiles. When a model's weights, gradients, optimizer state and activations do not fit, the
+# compiler fails. This lesson reads the simulator's per-IPU memory plan, plans a model far
+# larger than your laptop could run, and fits it by moving the optimizer state to streaming
+# memory, then shows what that costs in time.
+#
+# **What you will learn**
+# - what each IPU's memory holds: code, weights, gradient accumulators, optimizer state,
+#   activations, the pipeline stash, exchange buffers and temporaries;
+# - how to plan a large model on meta tensors, without its weights;
+# - how `TensorLocations.setOptimizerLocation` moves optimizer state off chip, and what the
+#   weight update pays for it;
+# - replicated tensor sharding, the next step.
+#
+# **Prerequisites:** lessons 1 and 2.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.classroom.memory import even_split
+from ipu_tutorials.models import Network, TrainingModelWithLoss, TransformerLM, split_layers
+from ipu_tutorials.profiling import Report, plot_memory
+from ipu_tutorials.simulator import format_bytes
+
+_ = torch.manual_seed(0)  # the same numbers on every run
+
+# %% [markdown]
+# ## What fills an IPU
+#
+# Compile the tutorial network for pipelined training and print its memory plan: one row per
+# IPU, one column per kind of memory.
+
+# %%
+opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=10)
+model = Network()
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters()))
+training_model.compile(torch.randn(400, 1, 28, 28), torch.randint(0, 10, (400,)))
+print(training_model.plan.memory.table())
+
+# %% [markdown]
+# - **code**: the compiled program of each IPU, always resident (an estimate: no public
+#   figure gives its size);
+# - **weights**, **gradients** (the accumulators that sum micro-batch gradients) and
+#   **optimizer** state: AdamW keeps two float32 moments per weight, so twice the weights;
+# - **activations** kept for the backward pass, and the pipeline **stash**: the first IPU holds
+#   its inputs for 2N-1 = 7 micro-batches until their backward comes back, the last for one;
+# - **exchange** buffers for data crossing to other IPUs and the host, and **temporaries**, the
+#   working memory of the largest matmul or convolution.
+#
+# This network is tiny. The interesting case is a model that does not fit.
+#
+# ## Planning a model larger than your laptop
+#
+# A transformer of GPT-2-small size, 12 layers of width 768, built on PyTorch's meta device:
+# its parameters have shapes but no storage, so it takes no memory to build, and the simulator
+# plans it from shapes alone. `split_layers` annotates its layers with `BeginBlock`, three per
+# IPU over four IPUs.
+
+# %%
+def transformer(half=False):
+    with torch.device("meta"):
+        lm = TransformerLM(width=768, depth=12, heads=12, recompute_checkpoint_every_layer=True)
+    lm = lm.half() if half else lm
+    return split_layers(lm, even_split(12, 4))
+
+
+def plan_transformer(offload=False, half=False, replicas=1, sharded_state=False):
+    lm = transformer(half)
+    opts = poptorch.Options().replicationFactor(replicas).showCompilationProgressBar(False)
+    opts.Training.gradientAccumulation(32)
+    location = poptorch.TensorLocationSettings().useOnChipStorage(not offload)
+    if sharded_state:
+        location.useReplicatedTensorSharding(True)
+    opts.TensorLocations.setOptimizerLocation(location)
+    accum = torch.float16 if half else torch.float32
+    lm_model = poptorch.trainingModel(lm, opts, poptorch.optim.AdamW(lm.parameters(), accum_type=accum))
+    tokens = torch.zeros(4 * 32 * replicas, 128, dtype=torch.long, device="meta")
+    lm_model.compile(tokens, tokens)
+    return lm_model.plan
+
+
+print(f"{sum(p.numel() for p in transformer().parameters()) / 1e6:.0f}M parameters, "
+      f"micro-batch 4 x 128 tokens")
+
+# %% [markdown]
+# ## Out of memory on chip
+#
+# In float32 with AdamW's state on chip the plan does not fit, and compiling fails as PopTorch
+# does, with the whole plan in the message:
+
+# %%
+try:
+    plan_transformer()
+except poptorch.OutOfMemoryError as error:
+    print(error)
+    failed = error.plan
+
+# %% [markdown]
+# The error carries the plan, so it can be drawn: the dashed line is each IPU's capacity.
+
+# %%
+plot_memory(failed.ipus, title="float32, AdamW state on chip")
+plt.show()
+
+# %% [markdown]
+# ## Fitting with TensorLocations
+#
+# AdamW's moments are only needed during the weight update. PopTorch can keep them in
+# streaming memory (DDR attached to the IPU-Machine) and stream them in for the update and back
+# out after it:
+#
+# ```python
+# opts.TensorLocations.setOptimizerLocation(
+#     poptorch.TensorLocationSettings().useOnChipStorage(False))
+# ```
+
+# %%
+offloaded = plan_transformer(offload=True)
+for before, after in zip(failed.ipus, offloaded.memory.ipus):
+    print(f"IPU {before.ipu}: {format_bytes(before.total):>10} -> {format_bytes(after.total):>10}"
+          f"  (optimizer state {format_bytes(before.optimizer)} now off chip: "
+          f"{format_bytes(after.off_chip['optimizer'])})")
+
+# %%
+plot_memory(offloaded.memory.ipus, title="float32, AdamW state off chip")
+plt.show()
+
+# %% [markdown]
+# Every IPU loses exactly its optimizer bytes, and the model fits.
+#
+# ## What offloading costs
+#
+# Streaming memory is far slower than SRAM. No reliable public figure gives its bandwidth; the
+# simulator assumes about 16 GB/s per direction, since the IPU-M2000 reaches its DDR over PCIe
+# Gen4 x8. The state streams in before the update and back out after it, and the step waits. To compare like with like, both plans below use float16
+# weights, which fit either way.
+
+# %%
+on_chip = plan_transformer(half=True)
+off_chip = plan_transformer(offload=True, half=True)
+for name, plan in (("on chip", on_chip), ("off chip", off_chip)):
+    streams = plan.timeline.of_kind("stream")
+    streamed = max((e.duration for e in streams), default=0.0)
+    print(f"state {name:>8}: step {plan.call_seconds * 1e3:6.1f} ms, "
+          f"each stream {streamed * 1e3:5.1f} ms, {plan.samples_per_second:5.0f} sequences/s")
+
+# %% [markdown]
+# On the timeline the transfers (orange) bracket the short weight update (purple) after the
+# pipeline's flush:
+
+# %%
+Report.from_plan(off_chip).plot_timeline(label_micro_batches=False)
+plt.show()
+
+# %% [markdown]
+# Whether the cost matters depends on how often the update runs: with more gradient
+# accumulation each update serves more micro-batches, and the transfers weigh less.
+#
+# ## The next step: replicated tensor sharding
+#
+# With data-parallel replicas, every replica holds the same optimizer state.
+# `useReplicatedTensorSharding(True)` splits it across the replicas instead: each keeps 1/R of
+# it, and with the state off chip each streams 1/R of it.
+
+# %%
+for sharded_state in (False, True):
+    plan = plan_transformer(offload=True, replicas=2, sharded_state=sharded_state)
+    worst = max(plan.memory.ipus, key=lambda m: m.off_chip.get("optimizer", 0))
+    stream = max(e.duration for e in plan.timeline.of_kind("stream"))
+    print(f"sharding {'on ' if sharded_state else 'off'}: optimizer state per IPU "
+          f"{format_bytes(worst.off_chip['optimizer'])}, stream {stream * 1e3:.1f} ms, "
+          f"{plan.samples_per_second:.0f} sequences/s on {plan.placement.ipus_acquired} IPUs")
+
+# %% [markdown]
+# ## Explore the memory plan
+#
+# Pick a model size, the IPUs, the optimizer, and the two switches of this lesson and the
+# next. SGD without momentum keeps no state at all; LAMB keeps as much as AdamW.
+
+# %%
+from ipu_tutorials.classroom import memory_planner
+
+memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# Poplar's memory report distinguishes always-live from not-always-live memory and shows the
+# peak per tile; running out on a single tile fails the whole compile. The simulator adds the
+# categories up per IPU, an upper bound that ignores how memory is spread over tiles, and it
+# estimates code and exchange sizes. It streams offloaded state through memory the
+# activations leave free during the update, and assumes a streaming bandwidth for which no
+# reliable public figure exists. Use it to compare configurations and to learn which knob
+# moves which bar, then confirm on hardware with PopVision.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom import lesson4 as exercises
+
+# %% [markdown]
+# ### Exercise 4.1: AdamW's state
+#
+# How many bytes of optimizer state does AdamW keep for the tutorial `Network` in float32?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_state_bytes = 2 * 4 * sum(p.numel() for p in Network().parameters())
+### END SOLUTION
+
+# %%
+exercises.adamw_state_bytes.check(my_state_bytes)
+
+# %% [markdown]
+# ### Exercise 4.2: fit 1.3B parameters on 16 IPUs
+#
+# Use the memory planner (model "1.3B", 16 IPUs, AdamW) to find which switches make every IPU
+# fit, then check your choice.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_offload, my_half = True, True
+### END SOLUTION
+
+# %%
+exercises.make_it_fit.check(offload=my_offload, half=my_half)
+
+# %% [markdown]
+# ## Summary
+#
+# - Each IPU holds code, weights, gradient accumulators, optimizer state, activations, the
+#   pipeline stash, exchange buffers and temporaries; the simulator's plan shows each.
+# - Models built on the meta device are planned from shapes alone, however large.
+# - `setOptimizerLocation(TensorLocationSettings().useOnChipStorage(False))` removes exactly the
+#   optimizer state from every IPU, and makes each weight update stream it in and out.
+# - Replicated tensor sharding divides that state, and its streaming, by the replicas.
+#
+# **Next:** lesson 5 halves weights and gradients with float16, and keeps the small gradients
+# alive.
+#
+# **Further reading:** PopTorch user guide, "Tensor locations"; Graphcore's memory and
+# performance optimisation guide, "Variable offloading" and "Replicated tensor sharding".

@@ -1,0 +1,275 @@
+# %% [markdown]
+# # Lesson 5: Half precision
+#
+# IPUs compute four times faster in float16 than in float32, and float16 tensors take half the
+# memory. The catch is range: float16 cannot hold numbers smaller than about 6e-8, and late in
+# training many gradients are smaller than that. This lesson uses real float16 arithmetic on
+# your CPU to show the problem, and PopTorch's tools against it.
+#
+# **What you will learn**
+# - the two ways to run a PopTorch model in float16, and how PopTorch casts mixed inputs;
+# - how much memory float16 weights, gradients and partials save in the plan;
+# - how small gradients underflow, and how loss scaling (and velocity scaling for SGD) saves
+#   them;
+# - what `accum_type` and the partials type control, and what stochastic rounding does.
+#
+# **Prerequisites:** lessons 2 and 4.
+
+# %%
+import copy
+
+import matplotlib.pyplot as plt
+import torch
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.classroom.precision import (accumulate_in_half, draw_histogram, representable,
+                                               small_loss_network, survival)
+from ipu_tutorials.datasets import load_mnist
+from ipu_tutorials.models import Network, TrainingModelWithLoss
+
+torch.manual_seed(0)
+sharded = tutorial.strategy("sharded")
+
+# %% [markdown]
+# ## Two ways to use float16
+#
+# `model.half()` turns every weight into float16: the most memory saved, but small weight
+# updates can be lost. The other way keeps float32 weights and feeds float16 inputs. Plain
+# PyTorch refuses to mix the two:
+
+# %%
+model = Network()
+images = torch.randn(8, 1, 28, 28).half()
+try:
+    model(images)
+except RuntimeError as error:
+    print(f"PyTorch: {error}")
+
+# %% [markdown]
+# PopTorch instead casts the float32 weights down to float16 where they meet float16 inputs
+# (`HalfFloatCastingBehavior.Default`): the operations run in float16 while the weights, and
+# their updates, stay float32. `HalfUpcastToFloat` follows PyTorch's promotion rules instead
+# and computes in float32.
+
+# %%
+for behaviour in (poptorch.HalfFloatCastingBehavior.Default,
+                  poptorch.HalfFloatCastingBehavior.HalfUpcastToFloat):
+    opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
+    opts.Precision.halfFloatCasting(behaviour)
+    output = poptorch.inferenceModel(model, opts)(images)
+    print(f"{behaviour.name:>17}: output {output.dtype}, weights {model.layer1.conv.weight.dtype}")
+
+# %% [markdown]
+# ## Memory saved
+#
+# Compile the training model three ways and compare the plan for the first IPU. Float16
+# weights halve the weights; the gradient accumulators follow the optimizer's `accum_type`,
+# float32 by default, so they halve only when asked.
+
+# %%
+def first_ipu(half_model, accum_type=torch.float32, partials=torch.float32):
+    net = Network().half() if half_model else Network()
+    opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
+    opts.Precision.setPartialsType(partials)
+    optimizer = poptorch.optim.AdamW(net.parameters(), accum_type=accum_type)
+    training_model = poptorch.trainingModel(TrainingModelWithLoss(net), opts, optimizer)
+    data = torch.randn(40, 1, 28, 28)
+    training_model.compile(data.half() if half_model else data, torch.randint(0, 10, (40,)))
+    return training_model.plan.memory[0], training_model
+
+
+rows = [("float32 weights", first_ipu(False)[0]), ("float16 weights", first_ipu(True)[0]),
+        ("... and float16 accumulators", first_ipu(True, torch.float16)[0])]
+print(f"{'':<30}{'weights':>10}{'gradients':>11}{'optimizer':>11}")
+for name, m in rows:
+    print(f"{name:<30}{m.weights:>10,}{m.gradients:>11,}{m.optimizer:>11,}")
+
+# %% [markdown]
+# AdamW's two moments stay float32 unless you set `first_order_momentum_accum_type` and
+# `second_order_momentum_accum_type`. With float16 accumulators PopTorch also switches the
+# mean over micro-batches to a running mean, which cannot overflow:
+
+# %%
+_, half_model = first_ipu(True, torch.float16)
+strategy = half_model.options.Training.meanAccumulationAndReplicationReductionStrategy
+print(f"MeanReductionStrategy.{strategy.name}")
+
+# %% [markdown]
+# ## Small gradients underflow
+#
+# Float16's range, from `torch.finfo`:
+
+# %%
+tiny, normal, largest = representable(torch.float16)
+print(f"smallest subnormal {tiny:.3g}, smallest normal {normal:.3g}, largest {largest:,.0f}")
+
+# %% [markdown]
+# Gradients get small once a network fits its data, because they scale with the loss. Here
+# the tutorial network has trained on one batch until its loss is about 1e-5. The histogram
+# shows its gradients on a log scale against float16's regions: red underflows to zero, orange
+# keeps fewer significant bits.
+
+# %%
+network, batch, batch_labels = small_loss_network()
+print(f"loss {network(batch, batch_labels)[1].item():.2g}")
+result = survival(1.0, torch.float16)
+fig, ax = plt.subplots(figsize=(10, 3.5))
+draw_histogram(result, torch.float16, 1.0, ax)
+plt.show()
+print(f"{result['survived'] / result['total']:.1%} of {result['total']:,} gradients survive a "
+      f"float16 backward pass; {result['lost']:,} become zero")
+
+# %% [markdown]
+# `survival` really runs the backward pass in float16 and compares it with float32, so it
+# counts every underflow on the way, not just in the final gradients.
+#
+# ## Loss scaling
+#
+# Multiply the loss by a constant before the backward pass and every gradient grows by the
+# same factor, out of the underflow region. PopTorch divides it back out inside the weight
+# update, in float32, so the training itself is unchanged: `poptorch.optim.AdamW(...,
+# loss_scaling=1024)`. Too large a scale overflows instead:
+
+# %%
+print(" loss scale  survive  underflow  overflow")
+for scale in (1, 64, 1024, 8192, 65536):
+    r = survival(float(scale), torch.float16)
+    print(f"{scale:>11,}  {r['survived'] / r['total']:>7.2%}  {r['lost']:>9,}  {r['overflowed']:>8,}")
+
+# %% [markdown]
+# Powers of two scale without rounding. Graphcore's examples use 1024 for this kind of model
+# and up to 4096 for BERT. Training the tutorial network with float16 weights and inputs and a
+# loss scale of 1024 works as usual (float16 arithmetic runs at about half speed on a CPU):
+
+# %%
+torch.manual_seed(0)
+train_set = load_mnist(train=True, source="embedded")
+train_set.images = train_set.images.half()
+half_net = Network().half()
+opts = tutorial.training_options("pipelined", device_iterations=10, gradient_accumulation=10)
+optimizer = poptorch.optim.AdamW(half_net.parameters(), lr=0.001, loss_scaling=1024.0)
+training_model = poptorch.trainingModel(TrainingModelWithLoss(half_net), opts, optimizer)
+data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
+history = tutorial.train(training_model, data, epochs=3, progress=False)
+
+# %% [markdown]
+# ## Velocity scaling for SGD
+#
+# SGD with momentum keeps a velocity per weight. Stored in float16, it underflows like the
+# gradients. `velocity_scaling` stores it multiplied by a constant (PopTorch applies it with
+# `use_combined_accum=True`); the update divides it back out. One step from the small
+# gradients above:
+
+# %%
+def zero_velocities(velocity_scaling):
+    net = copy.deepcopy(network)
+    net.zero_grad()
+    net(batch, batch_labels)[1].backward()
+    sgd = poptorch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, use_combined_accum=True,
+                             velocity_accum_type=torch.float16, velocity_scaling=velocity_scaling)
+    sgd.step()
+    lost = sum(int(((sgd.state[p]["momentum_buffer"] == 0) & (p.grad != 0)).sum())
+               for p in net.parameters())
+    return lost, sum(int((p.grad != 0).sum()) for p in net.parameters())
+
+
+for scaling in (1.0, 1024.0):
+    lost, total = zero_velocities(scaling)
+    print(f"velocity_scaling {scaling:>6,.0f}: {lost:,} of {total:,} velocities stored as zero")
+
+# %% [markdown]
+# ## Partials
+#
+# Matmuls and convolutions accumulate their partial sums in float32 by default, even on
+# float16 inputs. `opts.Precision.setPartialsType(torch.half)` halves the working memory those
+# sums take, at some cost in accuracy:
+
+# %%
+for partials in (torch.float32, torch.float16):
+    memory, _ = first_ipu(True, torch.float16, partials)
+    print(f"partials {str(partials):<14} temporaries on IPU 0: {memory.temporaries:,} bytes")
+
+# %% [markdown]
+# ## Stochastic rounding
+#
+# Adding a small number to a large one in float16 rounds the small one away: float16's step
+# at 1.0 is about 0.001, so 1.0 + 0.0001 rounds back to 1.0 every time. The IPU can round up
+# or down at random instead, with chances proportional to the distance, so that the sum is
+# right on average (`opts.Precision.enableStochasticRounding(True)`). Ten thousand additions
+# of 0.0001 to 1.0:
+
+# %%
+for stochastic in (False, True):
+    total = accumulate_in_half(1e-4, 10_000, stochastic)
+    print(f"{'stochastic' if stochastic else 'round to nearest':>16}: {total:.4f} (exact: 2.0000)")
+
+# %% [markdown]
+# ## Explore
+#
+# Slide the loss scale and switch between float16, bfloat16 (float32's range, fewer bits) and
+# float32. Watch where the histogram sits against the red and purple regions.
+
+# %%
+from ipu_tutorials.classroom import precision_explorer
+
+precision_explorer(loss_scale_log2=0, dtype="float16")
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# The simulator's arithmetic is PyTorch's on your CPU: float16 operations really round to
+# float16, so underflow, overflow and the effect of loss scaling are real. What differs: the
+# IPU's float16 matmuls accumulate in the partials type you choose, while the CPU's float16
+# kernels may accumulate in float32 whatever you set; the partials type therefore changes the
+# plan's memory and time but not the CPU numbers. Likewise `enableStochasticRounding` is
+# recorded but the CPU rounds to nearest; the demo above uses the simulator's own rounding
+# function. The cost model runs float16 matmuls at four times the float32 rate, as a GC200 does.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom import lesson5 as exercises
+
+# %% [markdown]
+# ### Exercise 5.1: choose a loss scale
+#
+# Pick a loss scale for the small-loss network such that at least 99% of its gradients survive
+# a float16 backward pass and none overflow.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_loss_scale = 1024
+### END SOLUTION
+
+# %%
+exercises.loss_scale.check(my_loss_scale)
+
+# %% [markdown]
+# ### Exercise 5.2: smaller partials
+#
+# Build a `poptorch.Options` that shrinks the temporary memory of the tutorial network's
+# matmuls and convolutions.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_options = poptorch.Options()
+my_options.Precision.setPartialsType(torch.half)
+### END SOLUTION
+
+# %%
+exercises.half_partials.check(my_options)
+
+# %% [markdown]
+# ## Summary
+#
+# - Float16 weights (`model.half()`) or float16 inputs with float32 weights, which PopTorch
+#   casts down by default; both run the arithmetic in float16.
+# - Float16 halves weights; `accum_type=torch.float16` halves the gradient accumulators and
+#   switches to a running mean; half partials shrink matmul working memory.
+# - Small gradients underflow in float16. A loss scale (a power of two, chosen so nothing
+#   overflows) keeps them, and velocity scaling does the same for SGD's momentum.
+# - Stochastic rounding keeps small updates on average.
+#
+# **Further reading:** Graphcore's PopTorch mixed-precision tutorial and memory and
+# performance optimisation guide ("Mixed precision", "Stochastic rounding"); Micikevicius et
+# al., "Mixed Precision Training" (2018).
