@@ -187,3 +187,10 @@ def test_serial_phases_reuse_the_same_ipus():
 def _with_loss(net):
     from ipu_tutorials.models import TrainingModelWithLoss
     return TrainingModelWithLoss(net)
+
+
+def test_waiting_for_ipus_cannot_help_the_simulated_system(monkeypatch):
+    monkeypatch.setenv("POPTORCH_WAIT_FOR_IPU", "1")
+    ipu_tutorials.set_system("ipu2", num_ipus=2)
+    with pytest.raises(poptorch.Error, match=r"failed to acquire 4 IPUs.*nothing to wait for"):
+        compile_training(ThreeBlocks((0, 1, 3)))

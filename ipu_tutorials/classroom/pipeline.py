@@ -51,9 +51,9 @@ def simulate_pipeline(ipus: int = 4, accumulation: int = 8, device_iterations: i
     """Compile StageStack on the meta device and return the simulator's plan (no data needed)."""
     with torch.device("meta"):
         model = StageStack(ipus, imbalance)
-    training = poptorch.trainingModel(
-        model, pipeline_options(ipus, accumulation, device_iterations, strategy).showCompilationProgressBar(False),
-        poptorch.optim.SGD(model.parameters(), lr=0.01))
+    opts = pipeline_options(ipus, accumulation, device_iterations, strategy)
+    training = poptorch.trainingModel(model, opts.showCompilationProgressBar(False),
+                                      poptorch.optim.SGD(model.parameters(), lr=0.01))
     samples = micro_batch * accumulation * device_iterations
     data = torch.empty(samples, WIDTH, device="meta")
     training.compile(data, data)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import datetime
 import os
 import sys
 import time
@@ -23,6 +22,7 @@ from ..profiling import autoreport
 from . import _to_simulator
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
 from .options import Options
+from .perf_counters import PerfCounters
 
 NOT_COMPILED = "the model has not been compiled, or has been destroyed: call it (or .compile()) first"
 _TRAINING_WRAPPERS: "weakref.WeakKeyDictionary[torch.nn.Module, PoplarExecutor]" = \
@@ -41,7 +41,7 @@ def _batched(tensors) -> list[torch.Tensor]:
     return [t for t in tensors if isinstance(t, torch.Tensor)]
 
 
-class PoplarExecutor:
+class PoplarExecutor(PerfCounters):
     """A model wrapped for the (simulated) IPU. Call it like the model, with whole-call batches."""
 
     def __init__(self, model: torch.nn.Module, options: Options | None, training: bool,
@@ -277,60 +277,6 @@ class PoplarExecutor:
         for p, state in self._optimizer.state.items():
             optimizer.state.setdefault(p, state)
         self._optimizer = optimizer
-
-    # --- simulated performance ------------------------------------------------------------------
-    def _phases(self) -> tuple[float, float, float]:
-        """(host to IPU, compute, IPU to host) seconds of one call."""
-        host = [e for e in self._plan.timeline.events if e.kind == "host"]
-        first_compute = min((e.start for e in self._plan.timeline.events if e.kind != "host"),
-                            default=0.0)
-        to_ipu = sum(e.duration for e in host if e.end <= first_compute)
-        to_host = sum(e.duration for e in host if e.start >= first_compute)
-        return to_ipu, self._plan.call_seconds - to_ipu - to_host, to_host
-
-    def _latency(self, seconds: float) -> tuple[float, float, float]:
-        self._require_compiled()
-        return (seconds, seconds, seconds) if self._calls else (0.0, 0.0, 0.0)
-
-    def getHostIpuLatency(self):
-        """(min, max, avg) simulated seconds to stream a call's inputs to the IPU."""
-        return self._latency(self._phases()[0] if self._plan else 0.0)
-
-    def getComputeLatency(self):
-        """(min, max, avg) simulated seconds the IPUs compute in a call."""
-        return self._latency(self._phases()[1] if self._plan else 0.0)
-
-    def getIpuHostLatency(self):
-        return self._latency(self._phases()[2] if self._plan else 0.0)
-
-    def getLatency(self):
-        """(min, max, avg) simulated seconds of a whole call, inputs to outputs."""
-        return self._latency(self._plan.call_seconds if self._plan else 0.0)
-
-    def getPerfCounters(self) -> dict:
-        """Simulated timestamps (seconds) of the last call, as [input index][iteration] lists."""
-        if self._plan is None or not self._calls:
-            return {k: [[]] for k in ("input", "input_complete", "output", "output_complete")}
-        to_ipu, compute, to_host = self._phases()
-        t0 = self._last_call_start
-        inputs = max(1, len(_batched(tree_flatten(self._example)[0])))
-        stamps = {"input": t0, "input_complete": t0 + to_ipu, "output": t0 + to_ipu + compute,
-                  "output_complete": t0 + self._plan.call_seconds}
-        return {k: [[v] for _ in range(inputs)] for k, v in stamps.items()}
-
-    def cycleCount(self) -> int:
-        """Simulated IPU cycles of the last call (needs opts.logCycleCount(True))."""
-        if not self._options.log_cycle_count:
-            raise Error("cycle count logging is disabled: set opts.logCycleCount(True) before "
-                        "wrapping the model")
-        if not self._calls:
-            raise Error("run the model at least once before asking for its cycle count")
-        return self._plan.cycles_per_call
-
-    def compilationTime(self) -> datetime.timedelta:
-        """Host wall-clock time the simulated compilation took."""
-        self._require_compiled()
-        return datetime.timedelta(seconds=self._compile_seconds)
 
     # --- tensors, state and files ----------------------------------------------------------------
     def getTensorNames(self) -> list[str]:

@@ -96,6 +96,12 @@ class _IpuOptimizer:
     def _state_type(self, name: str) -> torch.dtype:
         return self.state_types.get(name, torch.float32)
 
+    def _moments(self, state: dict, g: torch.Tensor, b1: float, b2: float):
+        """Adam's running first and second moments of the gradient, kept in their own types."""
+        m = self._store(state, "exp_avg", b1 * state["exp_avg"].float() + (1 - b1) * g)
+        v = self._store(state, "exp_avg_sq", b2 * state["exp_avg_sq"].float() + (1 - b2) * g * g)
+        return m, v
+
     @staticmethod
     def _store(state: dict, name: str, value: torch.Tensor) -> torch.Tensor:
         """Keep state in its declared type and return what the update sees (rounded to it)."""
@@ -113,6 +119,12 @@ class _IpuOptimizer:
     def state_bytes(self) -> int:
         types = [self._state_type(n) for n in self._state_tensors]
         return max((torch.empty(0, dtype=t).element_size() for t in types), default=4)
+
+
+def _moment_types(first, second) -> dict:
+    """Adam-style state tensors with the argument that sets each one's type."""
+    return {"exp_avg": ("first_order_momentum_accum_type", first),
+            "exp_avg_sq": ("second_order_momentum_accum_type", second)}
 
 
 class SGD(_IpuOptimizer, torch.optim.SGD):
@@ -180,9 +192,8 @@ class Adam(_IpuOptimizer, torch.optim.Adam):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          **torch_kwargs)
         self._setup(loss_scaling, accum_type, max_grad_norm,
-                    exp_avg=("first_order_momentum_accum_type", first_order_momentum_accum_type),
-                    exp_avg_sq=("second_order_momentum_accum_type",
-                                second_order_momentum_accum_type))
+                    **_moment_types(first_order_momentum_accum_type,
+                                    second_order_momentum_accum_type))
         self.bias_correction = bool(bias_correction)
 
     def _update(self, w, g, state, group):
@@ -191,8 +202,7 @@ class Adam(_IpuOptimizer, torch.optim.Adam):
             w = w * (1 - lr * wd)
         elif wd:
             g = g + wd * w
-        m = self._store(state, "exp_avg", b1 * state["exp_avg"].float() + (1 - b1) * g)
-        v = self._store(state, "exp_avg_sq", b2 * state["exp_avg_sq"].float() + (1 - b2) * g * g)
+        m, v = self._moments(state, g, b1, b2)
         t = state["step"]
         bc1, bc2 = (1 - b1**t, 1 - b2**t) if self.bias_correction else (1.0, 1.0)
         return w - (lr / bc1) * m / (v.sqrt() / math.sqrt(bc2) + eps)
@@ -274,15 +284,13 @@ class LAMB(_IpuOptimizer, torch.optim.Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       max_weight_norm=float(max_weight_norm)))
         self._setup(loss_scaling, accum_type, max_grad_norm,
-                    exp_avg=("first_order_momentum_accum_type", first_order_momentum_accum_type),
-                    exp_avg_sq=("second_order_momentum_accum_type",
-                                second_order_momentum_accum_type))
+                    **_moment_types(first_order_momentum_accum_type,
+                                    second_order_momentum_accum_type))
         self.bias_correction = bool(bias_correction)
 
     def _update(self, w, g, state, group):
         (b1, b2), t = group["betas"], state["step"]
-        m = self._store(state, "exp_avg", b1 * state["exp_avg"].float() + (1 - b1) * g)
-        v = self._store(state, "exp_avg_sq", b2 * state["exp_avg_sq"].float() + (1 - b2) * g * g)
+        m, v = self._moments(state, g, b1, b2)
         if self.bias_correction:
             m, v = m / (1 - b1**t), v / (1 - b2**t)
         u = m / (v.sqrt() + group["eps"]) + group["weight_decay"] * w

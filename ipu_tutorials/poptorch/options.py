@@ -258,7 +258,8 @@ class Options(_OptionGroup):
         try:
             call = ast.parse(line, mode="eval").body
         except SyntaxError:
-            raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
+            raise ValueError(f"{where}: expected a call such as deviceIterations(4), "
+                             f"got {line!r}") from None
         if not isinstance(call, ast.Call):
             raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
         self._run_call(call, where)

@@ -78,6 +78,11 @@ class Graph:
     def block_ops(self, block: str) -> list[Op]:
         return [op for op in self.ops if op.block == block]
 
+    def __repr__(self) -> str:
+        weights = sum(p.numel for p in self.params.values())
+        return (f"Graph({len(self.ops)} ops in {len(self.blocks)} block(s) "
+                f"{list(self.blocks)}, {weights:,} parameters)")
+
 
 def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()

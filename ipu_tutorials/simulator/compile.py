@@ -52,6 +52,12 @@ class Plan:
             if e.ipu == s.ipu and e.stage == s.index and e.step == 0 and e.kind in "FB")[:200]
             for s in self.placement.stages)
 
+    def __repr__(self) -> str:
+        p = self.placement
+        return (f"Plan({self.config.strategy.kind}, {len(p.stages)} stage(s) on "
+                f"{p.ipus_per_replica} IPU(s) x {p.replicas} replica(s), "
+                f"{self.call_seconds * 1e3:.3f} ms per call, {self.samples_per_second:,.0f} samples/s)")
+
     def describe(self) -> str:
         """Placement, memory plan and schedule summary, as --debug prints them."""
         util = ", ".join(f"IPU {i} {u:.0%}" for i, u in enumerate(self.timeline.utilisation()))

@@ -73,6 +73,9 @@ class MemoryPlan:
     def __getitem__(self, ipu: int) -> IpuMemory:
         return self.ipus[ipu]
 
+    def __repr__(self) -> str:
+        return f"MemoryPlan({'fits' if self.fits else 'out of memory'}):\n{self.table()}"
+
     def table(self) -> str:
         """One row per IPU, sizes in binary units, over-capacity rows marked."""
         header = ["IPU", *CATEGORIES, "total", "of", "use", "off chip"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import warnings
 
 from ..errors import Error
@@ -211,8 +212,11 @@ def place(graph: Graph, config: RunConfig) -> Placement:
     needed = per_replica * config.replicas
     acquired = _round_ipus(needed, config)
     if acquired > config.system.num_ipus:
+        waiting = (" (POPTORCH_WAIT_FOR_IPU=1 waits for IPUs other jobs hold; this system has no "
+                   "other jobs, so there is nothing to wait for)"
+                   if os.environ.get("POPTORCH_WAIT_FOR_IPU") == "1" else "")
         raise Error(f"failed to acquire {acquired} IPUs: this model needs {per_replica} IPU(s) per "
                     f"replica x {config.replicas} replica(s), and the simulated system has "
-                    f"{config.system.num_ipus}. Use fewer IPUs or replicas, or a bigger system: "
-                    f"ipu_tutorials.set_system(num_ipus={acquired}).")
+                    f"{config.system.num_ipus}{waiting}. Use fewer IPUs or replicas, or a bigger "
+                    f"system: ipu_tutorials.set_system(num_ipus={acquired}).")
     return Placement(strategy.kind, stages, per_replica, config.replicas, acquired)

@@ -39,5 +39,9 @@ class Timeline:
             best = max(best, sum(1 for count in active.values() if count > 0))
         return best
 
+    def __repr__(self) -> str:
+        return (f"Timeline({len(self.events)} events on {self.num_ipus} IPU(s), "
+                f"{self.duration * 1e3:.3f} ms)")
+
     def of_kind(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
