@@ -62,9 +62,25 @@ def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3", store_widget_state=True,
                             resources={"metadata": {"path": NOTEBOOKS}})
     client.execute()
-    for cell in nb.cells:  # timestamps would make every build differ
-        cell.metadata.pop("execution", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)  # timestamps would make every build differ
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     return nb
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Join neighbouring stream outputs of the same name: how prints are split into messages
+    depends on timing, what they say does not."""
+    joined: list = []
+    for output in outputs:
+        previous = joined[-1] if joined else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream" and previous["name"] == output["name"]):
+            previous["text"] += output["text"]
+        else:
+            joined.append(output)
+    return joined
 
 
 def as_terminal_shows(text: str) -> str:

@@ -103,3 +103,17 @@ def test_figures_come_from_the_notebooks():
         with open(os.path.join(build_notebooks.NOTEBOOKS, f"{name}.md")) as f:
             linked = re.findall(r"\(\.\./static/([^)]+)\)", f.read())
         assert linked and all(link in figures for link in linked)
+
+
+def test_prints_split_across_messages_are_joined():
+    outputs = [nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+               nbformat.v4.new_output("stream", name="stdout", text="b\n"),
+               nbformat.v4.new_output("stream", name="stderr", text="c\n"),
+               nbformat.v4.new_output("stream", name="stdout", text="d\n")]
+    joined = build_notebooks.coalesce_streams(outputs)
+    assert [(o["name"], o["text"]) for o in joined] == [("stdout", "a\nb\n"), ("stderr", "c\n"),
+                                                         ("stdout", "d\n")]
+
+
+def test_markdown_shows_progress_bars_as_a_terminal_does():
+    assert build_notebooks.as_terminal_shows("bar  0%\rbar 50%\rbar 100%\ndone") == "bar 100%\ndone"
