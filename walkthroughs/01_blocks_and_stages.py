@@ -73,6 +73,7 @@ class Network(nn.Module):
         return x
 
 # %% [markdown]
+# (The package ships this model as `ipu_tutorials.models.Network`; the next lessons import it.)
 # Outside a wrapped model, blocks do nothing: the network still runs as plain PyTorch on the
 # CPU, so you can debug it there first.
 
