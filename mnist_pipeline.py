@@ -125,7 +125,9 @@ def main(args) -> float:
     finally:
         training_data.terminate()  # stop the background loader before anything else happens
 
-    inference_iterations = tutorial.whole_calls(len(test_set), args.test_batch_size)
+    # a pipelined inference model needs a micro-batch per stage in flight
+    least = len(tutorial.BLOCKS) if args.strategy == "pipelined" else 1
+    inference_iterations = tutorial.whole_calls(len(test_set), args.test_batch_size, least=least)
     inf_opts = tutorial.inference_options(train_opts, inference_iterations)
     inference_model = poptorch.inferenceModel(model, inf_opts)
     test_data = poptorch.DataLoader(inf_opts, test_set, batch_size=args.test_batch_size)
@@ -148,7 +150,7 @@ if __name__ == "__main__":
     arguments = parse_args()
     try:
         main(arguments)
-    except (poptorch.Error, RuntimeError, ValueError) as error:
+    except (RuntimeError, ValueError) as error:  # poptorch.Error is a RuntimeError
         if arguments.debug:
             traceback.print_exc()
         print(f"error: {error}", file=sys.stderr)

@@ -49,10 +49,20 @@ def inference_options(train_opts: poptorch.Options, device_iterations: int) -> p
     return opts
 
 
-def whole_calls(samples: int, batch_size: int, most: int = 100) -> int:
-    """The largest device-iteration count up to `most` that splits `samples` into whole calls."""
+def whole_calls(samples: int, batch_size: int, most: int = 100, least: int = 1) -> int:
+    """The largest device-iteration count in [least, most] that splits `samples` into whole
+    calls of `batch_size`-sample micro-batches, so that every sample is used.
+
+    Raises:
+        ValueError: no such count (too few samples for the batch size).
+    """
     batches = samples // batch_size
-    return max(d for d in range(1, min(most, batches) + 1) if batches % d == 0)
+    counts = [d for d in range(least, min(most, batches) + 1) if batches % d == 0]
+    if not counts:
+        raise ValueError(f"{samples} samples in micro-batches of {batch_size} make {batches} "
+                         f"micro-batch(es), which no device-iteration count from {least} to "
+                         f"{most} divides: use a smaller batch size")
+    return max(counts)
 
 
 @dataclasses.dataclass

@@ -232,13 +232,15 @@ def test_output_mode_every_n_needs_a_positive_period():
     with pytest.raises(ValueError, match=r"output_return_period\) must be a positive integer, "
                                          r"got 0"):
         opts.outputMode(poptorch.OutputMode.EveryN, 0)
-    with pytest.raises(ValueError, match=r"output_return_period is only used with "
-                                         r"OutputMode.EveryN, not OutputMode.All"):
-        opts.outputMode(poptorch.OutputMode.All, 2)
     with pytest.raises(TypeError, match=r"outputMode\(\) expects one of OutputMode.Final, "
                                         r"OutputMode.EveryN, .*; got 'all'"):
         opts.outputMode("all")
     assert opts.output_mode == poptorch.OutputMode.Default
+
+
+def test_a_period_given_with_another_mode_is_ignored_as_poptorch_does():
+    opts = poptorch.Options().outputMode(poptorch.OutputMode.All, 2)
+    assert opts.output_mode == poptorch.OutputMode.All and opts.output_return_period == 1
 
 
 def test_input_replica_grouping_size_must_divide_replication_factor():

@@ -57,7 +57,9 @@ def simulate_pipeline(ipus: int = 4, accumulation: int = 8, device_iterations: i
     samples = micro_batch * accumulation * device_iterations
     data = torch.empty(samples, WIDTH, device="meta")
     training.compile(data, data)
-    return training.plan
+    plan = training.plan
+    training.destroy()
+    return plan
 
 
 def describe(plan: Plan) -> str:
@@ -119,4 +121,6 @@ def tutorial_plan(strategy, accumulation: int = 8, device_iterations: int = 1,
     samples = micro_batch * accumulation * device_iterations * opts.replication_factor
     training.compile(torch.empty(samples, 1, 28, 28, device="meta"),
                      torch.empty(samples, dtype=torch.long, device="meta"))
-    return training.plan
+    plan = training.plan
+    training.destroy()
+    return plan

@@ -8,7 +8,7 @@ import torch
 from ..simulator import config as sim
 from ..simulator.hardware import default_system, ipu_spec
 from ..simulator.runtime import MIXED_DOWNCAST, MIXED_UPCAST, Batching
-from .enums import AutoStage, CommGroupType, HalfFloatCastingBehavior, Liveness, OutputMode
+from .enums import AutoStage, CommGroupType, HalfFloatCastingBehavior, OutputMode
 from .options import Options
 from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhasedExecution,
                          ShardedExecution)
@@ -29,9 +29,6 @@ def strategy_spec(strategy) -> sim.StrategySpec:
     if kind in (sim.SERIAL_PHASED, sim.PARALLEL_PHASED):
         spec.phases = [_stage_specs(p.stages) for p in strategy.phases]
         spec.separate_backward_phase = strategy.separate_backward_phase
-        spec.activations_off_chip_after_fwd = (
-            getattr(strategy, "liveness", Liveness.AlwaysLive) != Liveness.AlwaysLive
-            or getattr(strategy, "send_tensors_off_chip_after_fwd", False))
     elif strategy.stages is not None:
         spec.stages = _stage_specs(strategy.stages)
     else:
@@ -48,7 +45,9 @@ def locations(options: Options, phased: bool) -> dict[str, sim.Location]:
         on_chip = bool(settings.get("onChip", 0 if phased else 1))
         result[kind] = sim.Location(on_chip=on_chip,
                                     replicated_sharding=bool(settings.get("useReplicatedTensorSharding", 0)),
-                                    min_elements_off_chip=settings.get("minElementsForOffChip", 0))
+                                    min_elements_off_chip=settings.get("minElementsForOffChip", 0),
+                                    min_elements_sharding=settings.get(
+                                        "minElementsForReplicatedTensorSharding", 0))
     return result
 
 
@@ -63,8 +62,7 @@ def optimizer_spec(optimizer) -> sim.OptimizerSpec:
     name = type(optimizer).__name__
     if hasattr(optimizer, "state_per_param"):
         return sim.OptimizerSpec(name, optimizer.state_per_param, optimizer.state_bytes,
-                                 _width(optimizer.accum_type), optimizer.flops_per_param,
-                                 optimizer.loss_scaling)
+                                 _width(optimizer.accum_type), optimizer.flops_per_param)
     group = optimizer.param_groups[0]
     state = {"SGD": 1 if group.get("momentum") else 0, "RMSprop": 1}.get(name, 2)
     return sim.OptimizerSpec(name, state, 4, None, 12 if state == 2 else 4)
@@ -116,5 +114,5 @@ def batching(options: Options, micro_batch: int, mixed: str | None = None) -> Ba
                     replicas=options.replication_factor,
                     input_group_size=options.input_group_size,
                     orthogonal_groups=options.input_group_type == CommGroupType.Orthogonal,
-                    output_mode=OUTPUT_NAMES[options.output_mode],
+                    output_mode=OUTPUT_NAMES[options.output_mode],  # the executor resolved Default
                     output_period=options.output_return_period)

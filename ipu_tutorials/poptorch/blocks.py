@@ -74,7 +74,7 @@ def BeginBlock(layer, user_id: str | None = None, ipu_id: int | None = None):
     _check_ids("poptorch.BeginBlock", user_id, ipu_id)
     if not isinstance(layer, torch.nn.Module):
         if callable(layer):
-            return BlockFunction(user_id, ipu_id)(layer)
+            return _begin_before(layer, user_id, ipu_id)
         raise TypeError(f"poptorch.BeginBlock expects a torch.nn.Module (or a function), "
                         f"got {type(layer).__name__}")
     existing = [h for h in layer._forward_pre_hooks.values() if isinstance(h, _BlockHook)]
@@ -84,6 +84,15 @@ def BeginBlock(layer, user_id: str | None = None, ipu_id: int | None = None):
                          f"first to re-annotate it.")
     layer.register_forward_pre_hook(_BlockHook(user_id, ipu_id))
     return layer
+
+
+def _begin_before(function, user_id, ipu_id):
+    """A function that starts a block when called; the block outlasts the call."""
+    @functools.wraps(function)
+    def begun(*args, **kwargs):
+        Block.start(user_id, ipu_id)
+        return function(*args, **kwargs)
+    return begun
 
 
 def BlockFunction(user_id: str | None = None, ipu_id: int | None = None):

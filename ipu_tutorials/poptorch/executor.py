@@ -16,8 +16,8 @@ from tqdm import tqdm
 from ..errors import Error
 from ..simulator.capture import Graph, capture
 from ..simulator.compile import Plan, compile_plan
-from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, describe_factor,
-                                 micro_batch_size, run_inference, run_training)
+from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
+                                 run_inference, run_training)
 from ..profiling import autoreport
 from . import _to_simulator
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
@@ -25,8 +25,8 @@ from .options import Options
 from .perf_counters import PerfCounters
 
 NOT_COMPILED = "the model has not been compiled, or has been destroyed: call it (or .compile()) first"
-_TRAINING_WRAPPERS: "weakref.WeakKeyDictionary[torch.nn.Module, PoplarExecutor]" = \
-    weakref.WeakKeyDictionary()
+_TRAINING_WRAPPERS: "weakref.WeakKeyDictionary[torch.nn.Module, weakref.ref]" = \
+    weakref.WeakKeyDictionary()  # model -> its training wrapper, while either lives
 _WEIGHT_VERSIONS = WeakIdKeyDictionary()  # weight -> _VERSION when a training model last wrote it
 _VERSION = [0]  # bumped each time a training model writes weights back to the host
 
@@ -88,19 +88,25 @@ class PoplarExecutor(PerfCounters):
             raise Error(f"OutputMode.EveryN returns every {opts.output_return_period}th device "
                         f"iteration, so deviceIterations ({opts.device_iterations}) must be a "
                         f"multiple of it")
-        optimizer = self._optimizer
-        if self._training and optimizer is not None:
-            if optimizer.param_groups and any(g.get("nesterov") for g in optimizer.param_groups):
-                raise ValueError("Nesterov momentum is not supported by PopTorch's SGD; use "
-                                 "nesterov=False")
-            owned = {id(p) for p in self._user_model.parameters()}
-            if any(id(p) not in owned for g in optimizer.param_groups for p in g["params"]):
-                raise ValueError("the optimizer holds parameters that are not in the wrapped "
-                                 "model; build it from this model's parameters")
-            if getattr(optimizer, "accum_type", None) == torch.float16:
+        if opts.replication_factor % opts.input_group_size:
+            raise Error(f"inputReplicaGrouping's group size ({opts.input_group_size}) must divide "
+                        f"the replication factor ({opts.replication_factor}); set the grouping "
+                        f"again after changing replicationFactor")
+        if self._training and self._optimizer is not None:
+            self._check_optimizer(self._optimizer)
+            if getattr(self._optimizer, "accum_type", None) == torch.float16:
                 # PopTorch switches to running means so float16 accumulators cannot overflow.
-                self._options.Training.setMeanAccumulationAndReplicationReductionStrategy(
+                opts.Training.setMeanAccumulationAndReplicationReductionStrategy(
                     MeanReductionStrategy.Running)
+
+    def _check_optimizer(self, optimizer):
+        if any(g.get("nesterov") for g in optimizer.param_groups):
+            raise ValueError("Nesterov momentum is not supported by PopTorch's SGD; use "
+                             "nesterov=False")
+        owned = {id(p) for p in self._user_model.parameters()}
+        if any(id(p) not in owned for g in optimizer.param_groups for p in g["params"]):
+            raise ValueError("the optimizer holds parameters that are not in the wrapped "
+                             "model; build it from this model's parameters")
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(self, *args, **kwargs) -> None:
@@ -112,7 +118,7 @@ class PoplarExecutor(PerfCounters):
         inputs = tree_flatten((args, kwargs))[0]
         self._mixed = _to_simulator.mixed_precision(opts, self._user_model, inputs)
         batching = _to_simulator.batching(opts, 1, self._mixed)
-        micro = micro_batch_size(_batched(inputs), batching.factor, describe_factor(batching))
+        micro = micro_batch_size(_batched(inputs), batching)
         first = tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
                          (args, kwargs))
         if self._mixed == MIXED_UPCAST:  # PyTorch's promotion: float16 inputs become float32
@@ -137,6 +143,9 @@ class PoplarExecutor(PerfCounters):
         self._example = tree_map(lambda x: torch.empty_like(x, device="meta")
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
         self._attached = opts.connection_type != ConnectionType.Never
+        if not self._training:  # the weights are uploaded with the executable
+            self._device_model = copy.deepcopy(self._user_model).eval()
+            self._uploaded = _VERSION[0]
         autoreport.write_if_enabled(self)
 
     def _check_loss(self, graph: Graph):
@@ -167,8 +176,7 @@ class PoplarExecutor(PerfCounters):
         self._attached = True
         args, kwargs = tree_map(self._detach_input, (args, kwargs))
         batching = _to_simulator.batching(self._options, self._micro_batch, self._mixed)
-        micro = micro_batch_size(_batched(tree_flatten((args, kwargs))[0]), batching.factor,
-                                 describe_factor(batching))
+        micro = micro_batch_size(_batched(tree_flatten((args, kwargs))[0]), batching)
         if micro != self._micro_batch:
             raise Error(f"this model was compiled for micro-batches of {self._micro_batch} "
                         f"({self._micro_batch * batching.factor} samples per call) but got "
@@ -188,11 +196,13 @@ class PoplarExecutor(PerfCounters):
     def _train(self, args, kwargs, batching):
         model = self._user_model.train()
         optimizer = self._optimizer
-        mean = self._options.Training.accumulation_and_replication_reduction_type == ReductionType.Mean
-        anchors = self._options.anchored_tensors
-        on_update = self._record_anchors if anchors else None
+        training = self._options.Training
+        mean = training.accumulation_and_replication_reduction_type == ReductionType.Mean
+        running = (training.meanAccumulationAndReplicationReductionStrategy
+                   == MeanReductionStrategy.Running)
+        on_update = self._record_anchors if self._options.anchored_tensors else None
         result = run_training(model, optimizer, args, kwargs, batching, self._graph.loss_output,
-                              mean, on_update)
+                              mean, running, on_update)
         _mark_written(model.parameters())
         return result
 
@@ -215,10 +225,7 @@ class PoplarExecutor(PerfCounters):
 
     def _device(self) -> torch.nn.Module:
         """The inference model's on-device weights, refreshed when a trainingModel changed them."""
-        if self._device_model is None:
-            self._device_model = copy.deepcopy(self._user_model).eval()
-            self._uploaded = _VERSION[0]
-        elif any(_WEIGHT_VERSIONS.get(p, 0) > self._uploaded for p in self._user_model.parameters()):
+        if any(_WEIGHT_VERSIONS.get(p, 0) > self._uploaded for p in self._user_model.parameters()):
             self.copyWeightsToDevice()
         return self._device_model
 
@@ -262,7 +269,8 @@ class PoplarExecutor(PerfCounters):
 
     def destroy(self) -> None:
         """Free the (simulated) device; a training model's module can then be wrapped again."""
-        if self._training and _TRAINING_WRAPPERS.get(self._user_model) is self:
+        wrapper = _TRAINING_WRAPPERS.get(self._user_model)
+        if self._training and wrapper is not None and wrapper() is self:
             del _TRAINING_WRAPPERS[self._user_model]
         self._plan = self._graph = self._device_model = None
         self._attached = False
@@ -274,9 +282,19 @@ class PoplarExecutor(PerfCounters):
         if type(optimizer) is not type(self._optimizer):
             raise TypeError(f"setOptimizer() expects a {type(self._optimizer).__name__} like the "
                             f"one the model was compiled with, got {type(optimizer).__name__}")
+        self._check_optimizer(optimizer)
+        running = (self._options.Training.meanAccumulationAndReplicationReductionStrategy
+                   == MeanReductionStrategy.Running)
+        if getattr(optimizer, "accum_type", None) == torch.float16 and not running:
+            raise ValueError("float16 accumulators need MeanReductionStrategy.Running, but this "
+                             "model was compiled with Post: wrap the model again with the new "
+                             "optimizer instead")
         for p, state in self._optimizer.state.items():
             optimizer.state.setdefault(p, state)
         self._optimizer = optimizer
+        if self._plan is not None:  # its state and update cost may differ: plan again
+            config = _to_simulator.run_config(self._options, True, self._micro_batch, optimizer)
+            self._plan = compile_plan(self._graph, config)
 
     # --- tensors, state and files ----------------------------------------------------------------
     def getTensorNames(self) -> list[str]:
@@ -367,13 +385,16 @@ def trainingModel(model: torch.nn.Module, options: Options | None = None,
 
     if isinstance(model, PoplarExecutor):
         model = model._user_model
-    if model in _TRAINING_WRAPPERS:
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"expected a torch.nn.Module to wrap, got {type(model).__name__}")
+    wrapper = _TRAINING_WRAPPERS.get(model)
+    if wrapper is not None and wrapper() is not None:
         raise RuntimeError("this model is already wrapped in poptorch.trainingModel; call "
                            ".destroy() on that wrapper before wrapping it again")
     if optimizer is None:
         optimizer = SGD(model.parameters(), lr=0.01)
     executor = PoplarExecutor(model, options, training=True, optimizer=optimizer)
-    _TRAINING_WRAPPERS[model] = executor
+    _TRAINING_WRAPPERS[model] = weakref.ref(executor)  # a strong value would keep the model alive
     return executor
 
 

@@ -51,7 +51,6 @@ class Options(_OptionGroup):
             "TensorLocations": _TensorLocationOptions(), "Distributed": _DistributedOptions(),
             "Jit": _JitOptions(), "_Popart": _PopartOptions()})
         object.__setattr__(self, "_strategy", PipelinedExecution(AutoStage.SameAsIpu))
-        object.__setattr__(self, "_strategy_set", False)
         if os.environ.get("POPTORCH_IPU_MODEL") == "1":
             self._values["ipu_model"] = True
         if os.environ.get("POPTORCH_CACHE_DIR"):
@@ -93,10 +92,9 @@ class Options(_OptionGroup):
                 raise ValueError("outputMode(OutputMode.EveryN) needs output_return_period, "
                                  "e.g. outputMode(OutputMode.EveryN, 5)")
             check_int("outputMode(output_return_period)", output_return_period)
-        elif output_return_period is not None:
-            raise ValueError(f"output_return_period is only used with OutputMode.EveryN, "
-                             f"not OutputMode.{output_mode.name}")
-        self._set("output_return_period", output_return_period or 1)
+        # Like PopTorch, a period given with another mode is ignored.
+        period = output_return_period if output_mode == OutputMode.EveryN else 1
+        self._set("output_return_period", period)
         return self._set("output_mode", output_mode)
 
     # --- placement ------------------------------------------------------------------------
@@ -107,7 +105,6 @@ class Options(_OptionGroup):
                             f"got {type(strategy).__name__}")
         self._check_not_frozen("the execution strategy")
         object.__setattr__(self, "_strategy", strategy)
-        object.__setattr__(self, "_strategy_set", True)
         return self
 
     @property

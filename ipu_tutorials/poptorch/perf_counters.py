@@ -13,12 +13,14 @@ class PerfCounters:
     """Mixed into PoplarExecutor; reads its plan, its call count and its simulated clock."""
 
     def _phases(self) -> tuple[float, float, float]:
-        """(host to IPU, compute, IPU to host) seconds of one call."""
-        host = [e for e in self._plan.timeline.events if e.kind == "host"]
-        first_compute = min((e.start for e in self._plan.timeline.events if e.kind != "host"),
-                            default=0.0)
-        to_ipu = sum(e.duration for e in host if e.end <= first_compute)
-        to_host = sum(e.duration for e in host if e.start >= first_compute)
+        """(host to IPU, compute, IPU to host) seconds of one call: the host work before the
+        first IPU event, the host work after the last one, and everything between."""
+        events = self._plan.timeline.events
+        device = [e for e in events if e.kind != "host"]
+        first = min((e.start for e in device), default=0.0)
+        last = max((e.end for e in device), default=0.0)
+        to_ipu = sum(e.duration for e in events if e.kind == "host" and e.end <= first)
+        to_host = sum(e.duration for e in events if e.kind == "host" and e.start >= last)
         return to_ipu, self._plan.call_seconds - to_ipu - to_host, to_host
 
     def _latency(self, seconds: float) -> tuple[float, float, float]:

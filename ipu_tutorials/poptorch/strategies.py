@@ -149,6 +149,8 @@ class SerialPhasedExecution(_PhasedExecution):
         self.liveness = Liveness.AlwaysLive
 
     def setTensorsLiveness(self, liveness: Liveness):
+        """Recorded only: the simulator's phased plan keeps activations off chip unless
+        opts.TensorLocations.setActivationLocation says otherwise."""
         self.liveness = check_enum("setTensorsLiveness()", liveness, Liveness)
         return self
 
@@ -164,6 +166,7 @@ class ParallelPhasedExecution(_PhasedExecution):
         return [2 * i + phase_index % 2 for i in range(num_stages)]
 
     def sendTensorsOffChipAfterFwd(self, off_chip: bool = True):
+        """Recorded only, as setTensorsLiveness is for serial phases."""
         self.send_tensors_off_chip_after_fwd = check_bool("sendTensorsOffChipAfterFwd()", off_chip)
         return self
 

@@ -69,14 +69,10 @@ class Graph:
     output_bytes: dict[str, int]  # block -> bytes it returns to the host
     checkpoint_bytes: dict[str, int]  # block -> recomputation checkpoints
     outputs: list[tuple[tuple[int, ...], torch.dtype]]  # flattened outputs: shape, dtype
-    loss_output: int | None  # index of the final loss among the flattened outputs
+    loss_output: int | None  # index of the final loss among the flattened output leaves
     losses_found: int  # independent losses in the graph (a training model needs exactly 1)
     outside_blocks: list[Op]  # ops run outside every block once blocks were in use
     annotated: bool
-    dtype_bytes: int  # the model's main floating-point width (2 for fp16, 4 for fp32)
-
-    def block_ops(self, block: str) -> list[Op]:
-        return [op for op in self.ops if op.block == block]
 
     def __repr__(self) -> str:
         weights = sum(p.numel for p in self.params.values())
@@ -313,7 +309,8 @@ def _summarise(model, recorder: Recorder, out) -> Graph:
     blocks = dict(recorder.blocks) if annotated else {WHOLE_MODEL: None}
     used = [op for op in recorder.ops if op.block != OUTSIDE]
     params = _params(model, used)
-    outputs = _tensors(out)
+    leaves = tree_flatten(out)[0]  # the runtime finds the loss among these same leaves
+    outputs = [t for t in leaves if isinstance(t, torch.Tensor)]
     output_bytes: dict[str, int] = {}
     for t in outputs:
         source, _ = recorder.producer.get(id(t), (None, None))
@@ -321,15 +318,14 @@ def _summarise(model, recorder: Recorder, out) -> Graph:
             output_bytes[source] = output_bytes.get(source, 0) + _nbytes(t)
     final = [i for i in recorder.losses if i not in recorder.folded_losses]
     loss_ids = {recorder.losses[i] for i in final}
-    loss_output = next((i for i, t in enumerate(outputs) if id(t) in loss_ids), None)
+    loss_output = next((i for i, t in enumerate(leaves) if id(t) in loss_ids), None)
     return Graph(ops=used, blocks=blocks, params=params,
                  buffers_bytes=_buffers(model, used), edges=recorder.edges,
                  output_bytes=output_bytes, checkpoint_bytes=recorder.checkpoints,
                  outputs=[(tuple(t.shape), t.dtype) for t in outputs], loss_output=loss_output,
                  losses_found=len(final),
                  outside_blocks=[op for op in recorder.ops if op.block == OUTSIDE],
-                 annotated=annotated,
-                 dtype_bytes=next(iter(params.values())).dtype_bytes if params else 4)
+                 annotated=annotated)
 
 
 def _params(model, ops: list[Op]) -> dict[str, Param]:

@@ -9,7 +9,7 @@ from .config import OUTPUT_ALL, OUTPUT_EVERY_N, PIPELINED, SHARDED, RunConfig
 from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_io_bytes, host_seconds,
                     stage_costs, stream_seconds, update_seconds)
 from .memory import MemoryPlan, format_bytes, plan_memory
-from .placement import Placement, place
+from .placement import Placement, place, stage_params
 from .schedule import StageTimes, StepCosts, call_timeline, pipeline_grid
 from .timeline import Timeline
 
@@ -49,7 +49,7 @@ class Plan:
                                  max_cycles)
         return "\n".join(f"IPU {s.ipu}  " + " ".join(
             f"{e.kind}{e.micro_batch}" for e in self.timeline.events
-            if e.ipu == s.ipu and e.stage == s.index and e.step == 0 and e.kind in "FB")[:200]
+            if e.ipu == s.ipu and e.stage == s.index and e.step == 0 and e.kind in ("F", "B"))[:200]
             for s in self.placement.stages)
 
     def __repr__(self) -> str:
@@ -73,18 +73,26 @@ class Plan:
 
 
 def _stage_times(graph: Graph, placement: Placement, costs: list[StageCost],
-                 memory: MemoryPlan, config: RunConfig) -> list[StageTimes]:
+                 config: RunConfig) -> list[StageTimes]:
     times = []
+    weights = config.location("weight")
     for stage, cost in zip(placement.stages, costs):
         load = 0.0
-        if stage.phase is not None:
-            names = [n for n, p in graph.params.items() if p.blocks and p.blocks[0] in stage.blocks]
-            off_bytes = sum(graph.params[n].bytes for n in names
-                            if not config.location("weight").on_chip)
+        if stage.phase is not None:  # a phase streams in the weights that live off chip
+            params = [graph.params[n] for n in stage_params(graph, stage)]
+            off_bytes = sum(p.bytes for p in params
+                            if not weights.on_chip and p.numel >= weights.min_elements_off_chip)
             load = stream_seconds(off_bytes, config.system)
-        times.append(StageTimes(stage.ipu, cost.forward, cost.backward, cost.send, stage.phase,
-                                load))
+        times.append(StageTimes(stage.ipu, cost.forward, cost.backward, cost.send, cost.receive,
+                                stage.phase, load))
     return times
+
+
+def schedule_kind(config: RunConfig, placement: Placement) -> str:
+    """The schedule to run: a one-stage pipeline has nothing to overlap, so it runs sharded."""
+    if config.strategy.kind == PIPELINED and len(placement.stages) == 1:
+        return SHARDED
+    return config.strategy.kind
 
 
 def _returned_micro_batches(config: RunConfig) -> int:
@@ -93,17 +101,17 @@ def _returned_micro_batches(config: RunConfig) -> int:
         config.output_mode, 1)
 
 
-def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan,
-                config: RunConfig) -> StepCosts:
+def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, config: RunConfig,
+                kind: str) -> StepCosts:
     in_bytes, out_bytes = host_io_bytes(graph)
     r = config.replicas
-    steps = config.device_iterations if config.training or config.strategy.kind != PIPELINED else 1
+    steps = config.device_iterations if config.training or kind != PIPELINED else 1
     returned = _returned_micro_batches(config)
     update, streams, gradient_bytes = {}, {}, 0
     if config.training:
         for m in memory.ipus:
-            names = [n for n, p in graph.params.items() if p.trainable and p.blocks
-                     and placement.block_ipu[p.blocks[0]] == m.ipu]
+            names = [n for stage in placement.stages_on(m.ipu) for n in stage_params(graph, stage)
+                     if graph.params[n].trainable]
             elements = sum(graph.params[n].numel for n in names)
             touched = m.weights + m.gradients + m.optimizer
             update[m.ipu] = update_seconds(elements, touched, len(names), config)
@@ -131,12 +139,10 @@ def compile_plan(graph: Graph, config: RunConfig, check_memory: bool = True,
     if check_memory:
         memory.check()
     costs = stage_costs(graph, placement, config)
-    times = _stage_times(graph, placement, costs, memory, config)
-    step = _step_costs(graph, placement, memory, config)
+    times = _stage_times(graph, placement, costs, config)
+    kind = schedule_kind(config, placement)
+    step = _step_costs(graph, placement, memory, config, kind)
     progress(20)
-    kind = config.strategy.kind
-    if kind == PIPELINED and len(times) == 1:
-        kind = SHARDED  # one stage: nothing to overlap
     events = call_timeline(kind, times, step, config.accumulation, config.device_iterations,
                            config.training, config.strategy.separate_backward_phase)
     progress(20)

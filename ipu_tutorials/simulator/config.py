@@ -26,7 +26,6 @@ class StrategySpec:
     stages: list[StageSpec] | None = None
     phases: list[list[StageSpec]] | None = None
     separate_backward_phase: bool = False
-    activations_off_chip_after_fwd: bool = False  # Liveness / sendTensorsOffChipAfterFwd
     text: str = "PipelinedExecution(AutoStage.SameAsIpu)"  # the user's spelling, for messages
 
 
@@ -39,7 +38,6 @@ class OptimizerSpec:
     state_bytes: int = 4  # width of those tensors
     accum_bytes: int | None = None  # gradient accumulator width (None: the weight's width)
     flops_per_param: int = 2  # arithmetic of one update, per weight element
-    loss_scaling: float = 1.0
 
 
 @dataclasses.dataclass
@@ -49,6 +47,7 @@ class Location:
     on_chip: bool = True
     replicated_sharding: bool = False
     min_elements_off_chip: int = 0
+    min_elements_sharding: int = 0  # smaller tensors are not split across replicas
 
 
 @dataclasses.dataclass
@@ -70,10 +69,6 @@ class RunConfig:
 
     def location(self, kind: str) -> Location:
         return self.locations.get(kind, Location())
-
-    @property
-    def micro_batches_per_step(self) -> int:
-        return self.accumulation if self.training else 1
 
     @property
     def samples_per_call(self) -> int:

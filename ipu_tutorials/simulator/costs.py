@@ -24,7 +24,7 @@ from .placement import Placement
 MATMUL_EFFICIENCY = 0.5
 OP_OVERHEAD_CYCLES = 2_000  # assumption: one BSP sync + exchange setup per compute step
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
-HOST_LATENCY = 20e-6  # s per host <-> IPU synchronisation, once per device iteration (assumption)
+HOST_LATENCY = 20e-6  # s per host <-> IPU sync; a call starts and ends with one (assumption)
 STREAM_LATENCY = 5e-6  # s per streaming-memory transfer (assumption)
 BACKWARD_MATMUL_FACTOR = 2  # gradient with respect to the input and to the weight
 DEFAULT_AVAILABLE_MEMORY = 0.6  # availableMemoryProportion when unset (poptorch-api.md)
@@ -36,7 +36,8 @@ class StageCost:
 
     forward: float
     backward: float  # includes the recomputed forward when pipelining
-    send: float  # copy of the stage's outputs to the next stage
+    send: float  # copy of the stage's activations to later stages
+    receive: float  # copy back of the gradient of what it received from earlier stages
     flops: float  # forward FLOPs
 
 
@@ -105,7 +106,10 @@ def stage_costs(graph: Graph, placement: Placement, config: RunConfig) -> list[S
             backward += forward
         sent = sum(size for (src, dst), size in graph.edges.items()
                    if src in stage.blocks and dst not in stage.blocks)
+        received = sum(size for (src, dst), size in graph.edges.items()
+                       if dst in stage.blocks and src not in stage.blocks and src != HOST)
         costs.append(StageCost(forward, backward, link_seconds(sent, config.system),
+                               link_seconds(received, config.system) if config.training else 0.0,
                                sum(op.flops for op in ops)))
     return costs
 

@@ -13,7 +13,7 @@ from .capture import HOST, Graph, Op
 from .config import PIPELINED, RunConfig
 from .costs import available_memory, temp_bytes
 from .hardware import KiB, MiB
-from .placement import Placement, Stage
+from .placement import Placement, Stage, stage_params
 
 CODE_BASE_BYTES = 16 * MiB  # per IPU: control program, runtime and host-exchange code (assumed)
 CODE_PER_OP_BYTES = 128 * KiB  # vertex and exchange code of one compute step (assumed)
@@ -105,11 +105,6 @@ class MemoryPlan:
             "availableMemoryProportion.", plan=self)
 
 
-def _param_ipus(graph: Graph, placement: Placement) -> dict[str, int]:
-    block_ipu = placement.block_ipu
-    return {name: block_ipu[p.blocks[0]] for name, p in graph.params.items() if p.blocks}
-
-
 def _stage_inputs(graph: Graph, stage: Stage) -> int:
     return sum(size for (src, dst), size in graph.edges.items()
                if dst in stage.blocks and src not in stage.blocks)
@@ -168,7 +163,9 @@ def _param_kinds(graph: Graph, names: list[str], config: RunConfig) -> dict[str,
         if config.training and p.trainable:
             sizes["gradients"] = p.numel * (opt.accum_bytes or p.dtype_bytes)
             state = p.numel * opt.state_per_param * opt.state_bytes
-            if config.location("optimizer").replicated_sharding and config.replicas > 1:
+            sharding = config.location("optimizer")
+            if sharding.replicated_sharding and config.replicas > 1 \
+                    and p.numel >= sharding.min_elements_sharding:
                 state //= config.replicas
             sizes["optimizer"] = state
         for kind, location in (("weights", "weight"), ("gradients", "accumulator"),
@@ -182,7 +179,6 @@ def _param_kinds(graph: Graph, names: list[str], config: RunConfig) -> dict[str,
 def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> MemoryPlan:
     """The memory plan of one replica (every replica holds the same)."""
     spec = config.system.ipu
-    param_ipu = _param_ipus(graph, placement)
     ipus = []
     for ipu in range(placement.ipus_per_replica):
         stages = placement.stages_on(ipu)
@@ -190,9 +186,7 @@ def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> Memory
         per_stage = []
         for stage in stages:
             ops = [op for op in graph.ops if op.block in stage.blocks]
-            names = [n for n in graph.params if param_ipu.get(n) == ipu
-                     and graph.params[n].blocks[0] in stage.blocks]
-            kinds = _param_kinds(graph, names, config)
+            kinds = _param_kinds(graph, stage_params(graph, stage), config)
             kinds["weights"][0] += sum(graph.buffers_bytes.get(b, 0) for b in stage.blocks)
             per_stage.append((stage, ops, kinds))
         compute_ops = [op for _, ops, _ in per_stage for op in ops if op.kind != "view"]

@@ -31,10 +31,6 @@ class Placement:
     def block_ipu(self) -> dict[str, int]:
         return {b: s.ipu for s in self.stages for b in s.blocks}
 
-    @property
-    def num_phases(self) -> int:
-        return 1 + max((s.phase or 0) for s in self.stages)
-
     def stages_on(self, ipu: int) -> list[Stage]:
         return [s for s in self.stages if s.ipu == ipu]
 
@@ -45,6 +41,11 @@ class Placement:
             phase = "" if s.phase is None else f"phase {s.phase}  "
             lines.append(f"stage {s.index}  {phase}IPU {s.ipu}  {', '.join(s.blocks)}")
         return "\n".join(lines)
+
+
+def stage_params(graph: Graph, stage: Stage) -> list[str]:
+    """The weights a stage holds: those whose first use is in one of its blocks."""
+    return [name for name, p in graph.params.items() if p.blocks and p.blocks[0] in stage.blocks]
 
 
 def _quoted(names) -> str:
@@ -138,7 +139,7 @@ def _segments(graph: Graph, stages: list[Stage]) -> list[Stage]:
 
 
 def verify_stage_order(graph: Graph, stages: list[Stage], text: str) -> None:
-    """In a pipeline, blocks must reach their stages in ascending stage order."""
+    """In a pipeline, activations only flow forward: no block may feed an earlier stage."""
     stage_of = {b: s.index for s in stages for b in s.blocks}
     highest, highest_block = -1, None
     for block in graph.blocks:
@@ -149,6 +150,12 @@ def verify_stage_order(graph: Graph, stages: list[Stage], text: str) -> None:
                         f"stage per block), or order the stages as the model runs its blocks.")
         if stage_of[block] > highest:
             highest, highest_block = stage_of[block], block
+    for src, dst in graph.edges:
+        if src in stage_of and dst in stage_of and stage_of[dst] < stage_of[src]:
+            raise Error(f"block {src!r} (stage {stage_of[src]}) feeds block {dst!r}, which is in "
+                        f"an earlier stage ({stage_of[dst]}) under {text}: a pipeline only passes "
+                        f"activations forward. Give the ops that use {src!r}'s result a block of "
+                        f"their own in a later stage, or put both blocks in one stage.")
 
 
 def verify_shared_weights(graph: Graph, stages: list[Stage]) -> None:

@@ -53,16 +53,18 @@ def describe_factor(b: Batching) -> str:
             f" x replicationFactor ({b.replicas}){groups} = {b.factor}")
 
 
-def micro_batch_size(tensors: list[torch.Tensor], factor: int, text: str) -> int:
+def micro_batch_size(tensors: list[torch.Tensor], b: Batching) -> int:
     """The micro-batch implied by a call's inputs; every input must agree and divide evenly."""
+    factor = b.factor
     sizes = {t.shape[0] for t in tensors if t.dim() > 0}
     if len(sizes) > 1:
         raise Error(f"the inputs disagree on their batch size {sorted(sizes)}; every batched "
                     f"input of a call needs the same leading dimension")
     size = sizes.pop() if sizes else factor
     if size == 0 or size % factor:
-        raise Error(f"the input's leading dimension ({size}) must be a multiple of {text}, "
-                    f"because each call feeds the device {factor} micro-batches. Use a batch of "
+        raise Error(f"the input's leading dimension ({size}) must be a multiple of "
+                    f"{describe_factor(b)}, because each call feeds the device {factor} "
+                    f"micro-batches. Use a batch of "
                     f"{factor} x micro-batch samples (poptorch.DataLoader does this for you), or "
                     f"change the options.")
     return size // factor
@@ -123,7 +125,8 @@ class OutputCollector:
         flat = [t.detach() if isinstance(t, torch.Tensor) else t for t in flat]
         if self.b.output_mode == OUTPUT_SUM:
             running = self.sums.get(r)
-            self.sums[r] = flat if running is None else [x + y for x, y in zip(running, flat)]
+            self.sums[r] = flat if running is None else [
+                x + y if isinstance(y, torch.Tensor) else y for x, y in zip(running, flat)]
         else:
             self.kept.append(flat)
 
@@ -164,29 +167,32 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b: Batching,
-                 loss_output: int, mean_reduction: bool, on_update=None):
+                 loss_output: int, mean_reduction: bool, running_mean: bool = False,
+                 on_update=None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
+    mean_reduction averages the micro-batch gradients (else they are summed); running_mean
+    keeps that average as a running mean, which cannot overflow a float16 accumulator.
     on_update(grads, scale), if given, sees each update's gradients before they are applied.
     """
     collector = OutputCollector(b)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
     loss_scaling = float(getattr(optimizer, "loss_scaling", 1.0))
-    accum_type = getattr(optimizer, "accum_type", None)
+    gradients = _Gradients(params, getattr(optimizer, "accum_type", None),
+                           running=mean_reduction and running_mean)
     last = (b.accumulation - 1, b.replicas - 1)
-    accumulators: dict = {}
     with tracing.running_on_ipu():
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
             with _precision(b):
                 outputs = model(*mb_args, **mb_kwargs)
             loss = tree_flatten(outputs)[0][loss_output]
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
-            _accumulate(params, accumulators, accum_type)
+            gradients.add()
             collector.add(d, a, r, outputs)
             if (a, r) == last:
-                micro_batches = b.accumulation * b.replicas if mean_reduction else 1
-                _update(optimizer, params, accumulators, 1.0 / (loss_scaling * micro_batches),
-                        on_update)
+                grads, count = gradients.take()
+                divisor = count if mean_reduction and not gradients.running else 1
+                _update(optimizer, params, grads, 1.0 / (loss_scaling * divisor), on_update)
     return collector.result()
 
 
@@ -197,19 +203,43 @@ def _backward(loss: torch.Tensor) -> None:
         loss.backward(torch.ones_like(loss))
 
 
-def _accumulate(params, accumulators: dict, accum_type) -> None:
-    """Move gradients into accumulators of accum_type when it differs from the weights' type."""
-    for p in params:
-        if p.grad is None or accum_type is None or p.grad.dtype == accum_type:
-            continue
-        grad = p.grad.to(accum_type)
-        accumulators[p] = grad if p not in accumulators else accumulators[p] + grad
-        p.grad = None
+class _Gradients:
+    """The micro-batch gradients of one update: summed (Post) or a running mean (Running).
+
+    Autograd sums into .grad by itself; the gradients move into accumulators of their own only
+    for a running mean or an accumulation type other than the weights' type.
+    """
+
+    def __init__(self, params: list, accum_type, running: bool):
+        self.params, self.accum_type, self.running = params, accum_type, running
+        self.own = running or any(accum_type is not None and p.dtype != accum_type for p in params)
+        self.store: dict = {}
+        self.count = 0
+
+    def add(self) -> None:
+        self.count += 1
+        if not self.own:
+            return
+        for p in self.params:
+            if p.grad is None:
+                continue
+            grad, previous = p.grad.to(self.accum_type or p.grad.dtype), self.store.get(p)
+            if previous is None:
+                self.store[p] = grad
+            elif self.running:
+                self.store[p] = previous + (grad - previous) / self.count
+            else:
+                self.store[p] = previous + grad
+            p.grad = None
+
+    def take(self) -> tuple[dict, int]:
+        """The accumulated gradients and how many micro-batches they hold; then start afresh."""
+        grads = self.store if self.own else {p: p.grad for p in self.params if p.grad is not None}
+        count, self.store, self.count = self.count, {}, 0
+        return grads, count
 
 
-def _update(optimizer, params, accumulators: dict, scale: float, on_update) -> None:
-    grads = {p: accumulators.get(p, p.grad) for p in params}
-    grads = {p: g for p, g in grads.items() if g is not None}
+def _update(optimizer, params, grads: dict, scale: float, on_update) -> None:
     if on_update is not None:
         on_update(grads, scale)
     if hasattr(optimizer, "apply_gradients"):
@@ -220,4 +250,3 @@ def _update(optimizer, params, accumulators: dict, scale: float, on_update) -> N
         optimizer.step()
     for p in params:
         p.grad = None
-    accumulators.clear()

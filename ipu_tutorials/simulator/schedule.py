@@ -52,9 +52,10 @@ class StageTimes:
     ipu: int
     forward: float
     backward: float
-    send: float  # copy of its activations to the next stage (and of gradients back)
+    send: float  # copy of its activations to the next stage
+    receive: float = 0.0  # copy of the gradient of its input back to the previous stage
     phase: int | None = None
-    load: float = 0.0  # streaming its weights (and state) in, phased execution only
+    load: float = 0.0  # streaming its weights in, phased execution only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +64,7 @@ class StepCosts:
 
     host_in: float  # inputs of one micro-batch (all replicas)
     host_out: float  # outputs returned per step, given the output mode
-    host_latency: float  # once per call
+    host_latency: float  # a synchronisation at the start and at the end of a call
     update: dict[int, float]  # ipu -> weight update (0 for inference)
     allreduce: float = 0.0
     update_stream: dict[int, float] = dataclasses.field(default_factory=dict)  # ipu -> one way
@@ -127,6 +128,15 @@ def _duration(action: Action, stages: list[StageTimes]) -> float:
     return stage.forward if action.kind == "F" else stage.backward
 
 
+def _copy_after(action: Action, stages: list[StageTimes]) -> float:
+    """The inter-IPU copy an action ends with: activations up, or gradients back down."""
+    stage = stages[action.stage]
+    neighbour = action.stage + 1 if action.kind == "F" else action.stage - 1
+    if not 0 <= neighbour < len(stages) or stages[neighbour].ipu == stage.ipu:
+        return 0.0
+    return stage.send if action.kind == "F" else stage.receive
+
+
 def pipelined_step(stages: list[StageTimes], a: int, training: bool, t0: float,
                    step: int) -> tuple[list[Event], float]:
     """Events of one pipelined step; every cycle ends with a sync across IPUs, then copies."""
@@ -142,9 +152,9 @@ def pipelined_step(stages: list[StageTimes], a: int, training: bool, t0: float,
             events.append(Event(stage.ipu, start, duration, action.kind, action.micro_batch,
                                 action.stage, step))
             busy[stage.ipu] = busy.get(stage.ipu, 0.0) + duration
-            last = action.stage == n - 1 if action.kind == "F" else action.stage == 0
-            if not last:  # activations go up the pipeline, gradients come back down
-                sends[stage.ipu] = max(sends.get(stage.ipu, 0.0), stage.send)
+            copy = _copy_after(action, stages)
+            if copy:
+                sends[stage.ipu] = max(sends.get(stage.ipu, 0.0), copy)
         compute = max(busy.values(), default=0.0)
         for ipu, seconds in sorted(sends.items()):
             events.append(Event(ipu, t + compute, seconds, "copy", None, None, step))
@@ -164,9 +174,10 @@ def sharded_step(stages: list[StageTimes], a: int, training: bool, t0: float,
                             action.stage, step))
         t += duration
         following = order[i + 1] if i + 1 < len(order) else None
-        if following is not None and stages[following.stage].ipu != stage.ipu:
-            events.append(Event(stage.ipu, t, stage.send, "copy", None, None, step))
-            t += stage.send
+        copy = _copy_after(action, stages)
+        if copy and following is not None and stages[following.stage].ipu != stage.ipu:
+            events.append(Event(stage.ipu, t, copy, "copy", None, None, step))
+            t += copy
     return events, t
 
 
@@ -203,7 +214,8 @@ def phased_step(stages: list[StageTimes], a: int, training: bool, t0: float, ste
 
 def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int, d: int,
                   training: bool, separate_backward: bool = False) -> list[Event]:
-    """All events of one call: D steps, each with host input, stage work, update and outputs."""
+    """All events of one call: a step per device iteration (pipelined inference runs the D
+    micro-batches as one step), each with host input, stage work, update and outputs."""
     if training:
         steps, per_step = d, a
     elif kind == "pipelined":  # inference pipelines the call's D micro-batches as one step

@@ -20,7 +20,6 @@ class _State:
         self.capture = None  # the active capture.Recorder, if any
         self.on_ipu = False  # inside a wrapped model's forward (isRunningOnIpu)
         self.block: BlockId | None = None
-        self.auto_id = False
         self.next_auto_id = 0
 
 
