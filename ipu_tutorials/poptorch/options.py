@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import copy
 import json
 import os
 
@@ -195,10 +194,9 @@ class Options(_OptionGroup):
     # --- copies, files and dictionaries ---------------------------------------------------
     def clone(self) -> "Options":
         """A deep, unfrozen copy."""
-        clone = self._unfrozen_copy()
-        for name, group in self._groups.items():
-            clone._groups[name] = group._unfrozen_copy()
-        object.__setattr__(clone, "_strategy", copy.deepcopy(self._strategy))
+        clone = self._unfrozen_copy()  # the deep copy includes the groups and the strategy
+        for group in clone._groups.values():
+            object.__setattr__(group, "_frozen", False)
         return clone
 
     def _freeze(self):
