@@ -17,8 +17,8 @@ import traceback
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.datasets import load_mnist
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.datasets import load_mnist
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 MNIST_EPOCHS, EMBEDDED_EPOCHS = 3, 45  # both about 180,000 training images
 

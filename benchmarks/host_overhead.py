@@ -14,8 +14,8 @@ import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.datasets import embedded_digits
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.datasets import embedded_digits
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 MICRO_BATCH, ACCUMULATION, ITERATIONS = 40, 10, 10
 TARGET = 0.95

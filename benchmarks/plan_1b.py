@@ -13,8 +13,8 @@ import time
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.classroom.memory import even_split
-from ipu_tutorials.models import TransformerLM, parameter_count, split_layers
+from ipu_tutorials.classroom.explorers.memory import even_split
+from ipu_tutorials.tutorial.models import TransformerLM, parameter_count, split_layers
 
 TARGET_SECONDS, TARGET_MB = 5.0, 500.0
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import ipu_tutorials
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import mnist_pipeline
-from ipu_tutorials.models import accuracy
+from ipu_tutorials.tutorial.models import accuracy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "mnist_pipeline.py")

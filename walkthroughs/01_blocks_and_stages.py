@@ -73,7 +73,7 @@ class Network(nn.Module):
         return x
 
 # %% [markdown]
-# (The package ships this model as `ipu_tutorials.models.Network`; the next lessons import it.)
+# (The package ships this model as `ipu_tutorials.tutorial.models.Network`; the next lessons import it.)
 # Outside a wrapped model, blocks do nothing: the network still runs as plain PyTorch on the
 # CPU, so you can debug it there first.
 
@@ -249,7 +249,7 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # cell, or call `.solution()`; `.hint()` gives a nudge first.
 
 # %%
-from ipu_tutorials.classroom import lesson1 as exercises
+from ipu_tutorials.classroom.exercises import lesson1 as exercises
 
 # %% [markdown]
 # ### Exercise 1.1: two IPUs

@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.datasets import load_mnist
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.datasets import load_mnist
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 _ = torch.manual_seed(0)  # the same numbers on every run
 
@@ -105,7 +105,7 @@ plt.show()
 
 # %%
 def plan_for(accumulation, strategy=poptorch.PipelinedExecution("B1", "B2", "B3", "B4")):
-    from ipu_tutorials.classroom.pipeline import tutorial_plan
+    from ipu_tutorials.classroom.explorers.pipeline import tutorial_plan
     return tutorial_plan(strategy, accumulation=accumulation)
 
 
@@ -212,7 +212,7 @@ pipeline_explorer(ipus=4, accumulation=8)
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom import lesson2 as exercises
+from ipu_tutorials.classroom.exercises import lesson2 as exercises
 
 # %% [markdown]
 # ### Exercise 2.1: the smallest gradient accumulation

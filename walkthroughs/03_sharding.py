@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.datasets import load_mnist
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.datasets import load_mnist
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 from ipu_tutorials.profiling import plot_timeline
 
 torch.manual_seed(0)
@@ -172,7 +172,7 @@ pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom import lesson3 as exercises
+from ipu_tutorials.classroom.exercises import lesson3 as exercises
 
 # %% [markdown]
 # ### Exercise 3.1: IPUs at work

@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.classroom.memory import even_split
-from ipu_tutorials.models import Network, TrainingModelWithLoss, TransformerLM, split_layers
+from ipu_tutorials.classroom.explorers.memory import even_split
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss, TransformerLM, split_layers
 from ipu_tutorials.profiling import Report, plot_memory
 from ipu_tutorials.simulator import format_bytes
 
@@ -202,7 +202,7 @@ memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom import lesson4 as exercises
+from ipu_tutorials.classroom.exercises import lesson4 as exercises
 
 # %% [markdown]
 # ### Exercise 4.1: AdamW's state

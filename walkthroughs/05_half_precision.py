@@ -22,10 +22,10 @@ import matplotlib.pyplot as plt
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.classroom.precision import (accumulate_in_half, draw_histogram, representable,
+from ipu_tutorials.classroom.explorers.precision import (accumulate_in_half, draw_histogram, representable,
                                                small_loss_network, survival)
-from ipu_tutorials.datasets import load_mnist
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.datasets import load_mnist
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 torch.manual_seed(0)
 sharded = tutorial.strategy("sharded")
@@ -228,7 +228,7 @@ precision_explorer(loss_scale_log2=0, dtype="float16")
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom import lesson5 as exercises
+from ipu_tutorials.classroom.exercises import lesson5 as exercises
 
 # %% [markdown]
 # ### Exercise 5.1: choose a loss scale

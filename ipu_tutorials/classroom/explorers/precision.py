@@ -11,8 +11,8 @@ import math
 
 import torch
 
-from ..datasets import embedded_digits
-from ..models import Network, TrainingModelWithLoss
+from ...tutorial.datasets import embedded_digits
+from ...tutorial.models import Network, TrainingModelWithLoss
 from .widgets import Explorer, choice, slider
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}

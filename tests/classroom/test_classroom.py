@@ -4,12 +4,12 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.classroom import (lesson1, lesson2, lesson3, lesson4, lesson5, memory_planner,
-                                     pipeline_explorer, precision_explorer)
-from ipu_tutorials.classroom.exercises import Exercise, Feedback
-from ipu_tutorials.classroom.memory import even_split, plan_memory_for
-from ipu_tutorials.classroom.pipeline import StageStack, pipeline_options
-from ipu_tutorials.classroom.precision import accumulate_in_half, survival
+from ipu_tutorials.classroom import memory_planner, pipeline_explorer, precision_explorer
+from ipu_tutorials.classroom.exercises import lesson1, lesson2, lesson3, lesson4, lesson5
+from ipu_tutorials.classroom.exercises.base import Exercise, Feedback
+from ipu_tutorials.classroom.explorers.memory import even_split, plan_memory_for
+from ipu_tutorials.classroom.explorers.pipeline import StageStack, pipeline_options
+from ipu_tutorials.classroom.explorers.precision import accumulate_in_half, survival
 
 matplotlib.use("Agg")
 
@@ -77,7 +77,7 @@ def test_memory_planner_marks_out_of_memory_and_offload_fixes_it():
 
 
 def test_memory_planner_numbers_are_the_runtime_plan():
-    from ipu_tutorials.models import TransformerLM, split_layers
+    from ipu_tutorials.tutorial.models import TransformerLM, split_layers
 
     with torch.device("meta"):
         model = TransformerLM(width=768, depth=12, heads=12, recompute_checkpoint_every_layer=True)

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 from IPython.display import display
 from matplotlib.figure import Figure
 
-from ..errors import Error
+from ...errors import Error
 
 
 class Explorer:

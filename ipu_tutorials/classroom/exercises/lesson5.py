@@ -1,11 +1,11 @@
 """Exercises of lesson 5: half precision."""
 import torch
 
-from .. import poptorch
-from ..errors import Error
-from .exercises import Exercise, Feedback, right, wrong
-from .pipeline import tutorial_plan
-from .precision import survival
+from ... import poptorch
+from ...errors import Error
+from .base import Exercise, Feedback, right, wrong
+from ..explorers.pipeline import tutorial_plan
+from ..explorers.precision import survival
 
 
 def _check_loss_scale(scale) -> Feedback:

@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 from ipu_tutorials.simulator.capture import HOST, WHOLE_MODEL, capture
 
 MB = 40

@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn as nn
 
-from . import poptorch
+from .. import poptorch
 
 
 class ConvLayer(nn.Module):

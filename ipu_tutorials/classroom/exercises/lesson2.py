@@ -1,8 +1,8 @@
 """Exercises of lesson 2: pipelining."""
-from .. import poptorch
-from ..errors import Error
-from .exercises import Exercise, Feedback, check_number, right, wrong
-from .pipeline import tutorial_plan
+from ... import poptorch
+from ...errors import Error
+from .base import Exercise, Feedback, check_number, right, wrong
+from ..explorers.pipeline import tutorial_plan
 
 smallest_accumulation = Exercise(
     "The smallest gradient accumulation",

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from ipu_tutorials.datasets import MEAN, STD, embedded_digits, load_mnist
+from ipu_tutorials.tutorial.datasets import MEAN, STD, embedded_digits, load_mnist
 
 
 def test_embedded_split_is_balanced_and_disjoint():

@@ -9,11 +9,11 @@ import functools
 
 import torch
 
-from .. import poptorch
-from ..errors import OutOfMemoryError
-from ..models import TransformerLM, parameter_count, split_layers
-from ..profiling.plots import plot_memory
-from ..simulator.memory import MemoryPlan, format_bytes
+from ... import poptorch
+from ...errors import OutOfMemoryError
+from ...tutorial.models import TransformerLM, parameter_count, split_layers
+from ...profiling.plots import plot_memory
+from ...simulator.memory import MemoryPlan, format_bytes
 from .widgets import Explorer, choice
 
 # name -> (width, depth, heads); vocabulary 32,000 and context 128 throughout

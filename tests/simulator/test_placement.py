@@ -5,7 +5,7 @@ import torch.nn as nn
 
 import ipu_tutorials
 from ipu_tutorials import poptorch
-from ipu_tutorials.models import Network
+from ipu_tutorials.tutorial.models import Network
 
 
 class ThreeBlocks(nn.Module):
@@ -185,7 +185,7 @@ def test_serial_phases_reuse_the_same_ipus():
 
 
 def _with_loss(net):
-    from ipu_tutorials.models import TrainingModelWithLoss
+    from ipu_tutorials.tutorial.models import TrainingModelWithLoss
     return TrainingModelWithLoss(net)
 
 

@@ -1,8 +1,8 @@
 """Exercises of lesson 1: blocks and stages."""
-from .. import poptorch
-from ..errors import Error
-from .exercises import Exercise, Feedback, check_number, right, wrong
-from .pipeline import tutorial_plan
+from ... import poptorch
+from ...errors import Error
+from .base import Exercise, Feedback, check_number, right, wrong
+from ..explorers.pipeline import tutorial_plan
 
 WANTED = {"B1": 0, "B2": 0, "B3": 1, "B4": 1}
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from .. import poptorch
-from ..profiling.plots import plot_timeline
-from ..simulator.compile import Plan
+from ... import poptorch
+from ...profiling.plots import plot_timeline
+from ...simulator.compile import Plan
 from .widgets import Explorer, choice, slider
 
 WIDTH, LAYERS_PER_STAGE = 512, 4
@@ -110,7 +110,7 @@ def tutorial_plan(strategy, accumulation: int = 8, device_iterations: int = 1,
     Raises:
         poptorch.Error: the strategy breaks a placement rule.
     """
-    from ..models import Network, TrainingModelWithLoss
+    from ...tutorial.models import Network, TrainingModelWithLoss
 
     with torch.device("meta"):
         model = TrainingModelWithLoss(Network())

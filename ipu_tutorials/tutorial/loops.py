@@ -10,9 +10,9 @@ import dataclasses
 import torch
 from tqdm.auto import tqdm
 
-from . import poptorch
+from .. import poptorch
 from .models import accuracy
-from .simulator.memory import format_bytes
+from ..simulator.memory import format_bytes
 
 BLOCKS = ("B1", "B2", "B3", "B4")
 

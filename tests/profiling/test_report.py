@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 from ipu_tutorials.profiling import Report, load_report, plot_memory, plot_timeline
 
 matplotlib.use("Agg")

@@ -1,8 +1,8 @@
 """Exercises of lesson 4: optimizer state offload."""
-from ..models import Network, parameter_count
-from ..simulator.memory import format_bytes
-from .exercises import Exercise, Feedback, check_number, right, wrong
-from .memory import plan_memory_for
+from ...tutorial.models import Network, parameter_count
+from ...simulator.memory import format_bytes
+from .base import Exercise, Feedback, check_number, right, wrong
+from ..explorers.memory import plan_memory_for
 
 adamw_state_bytes = Exercise(
     "AdamW's state",

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch, set_system
-from ipu_tutorials.models import TransformerLM, split_layers
+from ipu_tutorials.tutorial.models import TransformerLM, split_layers
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
 from ipu_tutorials.simulator.capture import Op

@@ -1,0 +1,7 @@
+"""Explorers: widgets whose every figure comes from compiling a real model in the simulator."""
+from .memory import memory_planner, plan_memory_for
+from .pipeline import pipeline_explorer, simulate_pipeline
+from .precision import precision_explorer, survival
+
+__all__ = ["memory_planner", "pipeline_explorer", "plan_memory_for", "precision_explorer",
+           "simulate_pipeline", "survival"]
