@@ -105,7 +105,7 @@ plt.show()
 
 # %%
 def plan_for(accumulation, strategy=poptorch.PipelinedExecution("B1", "B2", "B3", "B4")):
-    from ipu_tutorials.classroom.explorers.pipeline import tutorial_plan
+    from ipu_tutorials.classroom.plans import tutorial_plan
     return tutorial_plan(strategy, accumulation=accumulation)
 
 

@@ -1,53 +1,77 @@
-"""Translate Options, strategies and optimizers into the simulator's plain data."""
+"""The facade's one door to the simulator: Options and optimizers in; a RunSpec, plans and runs out.
+
+No other poptorch module imports ipu_tutorials.simulator. `run_spec` is the single
+translation of Options into the simulator's terms, made once per compile.
+"""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Callable
 
 import torch
+from torch.utils._pytree import tree_flatten, tree_map
 
-from ..simulator import config as sim
-from ..simulator.hardware import default_system, ipu_spec
-from ..simulator.runtime import MIXED_DOWNCAST, MIXED_UPCAST, Batching
-from .enums import AutoStage, CommGroupType, HalfFloatCastingBehavior, OutputMode
-from .options import Options
+from ..environment import Environment
+from ..simulator import spec as sim
+from ..simulator import tracing
+from ..simulator.capture import Graph, capture, verify_loss
+from ..simulator.compile import Plan, compile_plan
+from ..simulator.hardware import CHOICE, System, ipu_spec
+from ..simulator.optimizer import DeviceOptimizer
+from ..simulator.runtime import micro_batch_size, run_inference, run_training
+from .enums import (AutoStage, CommGroupType, HalfFloatCastingBehavior, MeanReductionStrategy,
+                    OutputMode, ReductionType)
 from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhasedExecution,
                          ShardedExecution)
 
+if TYPE_CHECKING:
+    from .options import Options
+
+__all__ = ["DeviceOptimizer", "Graph", "Plan", "check_version", "compile_model", "micro_batch_of",
+           "options_spec", "replan", "run", "run_spec", "tracing"]
+
 OUTPUT_NAMES = {OutputMode.All: sim.OUTPUT_ALL, OutputMode.Final: sim.OUTPUT_FINAL,
                 OutputMode.Sum: sim.OUTPUT_SUM, OutputMode.EveryN: sim.OUTPUT_EVERY_N}
+STRATEGY_KINDS = {PipelinedExecution: sim.StrategyKind.PIPELINED,
+                  ShardedExecution: sim.StrategyKind.SHARDED,
+                  SerialPhasedExecution: sim.StrategyKind.SERIAL_PHASED,
+                  ParallelPhasedExecution: sim.StrategyKind.PARALLEL_PHASED}
+TENSOR_KINDS = ("activation", "weight", "optimizer", "accumulator")
 
 
-def _stage_specs(stages) -> list[sim.StageSpec]:
-    return [sim.StageSpec(list(s.blocks), s.ipu_id) for s in stages]
+def check_version(ipu_version: int) -> None:
+    """Raise ValueError, listing the known ones, for an IPU version the simulator lacks."""
+    ipu_spec(ipu_version)
+
+
+# --- Options -> RunSpec ---------------------------------------------------------------------
+def _stage_specs(stages) -> tuple[sim.StageSpec, ...]:
+    return tuple(sim.StageSpec(tuple(s.blocks), s.ipu_id) for s in stages)
 
 
 def strategy_spec(strategy) -> sim.StrategySpec:
-    kind = {PipelinedExecution: sim.PIPELINED, ShardedExecution: sim.SHARDED,
-            SerialPhasedExecution: sim.SERIAL_PHASED,
-            ParallelPhasedExecution: sim.PARALLEL_PHASED}[type(strategy)]
-    spec = sim.StrategySpec(kind=kind, text=repr(strategy))
-    if kind in (sim.SERIAL_PHASED, sim.PARALLEL_PHASED):
-        spec.phases = [_stage_specs(p.stages) for p in strategy.phases]
-        spec.separate_backward_phase = strategy.separate_backward_phase
-    elif strategy.stages is not None:
-        spec.stages = _stage_specs(strategy.stages)
-    else:
-        spec.auto = sim.AUTO_INCREMENT if strategy.auto_stage == AutoStage.AutoIncrement \
-            else sim.SAME_AS_IPU
-    return spec
+    kind = STRATEGY_KINDS[type(strategy)]
+    if kind.phased:
+        return sim.StrategySpec(kind, phases=tuple(_stage_specs(p.stages) for p in strategy.phases),
+                                separate_backward_phase=strategy.separate_backward_phase,
+                                text=repr(strategy))
+    if strategy.stages is not None:
+        return sim.StrategySpec(kind, stages=_stage_specs(strategy.stages), text=repr(strategy))
+    auto = sim.AutoRule.AUTO_INCREMENT if strategy.auto_stage == AutoStage.AutoIncrement \
+        else sim.AutoRule.SAME_AS_IPU
+    return sim.StrategySpec(kind, auto=auto, text=repr(strategy))
 
 
 def locations(options: Options, phased: bool) -> dict[str, sim.Location]:
     """Each tensor kind's location; phased execution puts the ones the user left unset off chip."""
     result = {}
-    for kind in ("activation", "weight", "optimizer", "accumulator"):
+    for kind in TENSOR_KINDS:
         settings = options.TensorLocations.location(kind)
-        on_chip = bool(settings.get("onChip", 0 if phased else 1))
-        result[kind] = sim.Location(on_chip=on_chip,
-                                    replicated_sharding=bool(settings.get("useReplicatedTensorSharding", 0)),
-                                    min_elements_off_chip=settings.get("minElementsForOffChip", 0),
-                                    min_elements_sharding=settings.get(
-                                        "minElementsForReplicatedTensorSharding", 0))
+        result[kind] = sim.Location(
+            on_chip=bool(settings.get("onChip", 0 if phased else 1)),
+            replicated_sharding=bool(settings.get("useReplicatedTensorSharding", 0)),
+            min_elements_off_chip=settings.get("minElementsForOffChip", 0),
+            min_elements_sharding=settings.get("minElementsForReplicatedTensorSharding", 0))
     return result
 
 
@@ -60,7 +84,7 @@ def optimizer_spec(optimizer) -> sim.OptimizerSpec:
     if optimizer is None:
         return sim.OptimizerSpec()
     name = type(optimizer).__name__
-    if hasattr(optimizer, "state_per_param"):
+    if isinstance(optimizer, DeviceOptimizer):
         return sim.OptimizerSpec(name, optimizer.state_per_param, optimizer.state_bytes,
                                  _width(optimizer.accum_type), optimizer.flops_per_param)
     group = optimizer.param_groups[0]
@@ -68,26 +92,12 @@ def optimizer_spec(optimizer) -> sim.OptimizerSpec:
     return sim.OptimizerSpec(name, state, 4, None, 12 if state == 2 else 4)
 
 
-def system_for(options: Options):
-    system = default_system()
+def system_for(options: Options, env: Environment) -> System:
+    """The machine set_system() chose (else the environment's); useOfflineIpuTarget's chip."""
+    system = CHOICE.current(env.ipu_version, env.num_ipus)
     if options.ipu_version is not None:
         system = dataclasses.replace(system, ipu=ipu_spec(options.ipu_version))
     return system
-
-
-def run_config(options: Options, training: bool, micro_batch: int, optimizer) -> sim.RunConfig:
-    strategy = strategy_spec(options.execution_strategy)
-    phased = strategy.kind in (sim.SERIAL_PHASED, sim.PARALLEL_PHASED)
-    return sim.RunConfig(
-        training=training, micro_batch=micro_batch,
-        device_iterations=options.device_iterations, replicas=options.replication_factor,
-        accumulation=options.Training.gradient_accumulation, strategy=strategy,
-        optimizer=optimizer_spec(optimizer) if training else sim.OptimizerSpec(),
-        locations=locations(options, phased),
-        available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
-        partials_bytes=_width(options.Precision.partials_type),
-        output_mode=output_mode(options, training), output_period=options.output_return_period,
-        auto_round_num_ipus=options.auto_round_num_ipus, system=system_for(options))
 
 
 def output_mode(options: Options, training: bool) -> str:
@@ -104,15 +114,95 @@ def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> s
     if not halves or not any(p.dtype == torch.float32 for p in model.parameters()):
         return None
     upcast = options.Precision.half_float_casting == HalfFloatCastingBehavior.HalfUpcastToFloat
-    return MIXED_UPCAST if upcast else MIXED_DOWNCAST
+    return sim.MIXED_UPCAST if upcast else sim.MIXED_DOWNCAST
 
 
-def batching(options: Options, micro_batch: int, mixed: str | None = None) -> Batching:
-    return Batching(micro_batch=micro_batch, device_iterations=options.device_iterations,
-                    mixed=mixed,
-                    accumulation=options.Training.gradient_accumulation,
-                    replicas=options.replication_factor,
-                    input_group_size=options.input_group_size,
-                    orthogonal_groups=options.input_group_type == CommGroupType.Orthogonal,
-                    output_mode=OUTPUT_NAMES[options.output_mode],  # the executor resolved Default
-                    output_period=options.output_return_period)
+def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    return [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+
+
+def options_spec(options: Options, training: bool, optimizer, env: Environment,
+                 mixed: str | None = None, micro_batch: int = 1) -> sim.RunSpec:
+    """Options (and the optimizer) in the simulator's terms, for a known micro-batch."""
+    strategy = strategy_spec(options.execution_strategy)
+    training_opts = options.Training
+    return sim.RunSpec(
+        training=training, micro_batch=micro_batch,
+        device_iterations=options.device_iterations,
+        gradient_accumulation=training_opts.gradient_accumulation,
+        replication_factor=options.replication_factor, input_group_size=options.input_group_size,
+        orthogonal_groups=options.input_group_type == CommGroupType.Orthogonal,
+        output_mode=output_mode(options, training),
+        output_return_period=options.output_return_period, mixed_precision=mixed,
+        mean_reduction=(training_opts.accumulation_and_replication_reduction_type
+                        == ReductionType.Mean),
+        running_mean=(training_opts.meanAccumulationAndReplicationReductionStrategy
+                      == MeanReductionStrategy.Running),
+        strategy=strategy, optimizer=optimizer_spec(optimizer if training else None),
+        locations=locations(options, strategy.kind.phased),
+        available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
+        partials_bytes=_width(options.Precision.partials_type),
+        auto_round_num_ipus=options.auto_round_num_ipus, wait_for_ipu=env.wait_for_ipu,
+        system=system_for(options, env))
+
+
+def run_spec(options: Options, training: bool, optimizer, model: torch.nn.Module,
+             args: tuple, kwargs: dict, env: Environment) -> sim.RunSpec:
+    """The one translation of Options the simulator reads, made at compile for these inputs.
+
+    Raises:
+        Error: the inputs' leading dimension does not divide into the call's micro-batches.
+    """
+    inputs = _tensors(args, kwargs)
+    spec = options_spec(options, training, optimizer, env,
+                        mixed_precision(options, model, inputs))
+    # the counts fix how many micro-batches a call holds; the inputs then fix their size
+    return dataclasses.replace(spec, micro_batch=micro_batch_size(inputs, spec))
+
+
+# --- plans and runs --------------------------------------------------------------------------
+def _first_micro_batch(spec: sim.RunSpec, args: tuple, kwargs: dict):
+    """What capture runs: the first micro-batch, as the device would see it."""
+    micro = spec.micro_batch
+    first = tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
+                     (args, kwargs))
+    if spec.mixed_precision == sim.MIXED_UPCAST:  # PyTorch's promotion: float16 becomes float32
+        first = tree_map(lambda x: x.float() if isinstance(x, torch.Tensor)
+                         and x.dtype == torch.float16 else x, first)
+    return first
+
+
+def compile_model(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict,
+                  progress: Callable[[int], None]) -> tuple[Graph, Plan]:
+    """Capture the model on one micro-batch, check its loss when training, and plan it.
+
+    Raises:
+        Error: a loss, placement or batching rule is broken.
+        OutOfMemoryError: the plan does not fit.
+    """
+    first_args, first_kwargs = _first_micro_batch(spec, args, kwargs)
+    compute_dtype = torch.float16 if spec.mixed_precision == sim.MIXED_DOWNCAST else None
+    graph = capture(model, *((first_args, first_kwargs)), compute_dtype=compute_dtype)
+    progress(20)
+    if spec.training:
+        verify_loss(graph)
+    return graph, compile_plan(graph, spec, progress=progress)
+
+
+def replan(graph: Graph, spec: sim.RunSpec, optimizer) -> tuple[sim.RunSpec, Plan]:
+    """The spec and plan of the same graph with another optimizer (setOptimizer)."""
+    spec = dataclasses.replace(spec, optimizer=optimizer_spec(optimizer))
+    return spec, compile_plan(graph, spec)
+
+
+def micro_batch_of(spec: sim.RunSpec, args: tuple, kwargs: dict) -> int:
+    """The micro-batch a call's inputs imply under the spec's counts (raises Error if none)."""
+    return micro_batch_size(_tensors(args, kwargs), spec)
+
+
+def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
+        loss_output: int | None = None, on_update=None):
+    """One call's numerics: D x A x R micro-batches, with the weight updates when training."""
+    if spec.training:
+        return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update)
+    return run_inference(model, args, kwargs, spec)

@@ -9,7 +9,7 @@ import functools
 
 import torch
 
-from ..simulator import tracing
+from ._to_simulator import tracing
 from ._checks import check_int
 
 

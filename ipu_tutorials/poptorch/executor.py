@@ -1,112 +1,78 @@
-"""trainingModel, inferenceModel and the PoplarExecutor they return."""
+"""trainingModel, inferenceModel and the PoplarExecutor they return.
+
+PoplarExecutor is PopTorch's API over jobs that live elsewhere: checks in _validation, the
+simulator behind the _to_simulator door, device weights and wrappers in _device_state,
+latencies in perf_counters, anchored tensors in _anchors.
+"""
 from __future__ import annotations
 
-import copy
 import os
 import sys
 import time
 import warnings
-import weakref
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
-from torch.utils.weak import WeakIdKeyDictionary
 from tqdm import tqdm
 
+from .. import environment
 from ..errors import Error
-from ..simulator.capture import Graph, capture
-from ..simulator.compile import Plan, compile_plan
-from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
-                                 run_inference, run_training)
 from ..profiling import autoreport
-from . import _to_simulator
-from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
+from . import _to_simulator as simulator
+from ._anchors import Anchors
+from ._device_state import TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights
+from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
+                          settle_reduction)
+from .enums import ConnectionType, OutputMode
 from .options import Options
-from .perf_counters import PerfCounters
-
-NOT_COMPILED = "the model has not been compiled, or has been destroyed: call it (or .compile()) first"
-_TRAINING_WRAPPERS: "weakref.WeakKeyDictionary[torch.nn.Module, weakref.ref]" = \
-    weakref.WeakKeyDictionary()  # model -> its training wrapper, while either lives
-_WEIGHT_VERSIONS = WeakIdKeyDictionary()  # weight -> _VERSION when a training model last wrote it
-_VERSION = [0]  # bumped each time a training model writes weights back to the host
+from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters
 
 
-def _mark_written(params) -> None:
-    _VERSION[0] += 1
-    for p in params:
-        _WEIGHT_VERSIONS[p] = _VERSION[0]
+def _wrapped_module(model) -> torch.nn.Module:
+    if isinstance(model, PoplarExecutor):
+        model = model.model
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"expected a torch.nn.Module to wrap, got {type(model).__name__}")
+    return model
 
 
-def _batched(tensors) -> list[torch.Tensor]:
-    return [t for t in tensors if isinstance(t, torch.Tensor)]
+def _frozen_copy(options: Options | None, training: bool) -> Options:
+    options = Options() if options is None else options
+    if not isinstance(options, Options):
+        raise TypeError(f"options must be a poptorch.Options, got {type(options).__name__}")
+    options._freeze()
+    copy = options.clone()
+    if copy.output_mode == OutputMode.Default:
+        copy.outputMode(OutputMode.Final if training else OutputMode.All)
+    return copy
 
 
-class PoplarExecutor(PerfCounters):
+def _detach_input(x):
+    if isinstance(x, torch.Tensor) and x.requires_grad:
+        warnings.warn("an input tensor has requires_grad=True: it is detached, because the "
+                      "backward pass does not flow into inputs", stacklevel=4)
+        return x.detach()
+    return x
+
+
+class PoplarExecutor:
     """A model wrapped for the (simulated) IPU. Call it like the model, with whole-call batches."""
 
     def __init__(self, model: torch.nn.Module, options: Options | None, training: bool,
                  optimizer=None):
-        if isinstance(model, PoplarExecutor):
-            model = model._user_model
-        if not isinstance(model, torch.nn.Module):
-            raise TypeError(f"expected a torch.nn.Module to wrap, got {type(model).__name__}")
-        options = Options() if options is None else options
-        if not isinstance(options, Options):
-            raise TypeError(f"options must be a poptorch.Options, got {type(options).__name__}")
-        options._freeze()
-        self._options = options.clone()
-        if self._options.output_mode == OutputMode.Default:
-            self._options.outputMode(OutputMode.Final if training else OutputMode.All)
-        self._user_model = model
+        self._user_model = _wrapped_module(model)
         self._training = training
+        self._options = _frozen_copy(options, training)
         self._optimizer = optimizer
-        self._check_options()
+        check_run_options(self._options, training)
+        if training and optimizer is not None:
+            check_optimizer(self._user_model, optimizer)
+            settle_reduction(self._options, optimizer)
         self._options._freeze()
-        self._plan: Plan | None = None
-        self._graph: Graph | None = None
-        self._device_model: torch.nn.Module | None = None
+        self._spec = self._plan = self._graph = self._weights = self._example = None
         self._attached = False
-        self._example = None
-        self._micro_batch = None
-        self._mixed = None
-        self._compile_seconds = 0.0
-        self._calls = 0
-        self._clock = 0.0  # simulated seconds of every call so far
-        self._last_call_start = None
-        self._host_seconds = 0.0  # wall-clock time the host spent on calls
-        self._anchors: dict[str, torch.Tensor] = {}
-
-    # --- validation ---------------------------------------------------------------------------
-    def _check_options(self):
-        opts = self._options
-        if not self._training and opts.Training.gradient_accumulation != 1:
-            raise Error(f"an inferenceModel has no gradients to accumulate: set "
-                        f"opts.Training.gradientAccumulation(1) (it is "
-                        f"{opts.Training.gradient_accumulation}); pipelined inference fills the "
-                        f"pipeline with deviceIterations instead")
-        if opts.output_mode == OutputMode.EveryN and opts.device_iterations % opts.output_return_period:
-            raise Error(f"OutputMode.EveryN returns every {opts.output_return_period}th device "
-                        f"iteration, so deviceIterations ({opts.device_iterations}) must be a "
-                        f"multiple of it")
-        if opts.replication_factor % opts.input_group_size:
-            raise Error(f"inputReplicaGrouping's group size ({opts.input_group_size}) must divide "
-                        f"the replication factor ({opts.replication_factor}); set the grouping "
-                        f"again after changing replicationFactor")
-        if self._training and self._optimizer is not None:
-            self._check_optimizer(self._optimizer)
-            if getattr(self._optimizer, "accum_type", None) == torch.float16:
-                # PopTorch switches to running means so float16 accumulators cannot overflow.
-                opts.Training.setMeanAccumulationAndReplicationReductionStrategy(
-                    MeanReductionStrategy.Running)
-
-    def _check_optimizer(self, optimizer):
-        if any(g.get("nesterov") for g in optimizer.param_groups):
-            raise ValueError("Nesterov momentum is not supported by PopTorch's SGD; use "
-                             "nesterov=False")
-        owned = {id(p) for p in self._user_model.parameters()}
-        if any(id(p) not in owned for g in optimizer.param_groups for p in g["params"]):
-            raise ValueError("the optimizer holds parameters that are not in the wrapped "
-                             "model; build it from this model's parameters")
+        self._record = CallRecord()
+        self._anchors = Anchors(self._user_model, self._options.anchored_tensors)
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(self, *args, **kwargs) -> None:
@@ -114,53 +80,26 @@ class PoplarExecutor(PerfCounters):
         if self._plan is not None:
             warnings.warn("call to compile() ignored: the model is already compiled", stacklevel=2)
             return
-        opts = self._options
-        inputs = tree_flatten((args, kwargs))[0]
-        self._mixed = _to_simulator.mixed_precision(opts, self._user_model, inputs)
-        batching = _to_simulator.batching(opts, 1, self._mixed)
-        micro = micro_batch_size(_batched(inputs), batching)
-        first = tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
-                         (args, kwargs))
-        if self._mixed == MIXED_UPCAST:  # PyTorch's promotion: float16 inputs become float32
-            first = tree_map(lambda x: x.float() if isinstance(x, torch.Tensor)
-                             and x.dtype == torch.float16 else x, first)
+        opts, env = self._options, environment.read()
+        spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
+                                  args, kwargs, env)
         started = time.perf_counter()
         bar = tqdm(total=100, desc="Graph compilation", file=sys.stderr, mininterval=0,
                    bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
                    disable=not opts.show_compilation_progress_bar)
         try:
-            graph = capture(self._user_model, *first,
-                            compute_dtype=torch.float16 if self._mixed == MIXED_DOWNCAST else None)
-            bar.update(20)
-            if self._training:
-                self._check_loss(graph)
-            config = _to_simulator.run_config(opts, self._training, micro, self._optimizer)
-            plan = compile_plan(graph, config, progress=bar.update)
+            graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs, bar.update)
         finally:
             bar.close()
-        self._compile_seconds = time.perf_counter() - started
-        self._graph, self._plan, self._micro_batch = graph, plan, micro
+        self._record.compile_seconds = time.perf_counter() - started
+        self._spec, self._graph, self._plan = spec, graph, plan
         self._example = tree_map(lambda x: torch.empty_like(x, device="meta")
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
         self._attached = opts.connection_type != ConnectionType.Never
-        if not self._training:  # the weights are uploaded with the executable
-            self._device_model = copy.deepcopy(self._user_model).eval()
-            self._uploaded = _VERSION[0]
-        autoreport.write_if_enabled(self)
-
-    def _check_loss(self, graph: Graph):
-        if graph.losses_found == 0:
-            raise Error("couldn't find a loss in the model's forward pass: a trainingModel computes "
-                        "its loss and returns it (e.g. `return output, loss`). Use a PyTorch loss "
-                        "(torch.nn.CrossEntropyLoss, F.mse_loss, ...) or wrap a hand-made one in "
-                        "poptorch.identity_loss(x, reduction=\"mean\").")
-        if graph.losses_found > 1:
-            raise Error(f"found {graph.losses_found} independent losses: the graph must have one "
-                        f"final loss. Combine them and wrap the total in poptorch.identity_loss, "
-                        f"e.g. poptorch.identity_loss(loss1 + loss2, reduction=\"none\").")
-        if graph.loss_output is None:
-            raise Error("the model computes a loss but does not return it: return the loss from "
-                        "forward (alone or as the last output, e.g. `return output, loss`)")
+        # the weights are uploaded with the executable; an inference model keeps its own copy
+        self._weights = DeviceWeights(self._user_model, keep_copy=not self._training)
+        name = opts.model_name or ("training" if self._training else "inference")
+        autoreport.write_if_enabled(opts.profile_dir, env.engine_options, name, self.report)
 
     # --- run -------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -174,78 +113,42 @@ class PoplarExecutor(PerfCounters):
             raise Error("this model lives on the meta device (shapes without data): compile() "
                         "plans it, but running it needs real weights")
         self._attached = True
-        args, kwargs = tree_map(self._detach_input, (args, kwargs))
-        batching = _to_simulator.batching(self._options, self._micro_batch, self._mixed)
-        micro = micro_batch_size(_batched(tree_flatten((args, kwargs))[0]), batching)
-        if micro != self._micro_batch:
-            raise Error(f"this model was compiled for micro-batches of {self._micro_batch} "
-                        f"({self._micro_batch * batching.factor} samples per call) but got "
-                        f"{micro * batching.factor} samples; keep the batch size fixed (a "
-                        f"poptorch.DataLoader with drop_last=True does), or wrap the model again")
+        args, kwargs = tree_map(_detach_input, (args, kwargs))
+        self._check_batch(args, kwargs)
         started = time.perf_counter()
         if self._training:
-            result = self._train(args, kwargs, batching)
+            hook = self._anchors.record if self._options.anchored_tensors else None
+            result = simulator.run(self._user_model.train(), self._spec, args, kwargs,
+                                   self._optimizer, self._graph.loss_output, hook)
+            WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         else:
-            result = run_inference(self._device(), args, kwargs, batching)
-        self._host_seconds += time.perf_counter() - started
-        self._last_call_start = self._clock
-        self._clock += self._plan.call_seconds
-        self._calls += 1
+            result = simulator.run(self._weights.current(), self._spec, args, kwargs)
+        self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
         return result
 
-    def _train(self, args, kwargs, batching):
-        model = self._user_model.train()
-        optimizer = self._optimizer
-        training = self._options.Training
-        mean = training.accumulation_and_replication_reduction_type == ReductionType.Mean
-        running = (training.meanAccumulationAndReplicationReductionStrategy
-                   == MeanReductionStrategy.Running)
-        on_update = self._record_anchors if self._options.anchored_tensors else None
-        result = run_training(model, optimizer, args, kwargs, batching, self._graph.loss_output,
-                              mean, running, on_update)
-        _mark_written(model.parameters())
-        return result
-
-    def _record_anchors(self, grads: dict, scale: float):
-        names = {p: n for n, p in self._user_model.named_parameters()}
-        for short, anchor in self._options.anchored_tensors.items():
-            kind, _, name = anchor["long_name"].rpartition("___")
-            for p, g in grads.items():
-                if names.get(p) == name:
-                    value = g.float() * scale if kind == "Gradient" else p.detach()
-                    self._anchors[short] = value.clone()
-
-    @staticmethod
-    def _detach_input(x):
-        if isinstance(x, torch.Tensor) and x.requires_grad:
-            warnings.warn("an input tensor has requires_grad=True: it is detached, because the "
-                          "backward pass does not flow into inputs", stacklevel=4)
-            return x.detach()
-        return x
-
-    def _device(self) -> torch.nn.Module:
-        """The inference model's on-device weights, refreshed when a trainingModel changed them."""
-        if any(_WEIGHT_VERSIONS.get(p, 0) > self._uploaded for p in self._user_model.parameters()):
-            self.copyWeightsToDevice()
-        return self._device_model
+    def _check_batch(self, args: tuple, kwargs: dict) -> None:
+        spec = self._spec
+        micro, factor = simulator.micro_batch_of(spec, args, kwargs), spec.micro_batches_per_input
+        if micro != spec.micro_batch:
+            raise Error(f"this model was compiled for micro-batches of {spec.micro_batch} "
+                        f"({spec.micro_batch * factor} samples per call) but got "
+                        f"{micro * factor} samples; keep the batch size fixed (a "
+                        f"poptorch.DataLoader with drop_last=True does), or wrap the model again")
 
     # --- weights and device ---------------------------------------------------------------------
-    def _require_compiled(self):
+    def _require_compiled(self) -> None:
         if self._plan is None:
             raise Error(NOT_COMPILED)
 
     def copyWeightsToDevice(self) -> None:
         """Upload the host model's weights (needed after training it on the CPU)."""
         self._require_compiled()
-        if self._device_model is not None:
-            self._device_model.load_state_dict(self._user_model.state_dict())
-        self._uploaded = _VERSION[0]
+        self._weights.upload()
 
     def copyWeightsToHost(self) -> None:
         """Download the device weights into the host model (training models do this implicitly)."""
         self._require_compiled()
-        if self._device_model is not None:
-            self._user_model.load_state_dict(self._device_model.state_dict())
+        self._weights.download()
 
     def detachFromDevice(self) -> None:
         self._require_compiled()
@@ -269,32 +172,21 @@ class PoplarExecutor(PerfCounters):
 
     def destroy(self) -> None:
         """Free the (simulated) device; a training model's module can then be wrapped again."""
-        wrapper = _TRAINING_WRAPPERS.get(self._user_model)
-        if self._training and wrapper is not None and wrapper() is self:
-            del _TRAINING_WRAPPERS[self._user_model]
-        self._plan = self._graph = self._device_model = None
+        if self._training:
+            TRAINING_WRAPPERS.release(self._user_model, self)
+        self._plan = self._graph = self._weights = None
         self._attached = False
 
     def setOptimizer(self, optimizer) -> None:
         """Use a new optimizer's hyperparameters from the next call; optimizer state carries over."""
         if not self._training:
             raise Error("setOptimizer() is for training models; an inferenceModel has no optimizer")
-        if type(optimizer) is not type(self._optimizer):
-            raise TypeError(f"setOptimizer() expects a {type(self._optimizer).__name__} like the "
-                            f"one the model was compiled with, got {type(optimizer).__name__}")
-        self._check_optimizer(optimizer)
-        running = (self._options.Training.meanAccumulationAndReplicationReductionStrategy
-                   == MeanReductionStrategy.Running)
-        if getattr(optimizer, "accum_type", None) == torch.float16 and not running:
-            raise ValueError("float16 accumulators need MeanReductionStrategy.Running, but this "
-                             "model was compiled with Post: wrap the model again with the new "
-                             "optimizer instead")
+        check_new_optimizer(self._options, self._user_model, self._optimizer, optimizer)
         for p, state in self._optimizer.state.items():
             optimizer.state.setdefault(p, state)
         self._optimizer = optimizer
         if self._plan is not None:  # its state and update cost may differ: plan again
-            config = _to_simulator.run_config(self._options, True, self._micro_batch, optimizer)
-            self._plan = compile_plan(self._graph, config)
+            self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
 
     # --- tensors, state and files ----------------------------------------------------------------
     def getTensorNames(self) -> list[str]:
@@ -303,12 +195,7 @@ class PoplarExecutor(PerfCounters):
         return list(self._graph.params) + [f"output{i}" for i in range(len(self._graph.outputs))]
 
     def getAnchoredTensor(self, short_name: str) -> torch.Tensor:
-        if short_name not in self._options.anchored_tensors:
-            known = ", ".join(self._options.anchored_tensors) or "none (use opts.anchorTensor)"
-            raise Error(f"no anchored tensor named {short_name!r}; anchored: {known}")
-        if short_name not in self._anchors:
-            raise Error(f"{short_name!r} has no value yet: run a training step first")
-        return self._anchors[short_name]
+        return self._anchors.get(short_name)
 
     @property
     def rng_state(self) -> torch.Tensor:
@@ -331,6 +218,38 @@ class PoplarExecutor(PerfCounters):
                     "optimizer": self._optimizer, "example": self._example,
                     "rng_state": torch.get_rng_state() if save_rng_state else None}, filename)
 
+    # --- performance queries (simulated time) ----------------------------------------------------
+    def _counters(self) -> PerfCounters:
+        inputs = sum(isinstance(t, torch.Tensor) for t in tree_flatten(self._example)[0])
+        return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count)
+
+    def getHostIpuLatency(self):
+        """(min, max, avg) simulated seconds to stream a call's inputs to the IPU."""
+        return self._counters().latency("host_to_ipu")
+
+    def getComputeLatency(self):
+        """(min, max, avg) simulated seconds the IPUs compute in a call."""
+        return self._counters().latency("compute")
+
+    def getIpuHostLatency(self):
+        return self._counters().latency("ipu_to_host")
+
+    def getLatency(self):
+        """(min, max, avg) simulated seconds of a whole call, inputs to outputs."""
+        return self._counters().latency("call")
+
+    def getPerfCounters(self) -> dict:
+        """Simulated timestamps (seconds) of the last call, as [input index][iteration] lists."""
+        return self._counters().perf_counters()
+
+    def cycleCount(self) -> int:
+        """Simulated IPU cycles of the last call (needs opts.logCycleCount(True))."""
+        return self._counters().cycle_count()
+
+    def compilationTime(self):
+        """Host wall-clock time the simulated compilation took, as a datetime.timedelta."""
+        return self._counters().compilation_time()
+
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
     def model(self) -> torch.nn.Module:
@@ -345,7 +264,7 @@ class PoplarExecutor(PerfCounters):
         return self._training
 
     @property
-    def plan(self) -> Plan:
+    def plan(self) -> simulator.Plan:
         """(Simulator) placement, memory plan, costs and timeline of one call."""
         self._require_compiled()
         return self._plan
@@ -353,18 +272,19 @@ class PoplarExecutor(PerfCounters):
     @property
     def simulated_seconds(self) -> float:
         """(Simulator) IPU time of every call so far."""
-        return self._clock
+        return self._record.simulated_seconds
 
     @property
     def host_seconds(self) -> float:
         """(Simulator) host wall-clock time spent running calls."""
-        return self._host_seconds
+        return self._record.host_seconds
 
     def report(self):
         """(Simulator) the profiling report of this model, as profiling.Report."""
         from ..profiling import Report
 
-        return Report.from_executor(self)
+        name = self._options.model_name or type(self._user_model).__name__
+        return Report.from_plan(self.plan, name, self._options.toDict())
 
     def __repr__(self) -> str:
         kind = "trainingModel" if self._training else "inferenceModel"
@@ -380,21 +300,18 @@ def trainingModel(model: torch.nn.Module, options: Options | None = None,
         model: returns the loss, alone or as its last output.
         options: poptorch.Options (frozen by this call).
         optimizer: defaults to poptorch.optim.SGD(lr=0.01).
+
+    Raises:
+        RuntimeError: another live trainingModel already wraps `model`.
     """
     from .optim import SGD
 
-    if isinstance(model, PoplarExecutor):
-        model = model._user_model
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"expected a torch.nn.Module to wrap, got {type(model).__name__}")
-    wrapper = _TRAINING_WRAPPERS.get(model)
-    if wrapper is not None and wrapper() is not None:
-        raise RuntimeError("this model is already wrapped in poptorch.trainingModel; call "
-                           ".destroy() on that wrapper before wrapping it again")
+    model = _wrapped_module(model)
+    TRAINING_WRAPPERS.check_free(model)
     if optimizer is None:
         optimizer = SGD(model.parameters(), lr=0.01)
     executor = PoplarExecutor(model, options, training=True, optimizer=optimizer)
-    _TRAINING_WRAPPERS[model] = weakref.ref(executor)  # a strong value would keep the model alive
+    TRAINING_WRAPPERS.claim(model, executor)
     return executor
 
 

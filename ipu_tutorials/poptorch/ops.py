@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import logging
-import os
 
 import numpy as np
 import torch
 
+from .. import environment
 from ..errors import Error
-from ..simulator import tracing
+from ._to_simulator import tracing
 from ._checks import check_fraction, check_int, check_str
 from .enums import MatMulSerializationMode, MultiConvPlanType
 
@@ -27,8 +27,8 @@ def setLogLevel(level: str | int) -> None:
     logger.setLevel(check_int("setLogLevel()", level, minimum=0))
 
 
-if os.environ.get("POPTORCH_LOG_LEVEL"):
-    setLogLevel(os.environ["POPTORCH_LOG_LEVEL"])
+if environment.read().log_level:  # read once, when poptorch is first imported
+    setLogLevel(environment.read().log_level)
 
 
 def isRunningOnIpu() -> bool:

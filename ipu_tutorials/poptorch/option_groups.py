@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import os
 
 import torch
 
@@ -179,7 +178,6 @@ class _TensorLocationOptions(_OptionGroup):
     """opts.TensorLocations: where activations, weights, optimizer state and accumulators live."""
 
     _defaults: dict = {}
-    KINDS = ("activation", "weight", "optimizer", "accumulator")
 
     def _set_location(self, kind: str, settings: TensorLocationSettings):
         if not isinstance(settings, TensorLocationSettings):
@@ -205,15 +203,9 @@ class _TensorLocationOptions(_OptionGroup):
 
 
 class _DistributedOptions(_OptionGroup):
-    """opts.Distributed: several host processes (read from the MPI environment by default)."""
+    """opts.Distributed: several host processes (Options reads them from the MPI environment)."""
 
     _defaults = {"num_distributed_processes": 1, "distributed_process_id": 0}
-
-    def __init__(self):
-        super().__init__()
-        rank, size = os.environ.get("OMPI_COMM_WORLD_RANK"), os.environ.get("OMPI_COMM_WORLD_SIZE")
-        if rank is not None and size is not None:
-            self.configureProcessId(int(rank), int(size))
 
     def configureProcessId(self, process_id: int, num_processes: int):
         check_int("Distributed.configureProcessId(num_processes)", num_processes)

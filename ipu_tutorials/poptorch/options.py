@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 
+from .. import environment
 from ._checks import check_bool, check_enum, check_fraction, check_int, check_str
 from .enums import ConnectionType, OutputMode, SyncPattern, CommGroupType
 from .option_groups import (_DistributedOptions, _JitOptions, _OptionGroup, _PopartOptions,
                             _PrecisionOptions, _TensorLocationOptions, _TrainingOptions, _shown)
+from ._to_simulator import check_version
 from .strategies import AutoStage, ExecutionStrategy, PipelinedExecution
-
-_GROUPS = ("Training", "Precision", "TensorLocations", "Distributed", "Jit", "_Popart")
 
 
 class Options(_OptionGroup):
@@ -50,12 +49,18 @@ class Options(_OptionGroup):
             "TensorLocations": _TensorLocationOptions(), "Distributed": _DistributedOptions(),
             "Jit": _JitOptions(), "_Popart": _PopartOptions()})
         object.__setattr__(self, "_strategy", PipelinedExecution(AutoStage.SameAsIpu))
-        if os.environ.get("POPTORCH_IPU_MODEL") == "1":
+        self._apply_environment(environment.read())
+
+    def _apply_environment(self, env: environment.Environment) -> None:
+        """PopTorch's environment variables set the starting values (see ipu_tutorials.environment)."""
+        if env.ipu_model:
             self._values["ipu_model"] = True
-        if os.environ.get("POPTORCH_CACHE_DIR"):
-            self._values["executable_cache_dir"] = os.environ["POPTORCH_CACHE_DIR"]
-        if os.environ.get("POPTORCH_DEFAULT_OPTIONS"):
-            self.from_json(os.environ["POPTORCH_DEFAULT_OPTIONS"])
+        if env.cache_dir:
+            self._values["executable_cache_dir"] = env.cache_dir
+        if env.mpi_rank is not None and env.mpi_size is not None:
+            self.Distributed.configureProcessId(int(env.mpi_rank), int(env.mpi_size))
+        if env.default_options:
+            self.from_json(env.default_options)
 
     def __getattr__(self, name):
         groups = self.__dict__.get("_groups", {})
@@ -135,9 +140,7 @@ class Options(_OptionGroup):
         return self._set("ipu_model", check_bool("useIpuModel()", use_model))
 
     def useOfflineIpuTarget(self, ipu_version: int = 2) -> "Options":
-        from ..simulator.hardware import ipu_spec
-
-        ipu_spec(ipu_version)  # rejects unknown versions
+        check_version(ipu_version)  # rejects unknown versions, listing the known ones
         self._set("ipu_version", ipu_version)
         return self._set("connection_type", ConnectionType.Never)
 
@@ -295,26 +298,40 @@ def _json_arg(value):
     return value
 
 
+def _facade_names() -> dict:
+    """What an options file may name after `poptorch.`: enums, strategies, location settings."""
+    from . import enums, strategies
+    from .option_groups import TensorLocationSettings
+
+    names = {n: getattr(m, n) for m in (enums, strategies) for n in dir(m) if n[0].isupper()}
+    names["TensorLocationSettings"] = TensorLocationSettings
+    return names
+
+
+def _resolve(path: str, where: str, shown: str):
+    """poptorch.Name.Member (or torch.name) -> the object it names."""
+    import torch
+
+    first, *rest = path.split(".")
+    target = _facade_names().get(first)
+    for part in rest:
+        target = getattr(target, part, None) if target is not None else None
+    if target is None:
+        target = getattr(torch, path, None)
+    if target is None:
+        raise ValueError(f"{where}: unknown name {shown!r}")
+    return target
+
+
 def _eval_literal(node: ast.AST, where: str):
     """Literals, plus poptorch.Name(...) calls and poptorch.Enum.Member attributes."""
-    from .. import poptorch
-
     if isinstance(node, ast.Call):
         func = _eval_literal(node.func, where)
         return func(*[_eval_literal(a, where) for a in node.args],
                     **{k.arg: _eval_literal(k.value, where) for k in node.keywords})
     if isinstance(node, ast.Attribute):
         path = ast.unparse(node).removeprefix("poptorch.").removeprefix("torch.")
-        target = poptorch
-        for part in path.split("."):
-            target = getattr(target, part, None)
-            if target is None:
-                import torch
-                target = getattr(torch, path, None)
-                if target is None:
-                    raise ValueError(f"{where}: unknown name {ast.unparse(node)!r}")
-                return target
-        return target
+        return _resolve(path, where, ast.unparse(node))
     try:
         return ast.literal_eval(node)
     except ValueError:

@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .report import Report
 
 
-def engine_options() -> dict:
-    """POPLAR_ENGINE_OPTIONS as a dict ({} when unset).
+def engine_options(text: str) -> dict:
+    """POPLAR_ENGINE_OPTIONS's text as a dict ({} when empty).
 
     Raises:
-        ValueError: the variable is set but is not a JSON object.
+        ValueError: the text is not a JSON object.
     """
-    text = os.environ.get("POPLAR_ENGINE_OPTIONS", "")
     if not text.strip():
         return {}
     try:
@@ -24,20 +27,27 @@ def engine_options() -> dict:
     return options
 
 
-def report_directory(profile_dir: str | None) -> str | None:
+def report_directory(profile_dir: str | None, engine_options_text: str) -> str | None:
     """Where reports go, or None when profiling is off."""
     if profile_dir is not None:
         return profile_dir
-    options = engine_options()
+    options = engine_options(engine_options_text)
     enabled = any(str(options.get(k, "false")).lower() == "true"
                   for k in ("autoReport.all", "autoReport.outputExecutionProfile"))
     return options.get("autoReport.directory", ".") if enabled else None
 
 
-def write_if_enabled(executor) -> str | None:
-    """Save the executor's report under <dir>/<model name or training|inference>; returns it."""
-    directory = report_directory(executor.options.profile_dir)
+def write_if_enabled(profile_dir: str | None, engine_options_text: str, name: str,
+                     make_report: Callable[[], "Report"]) -> str | None:
+    """Save a report under <dir>/<name> when profiling is on; returns where it went.
+
+    Args:
+        profile_dir: Options.enableProfiling's directory (None: ask the engine options).
+        engine_options_text: POPLAR_ENGINE_OPTIONS as the environment holds it.
+        name: the model name, or "training" / "inference".
+        make_report: builds the report, called only when one is written.
+    """
+    directory = report_directory(profile_dir, engine_options_text)
     if directory is None:
         return None
-    name = executor.options.model_name or ("training" if executor.training else "inference")
-    return executor.report().save(os.path.join(directory, name))
+    return make_report().save(os.path.join(directory, name))

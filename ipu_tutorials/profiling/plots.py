@@ -127,7 +127,7 @@ def plot_placement(stages: list[dict], edges: list[dict], ax=None, title: str | 
     Returns:
         The matplotlib Axes.
     """
-    from ..simulator.memory import format_bytes
+    from ..simulator.units import format_bytes
 
     ipus = sorted({s["ipu"] for s in stages})
     if ax is None:

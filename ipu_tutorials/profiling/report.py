@@ -6,9 +6,9 @@ import json
 import os
 
 from ..simulator.compile import Plan
-from ..simulator.memory import format_bytes
 from ..simulator.schedule import Event
 from ..simulator.timeline import Timeline
+from ..simulator.units import format_bytes
 from . import plots
 from .trace import from_trace, to_trace
 
@@ -25,16 +25,17 @@ def _stage_rows(plan: Plan) -> list[dict]:
 
 def summarise(plan: Plan, model_name: str, options: dict | None = None) -> dict:
     """The JSON-friendly summary of a compiled plan."""
-    c, system = plan.config, plan.config.system
+    c, system = plan.spec, plan.spec.system
     return {
         "format": FORMAT, "model": model_name, "training": c.training,
         "system": {"ipu": system.ipu.name, "version": system.ipu.version,
                    "num_ipus": system.num_ipus, "tiles": system.ipu.tiles,
                    "memory_per_ipu": system.ipu.memory_bytes, "clock_hz": system.ipu.clock_hz},
         "batching": {"micro_batch": c.micro_batch, "device_iterations": c.device_iterations,
-                     "gradient_accumulation": c.accumulation, "replicas": c.replicas,
+                     "gradient_accumulation": c.gradient_accumulation,
+                     "replicas": c.replication_factor,
                      "samples_per_call": c.samples_per_call, "output_mode": c.output_mode},
-        "placement": {"strategy": c.strategy.text, "kind": c.strategy.kind,
+        "placement": {"strategy": c.strategy.text, "kind": c.strategy.kind.value,
                       "ipus_per_replica": plan.placement.ipus_per_replica,
                       "ipus_acquired": plan.placement.ipus_acquired,
                       "stages": _stage_rows(plan)},

@@ -1,16 +1,17 @@
-"""Compile: a captured graph and a run configuration -> placement, memory plan, costs, timeline."""
+"""Compile: a captured graph and a run spec -> placement, memory plan, costs, timeline."""
 from __future__ import annotations
 
 import dataclasses
 from typing import Callable
 
 from .capture import Graph
-from .config import OUTPUT_ALL, OUTPUT_EVERY_N, PIPELINED, SHARDED, RunConfig
 from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_io_bytes, host_seconds,
                     stage_costs, stream_seconds, update_seconds)
-from .memory import MemoryPlan, format_bytes, plan_memory
+from .memory import MemoryPlan, plan_memory
 from .placement import Placement, place, stage_params
+from .rules import schedule_kind
 from .schedule import StageTimes, StepCosts, call_timeline, pipeline_grid
+from .spec import OUTPUT_ALL, OUTPUT_EVERY_N, RunSpec, StrategyKind
 from .timeline import Timeline
 
 
@@ -19,7 +20,7 @@ class Plan:
     """Everything the simulator knows about a compiled model."""
 
     graph: Graph
-    config: RunConfig
+    spec: RunSpec
     placement: Placement
     memory: MemoryPlan
     stage_costs: list[StageCost]
@@ -28,24 +29,29 @@ class Plan:
     timeline: Timeline  # one call
 
     @property
+    def config(self) -> RunSpec:
+        """The run spec under its former name, for code written before RunSpec."""
+        return self.spec
+
+    @property
     def call_seconds(self) -> float:
         return self.timeline.duration
 
     @property
     def samples_per_second(self) -> float:
-        return self.config.samples_per_call / self.call_seconds
+        return self.spec.samples_per_call / self.call_seconds
 
     @property
     def cycles_per_call(self) -> int:
-        return round(self.call_seconds * self.config.system.ipu.clock_hz)
+        return round(self.call_seconds * self.spec.system.ipu.clock_hz)
 
     def grid(self, max_cycles: int = 24) -> str:
         """The text picture of one step's schedule."""
         ipus = [s.ipu for s in self.placement.stages]
-        config = self.config
-        if config.strategy.kind == PIPELINED:
-            a = config.accumulation if config.training else config.device_iterations
-            return pipeline_grid(ipus, a, config.training, self.placement.ipus_per_replica,
+        spec = self.spec
+        if spec.strategy.kind == StrategyKind.PIPELINED:
+            a = spec.gradient_accumulation if spec.training else spec.device_iterations
+            return pipeline_grid(ipus, a, spec.training, self.placement.ipus_per_replica,
                                  max_cycles)
         return "\n".join(f"IPU {s.ipu}  " + " ".join(
             f"{e.kind}{e.micro_batch}" for e in self.timeline.events
@@ -54,17 +60,17 @@ class Plan:
 
     def __repr__(self) -> str:
         p = self.placement
-        return (f"Plan({self.config.strategy.kind}, {len(p.stages)} stage(s) on "
+        return (f"Plan({self.spec.strategy.kind}, {len(p.stages)} stage(s) on "
                 f"{p.ipus_per_replica} IPU(s) x {p.replicas} replica(s), "
                 f"{self.call_seconds * 1e3:.3f} ms per call, {self.samples_per_second:,.0f} samples/s)")
 
     def describe(self) -> str:
         """Placement, memory plan and schedule summary, as --debug prints them."""
         util = ", ".join(f"IPU {i} {u:.0%}" for i, u in enumerate(self.timeline.utilisation()))
-        c = self.config
+        c = self.spec
         return "\n".join([
             f"Placement ({c.strategy.text}, {self.placement.ipus_per_replica} IPU(s) per replica "
-            f"x {c.replicas} replica(s) on {c.system.describe()}):",
+            f"x {c.replication_factor} replica(s) on {c.system.describe()}):",
             self.placement.describe(), "", "Memory plan (per replica):", self.memory.table(), "",
             "Schedule of one step:", self.grid(), "",
             f"Simulated time per call: {self.call_seconds * 1e3:.3f} ms for "
@@ -73,58 +79,51 @@ class Plan:
 
 
 def _stage_times(graph: Graph, placement: Placement, costs: list[StageCost],
-                 config: RunConfig) -> list[StageTimes]:
+                 spec: RunSpec) -> list[StageTimes]:
     times = []
-    weights = config.location("weight")
+    weights = spec.location("weight")
     for stage, cost in zip(placement.stages, costs):
         load = 0.0
         if stage.phase is not None:  # a phase streams in the weights that live off chip
             params = [graph.params[n] for n in stage_params(graph, stage)]
             off_bytes = sum(p.bytes for p in params
                             if not weights.on_chip and p.numel >= weights.min_elements_off_chip)
-            load = stream_seconds(off_bytes, config.system)
+            load = stream_seconds(off_bytes, spec.system)
         times.append(StageTimes(stage.ipu, cost.forward, cost.backward, cost.send, cost.receive,
                                 stage.phase, load))
     return times
 
 
-def schedule_kind(config: RunConfig, placement: Placement) -> str:
-    """The schedule to run: a one-stage pipeline has nothing to overlap, so it runs sharded."""
-    if config.strategy.kind == PIPELINED and len(placement.stages) == 1:
-        return SHARDED
-    return config.strategy.kind
+def _returned_micro_batches(spec: RunSpec) -> int:
+    total = spec.device_iterations * spec.gradient_accumulation
+    return {OUTPUT_ALL: total, OUTPUT_EVERY_N: total // spec.output_return_period}.get(
+        spec.output_mode, 1)
 
 
-def _returned_micro_batches(config: RunConfig) -> int:
-    total = config.device_iterations * config.accumulation
-    return {OUTPUT_ALL: total, OUTPUT_EVERY_N: total // config.output_period}.get(
-        config.output_mode, 1)
-
-
-def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, config: RunConfig,
-                kind: str) -> StepCosts:
+def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, spec: RunSpec,
+                kind: StrategyKind) -> StepCosts:
     in_bytes, out_bytes = host_io_bytes(graph)
-    r = config.replicas
-    steps = config.device_iterations if config.training or kind != PIPELINED else 1
-    returned = _returned_micro_batches(config)
+    r = spec.replication_factor
+    steps = spec.device_iterations if spec.training or kind != StrategyKind.PIPELINED else 1
+    returned = _returned_micro_batches(spec)
     update, streams, gradient_bytes = {}, {}, 0
-    if config.training:
+    if spec.training:
         for m in memory.ipus:
             names = [n for stage in placement.stages_on(m.ipu) for n in stage_params(graph, stage)
                      if graph.params[n].trainable]
             elements = sum(graph.params[n].numel for n in names)
             touched = m.weights + m.gradients + m.optimizer
-            update[m.ipu] = update_seconds(elements, touched, len(names), config)
+            update[m.ipu] = update_seconds(elements, touched, len(names), spec)
             # offloaded optimizer state streams in before the update and back out after it
-            streams[m.ipu] = stream_seconds(m.off_chip.get("optimizer", 0), config.system)
+            streams[m.ipu] = stream_seconds(m.off_chip.get("optimizer", 0), spec.system)
             gradient_bytes = max(gradient_bytes, m.gradients)
-    return StepCosts(host_in=host_seconds(in_bytes * r, config.system),
-                     host_out=host_seconds(out_bytes * r * returned, config.system) / steps,
+    return StepCosts(host_in=host_seconds(in_bytes * r, spec.system),
+                     host_out=host_seconds(out_bytes * r * returned, spec.system) / steps,
                      host_latency=HOST_LATENCY, update=update, update_stream=streams,
-                     allreduce=allreduce_seconds(gradient_bytes, config))
+                     allreduce=allreduce_seconds(gradient_bytes, spec))
 
 
-def compile_plan(graph: Graph, config: RunConfig, check_memory: bool = True,
+def compile_plan(graph: Graph, spec: RunSpec, check_memory: bool = True,
                  progress: Callable[[int], None] = lambda percent: None) -> Plan:
     """Place, plan memory, cost and schedule a captured graph.
 
@@ -132,22 +131,22 @@ def compile_plan(graph: Graph, config: RunConfig, check_memory: bool = True,
         Error: a placement or batching rule is broken.
         OutOfMemoryError: the plan does not fit (when check_memory).
     """
-    placement = place(graph, config)
+    placement = place(graph, spec)
     progress(20)
-    memory = plan_memory(graph, placement, config)
+    memory = plan_memory(graph, placement, spec)
     progress(20)
     if check_memory:
         memory.check()
-    costs = stage_costs(graph, placement, config)
-    times = _stage_times(graph, placement, costs, config)
-    kind = schedule_kind(config, placement)
-    step = _step_costs(graph, placement, memory, config, kind)
+    costs = stage_costs(graph, placement, spec)
+    times = _stage_times(graph, placement, costs, spec)
+    kind = schedule_kind(spec, len(placement.stages))
+    step = _step_costs(graph, placement, memory, spec, kind)
     progress(20)
-    events = call_timeline(kind, times, step, config.accumulation, config.device_iterations,
-                           config.training, config.strategy.separate_backward_phase)
+    events = call_timeline(kind, times, step, spec.gradient_accumulation, spec.device_iterations,
+                           spec.training, spec.strategy.separate_backward_phase)
     progress(20)
-    return Plan(graph, config, placement, memory, costs, times, step,
+    return Plan(graph, spec, placement, memory, costs, times, step,
                 Timeline(events, placement.ipus_per_replica))
 
 
-__all__ = ["Plan", "compile_plan", "format_bytes"]
+__all__ = ["Plan", "compile_plan"]

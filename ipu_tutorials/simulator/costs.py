@@ -14,20 +14,21 @@ from __future__ import annotations
 import dataclasses
 
 from .capture import HOST, Graph, Op
-from .config import PIPELINED, RunConfig
 from .hardware import IpuSpec, System
+from .memory import available_memory, temp_bytes
 from .placement import Placement
+from .rules import recomputes
+from .spec import RunSpec
 
 # Calibrated on BERT-Large phase 1 on a Bow Pod16 (4 IPUs x 4 replicas): the simulator gives
 # about 4,950 seq/s against the published 5,600 (ipu-hardware.md, "Published results"; our model's
-# output layer is not tied to the embedding, so the last IPU works harder). tests/test_costs.py.
+# output layer is not tied to the embedding, so the last IPU works harder). tests/simulator/test_costs.py.
 MATMUL_EFFICIENCY = 0.5
 OP_OVERHEAD_CYCLES = 2_000  # assumption: one BSP sync + exchange setup per compute step
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 HOST_LATENCY = 20e-6  # s per host <-> IPU sync; a call starts and ends with one (assumption)
 STREAM_LATENCY = 5e-6  # s per streaming-memory transfer (assumption)
 BACKWARD_MATMUL_FACTOR = 2  # gradient with respect to the input and to the weight
-DEFAULT_AVAILABLE_MEMORY = 0.6  # availableMemoryProportion when unset (poptorch-api.md)
 
 
 @dataclasses.dataclass
@@ -41,39 +42,27 @@ class StageCost:
     flops: float  # forward FLOPs
 
 
-def temp_bytes(op: Op, partials_bytes: int) -> int:
-    """Working memory a matmul/conv would like: rearranged inputs plus partials."""
-    return op.bytes_in + op.out_elements * partials_bytes if op.kind == "matmul" else 0
-
-
-def available_memory(op: Op, ipu: int, config: RunConfig) -> float:
-    if op.available_memory is not None:
-        return op.available_memory
-    return config.available_memory.get(ipu, DEFAULT_AVAILABLE_MEMORY)
-
-
-def op_seconds(op: Op, spec: IpuSpec, cap_bytes: float, partials_bytes: int) -> float:
+def op_seconds(op: Op, chip: IpuSpec, cap_bytes: float, partials_bytes: int) -> float:
     """One op on one IPU; a matmul denied the temporary memory it wants takes longer."""
     if op.kind == "view":
         return 0.0
-    overhead = OP_OVERHEAD_CYCLES / spec.clock_hz
+    overhead = OP_OVERHEAD_CYCLES / chip.clock_hz
     if op.kind == "matmul":
-        seconds = op.flops / (spec.peak_flops(op.dtype_bytes) * MATMUL_EFFICIENCY)
+        seconds = op.flops / (chip.peak_flops(op.dtype_bytes) * MATMUL_EFFICIENCY)
         wanted = temp_bytes(op, partials_bytes)
         if wanted > cap_bytes:  # the planner serialises the op to fit the cap
             seconds *= wanted / cap_bytes
         return seconds + overhead
-    return (op.bytes_in + op.bytes_out) / spec.memory_bandwidth + overhead
+    return (op.bytes_in + op.bytes_out) / chip.memory_bandwidth + overhead
 
 
-def _ops_seconds(ops: list[Op], ipu: int, config: RunConfig, backward: bool) -> float:
+def _ops_seconds(ops: list[Op], ipu: int, spec: RunSpec, backward: bool) -> float:
     """Sum over ops; convolutions of one Parallel MultiConv run side by side (slowest counts)."""
-    spec = config.system.ipu
-    capacity = spec.memory_bytes
+    chip = spec.system.ipu
     total, groups = 0.0, {}
     for op in ops:
-        seconds = op_seconds(op, spec, available_memory(op, ipu, config) * capacity,
-                             config.partials_bytes)
+        seconds = op_seconds(op, chip, available_memory(op, ipu, spec) * chip.memory_bytes,
+                             spec.partials_bytes)
         if backward:
             seconds *= BACKWARD_MATMUL_FACTOR if op.kind == "matmul" else 1
         if op.multiconv is not None:
@@ -95,21 +84,21 @@ def stream_seconds(num_bytes: int, system: System) -> float:
     return num_bytes / system.streaming_bandwidth + STREAM_LATENCY if num_bytes else 0.0
 
 
-def stage_costs(graph: Graph, placement: Placement, config: RunConfig) -> list[StageCost]:
-    recompute = config.training and config.strategy.kind == PIPELINED and len(placement.stages) > 1
+def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[StageCost]:
+    recompute = recomputes(spec, len(placement.stages))
     costs = []
     for stage in placement.stages:
         ops = [op for op in graph.ops if op.block in stage.blocks]
-        forward = _ops_seconds(ops, stage.ipu, config, backward=False)
-        backward = _ops_seconds(ops, stage.ipu, config, backward=True) if config.training else 0.0
+        forward = _ops_seconds(ops, stage.ipu, spec, backward=False)
+        backward = _ops_seconds(ops, stage.ipu, spec, backward=True) if spec.training else 0.0
         if recompute:
             backward += forward
         sent = sum(size for (src, dst), size in graph.edges.items()
                    if src in stage.blocks and dst not in stage.blocks)
         received = sum(size for (src, dst), size in graph.edges.items()
                        if dst in stage.blocks and src not in stage.blocks and src != HOST)
-        costs.append(StageCost(forward, backward, link_seconds(sent, config.system),
-                               link_seconds(received, config.system) if config.training else 0.0,
+        costs.append(StageCost(forward, backward, link_seconds(sent, spec.system),
+                               link_seconds(received, spec.system) if spec.training else 0.0,
                                sum(op.flops for op in ops)))
     return costs
 
@@ -121,7 +110,7 @@ def host_io_bytes(graph: Graph) -> tuple[int, int]:
 
 
 def update_seconds(weight_elements: int, touched_bytes: int, tensors: int,
-                   config: RunConfig) -> float:
+                   spec: RunSpec) -> float:
     """The optimizer step's arithmetic and memory traffic on one IPU.
 
     Args:
@@ -129,16 +118,16 @@ def update_seconds(weight_elements: int, touched_bytes: int, tensors: int,
         touched_bytes: bytes the update reads and writes on chip (weights, gradients, state).
         tensors: weight tensors updated (each is one compute step).
     """
-    spec = config.system.ipu
-    arithmetic = weight_elements * config.optimizer.flops_per_param / spec.peak_fp32_flops
-    memory = 2 * touched_bytes / spec.memory_bandwidth
-    overhead = tensors * OP_OVERHEAD_CYCLES / spec.clock_hz
+    chip = spec.system.ipu
+    arithmetic = weight_elements * spec.optimizer.flops_per_param / chip.peak_fp32_flops
+    memory = 2 * touched_bytes / chip.memory_bandwidth
+    overhead = tensors * OP_OVERHEAD_CYCLES / chip.clock_hz
     return max(arithmetic, memory) + overhead
 
 
-def allreduce_seconds(gradient_bytes: int, config: RunConfig) -> float:
+def allreduce_seconds(gradient_bytes: int, spec: RunSpec) -> float:
     """A ring all-reduce of the gradients across replicas."""
-    r = config.replicas
+    r = spec.replication_factor
     if r == 1 or not gradient_bytes:
         return 0.0
-    return link_seconds(int(2 * (r - 1) / r * gradient_bytes), config.system)
+    return link_seconds(int(2 * (r - 1) / r * gradient_bytes), spec.system)

@@ -1,16 +1,29 @@
 """IPU chip and system specifications used by the cost model.
 
-Every figure comes from shared/reference/ipu-hardware.md; the comment beside it says which row.
-[2nd] marks a secondary source, [derived] a value computed from other figures.
+A new hardware generation is one more IpuSpec here, added to IPUS. The comment beside each
+figure names its public source from this list; [derived] marks a value computed from other
+figures, [2nd] one that only a secondary (third-party) source gives.
+
+- [JIA19] Z. Jia, B. Tillman, M. Maggioni, D. P. Scarpazza, "Dissecting the Graphcore IPU
+  Architecture via Microbenchmarking", arXiv:1912.03413 (2019): the GC2 figures [2nd].
+- [GC200] Graphcore, Colossus Mk2 GC200 and IPU-M2000 announcement (July 2020),
+  https://www.graphcore.ai/products/ipu : 1,472 tiles, 900 MB In-Processor-Memory, 250 TFLOP/s.
+- [M2000] Graphcore, IPU-M2000 datasheet, https://docs.graphcore.ai/projects/ipu-m2000-datasheet/
+  : 4 IPUs, up to 256 GB Streaming Memory, PCIe Gen4 host link.
+- [MEMGUIDE] Graphcore, "Memory and Performance Optimisation on the IPU",
+  https://docs.graphcore.ai/projects/memory-performance-optimisation/ : 638,976 bytes per tile
+  (the out-of-memory report's figure), ~47.5 TB/s of tile memory bandwidth.
+- [HC33] S. Knowles, "Graphcore Colossus Mk2 IPU", Hot Chips 33 (2021): 10 IPU-Links,
+  320 GB/s per chip.
+- [BOW] Graphcore, Bow-2000 datasheet, https://docs.graphcore.ai/projects/bow-2000-datasheet/
+  (1.4 PFLOP/s FP16.16 over 4 Bow IPUs, IPU-Link 512 Gbit/s) and the Bow launch (March 2022):
+  1.85 GHz, Bow Pod256 ~89 PFLOP/s.
 """
 from __future__ import annotations
 
 import dataclasses
-import os
 
-KiB = 1024
-MiB = 1024**2
-GB = 10**9
+from .units import GB, KiB, MiB
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,37 +53,37 @@ class IpuSpec:
 GC2 = IpuSpec(
     name="GC2",
     version="ipu1",
-    tiles=1216,  # table "tiles" [2nd]
-    sram_per_tile=256 * KiB,  # table "SRAM per tile" [2nd]
-    clock_hz=1.6e9,  # table "clock" [2nd]
-    peak_fp16_flops=124.5e12,  # table "peak FP16" [2nd]
-    peak_fp32_flops=31.1e12,  # table "peak FP32" [2nd]
-    memory_bandwidth=45e12,  # table "on-chip memory bandwidth" ~45 TB/s [2nd]
-    link_bandwidth=64 * GB,  # table "IPU-Links" 64 GB/s per link [2nd]
+    tiles=1216,  # [JIA19] [2nd]
+    sram_per_tile=256 * KiB,  # [JIA19] [2nd]
+    clock_hz=1.6e9,  # [JIA19] [2nd]
+    peak_fp16_flops=124.5e12,  # [JIA19] mixed precision [2nd]
+    peak_fp32_flops=31.1e12,  # [JIA19] single precision [2nd]
+    memory_bandwidth=45e12,  # [JIA19] aggregate tile memory, ~45 TB/s [2nd]
+    link_bandwidth=64 * GB,  # [JIA19] per IPU-Link [2nd]
 )
 
 GC200 = IpuSpec(
     name="GC200",
     version="ipu2",
-    tiles=1472,  # table "tiles"
-    sram_per_tile=638_976,  # table "SRAM per tile": the real OOM message's "638976 bytes"
-    clock_hz=1.33e9,  # table "clock" ~1.33 GHz [derived from peak]
-    peak_fp16_flops=250e12,  # table "peak FP16"
-    peak_fp32_flops=62.5e12,  # table "peak FP32"
-    memory_bandwidth=47.5e12,  # table "on-chip memory bandwidth" ~47.5 TB/s (memory guide)
-    link_bandwidth=32 * GB,  # table "IPU-Links": 320 GB/s over 10 links [2nd, derived per link]
+    tiles=1472,  # [GC200]
+    sram_per_tile=638_976,  # [MEMGUIDE]: the real OOM message's "638976 bytes" (624 KiB)
+    clock_hz=1.33e9,  # ~1.33 GHz [derived from the peak: 250e12 / (1472 tiles x 128 FLOP/cycle)]
+    peak_fp16_flops=250e12,  # [GC200]
+    peak_fp32_flops=62.5e12,  # [GC200] a quarter of the FP16 peak
+    memory_bandwidth=47.5e12,  # [MEMGUIDE] ~47.5 TB/s
+    link_bandwidth=32 * GB,  # [HC33] 320 GB/s over 10 links [derived per link]
 )
 
 BOW = IpuSpec(
     name="Bow",
     version="ipu21",
-    tiles=1472,  # table "tiles"
-    sram_per_tile=638_976,  # table "SRAM per tile" 624 KiB
-    clock_hz=1.85e9,  # table "clock" [2nd]
-    peak_fp16_flops=349e12,  # table "peak FP16" ~349 TFLOP/s [derived from Bow Pod256]
-    peak_fp32_flops=87e12,  # table "peak FP32" ~87 TFLOP/s [derived]
-    memory_bandwidth=47.5e12 * 1.85 / 1.33,  # GC200 figure scaled by clock [derived]
-    link_bandwidth=32 * GB,  # same IPU-Links as GC200 [derived]
+    tiles=1472,  # [BOW] same processor die as the GC200
+    sram_per_tile=638_976,  # [BOW] 624 KiB, as the GC200
+    clock_hz=1.85e9,  # [BOW]
+    peak_fp16_flops=349e12,  # ~349 TFLOP/s [derived from [BOW]: Bow Pod256's 89.23 PF / 256]
+    peak_fp32_flops=87e12,  # ~87 TFLOP/s [derived: a quarter of the FP16 peak, as on GC200]
+    memory_bandwidth=47.5e12 * 1.85 / 1.33,  # [MEMGUIDE] GC200 figure scaled by clock [derived]
+    link_bandwidth=32 * GB,  # same IPU-Links as GC200 [derived from [HC33]]
 )
 
 IPUS = {spec.version: spec for spec in (GC2, GC200, BOW)}
@@ -100,10 +113,11 @@ class System:
 
     ipu: IpuSpec = GC200
     num_ipus: int = 16
-    host_bandwidth: float = 64 * GB  # table "host link": PCIe Gen4 x16, 64 GB/s [2nd]
-    # table "streaming memory": no reliable figure; ~16 GB/s per direction [derived, uncertain]
+    host_bandwidth: float = 64 * GB  # PCIe Gen4 x16 host link, 64 GB/s [2nd]
+    # Streaming memory bandwidth has no public figure; the gateway reaches its DDR over PCIe
+    # Gen4 x8, so ~16 GB/s per direction [derived, uncertain: a teaching default].
     streaming_bandwidth: float = 16 * GB
-    streaming_bytes_per_ipu: int = 64 * GB  # table: up to 256 GB per IPU-M2000 of 4 IPUs
+    streaming_bytes_per_ipu: int = 64 * GB  # [M2000] up to 256 GB per machine of 4 IPUs
 
     def __post_init__(self):
         if not isinstance(self.num_ipus, int) or self.num_ipus < 1:
@@ -116,29 +130,54 @@ class System:
                 f"{self.ipu.peak_fp16_flops / 1e12:,.1f} TFLOP/s fp16 peak per IPU")
 
 
-_system: System | None = None
+def system_from(version: str | int = "ipu2", num_ipus: int | str = 16) -> System:
+    """A system of `num_ipus` chips of one version (as POPTORCH_IPU_MODEL_VERSION names it).
+
+    Raises:
+        ValueError: an unknown version, or a count that is not a positive integer.
+    """
+    if isinstance(num_ipus, str):
+        if not num_ipus.isdigit():
+            raise ValueError(f"IPU_TUTORIALS_NUM_IPUS must be a positive integer, got {num_ipus!r}")
+        num_ipus = int(num_ipus)
+    return System(ipu=ipu_spec(version), num_ipus=num_ipus)
+
+
+class SystemChoice:
+    """Owns the one piece of global hardware state: the machine set_system() chose, if any."""
+
+    def __init__(self):
+        self.chosen: System | None = None
+
+    def current(self, env_version: str = "ipu2", env_num_ipus: str = "16") -> System:
+        """The chosen system, else the one the environment's values describe."""
+        return self.chosen if self.chosen is not None else system_from(env_version, env_num_ipus)
+
+    def set(self, system: System) -> System:
+        self.chosen = system
+        return system
+
+    def reset(self) -> None:
+        self.chosen = None
+
+
+CHOICE = SystemChoice()
 
 
 def default_system() -> System:
     """The system the simulator acquires IPUs from: set_system(), else the environment."""
-    if _system is not None:
-        return _system
-    version = os.environ.get("POPTORCH_IPU_MODEL_VERSION", "ipu2")
-    count = os.environ.get("IPU_TUTORIALS_NUM_IPUS", "16")
-    if not count.isdigit():
-        raise ValueError(f"IPU_TUTORIALS_NUM_IPUS must be a positive integer, got {count!r}")
-    return System(ipu=ipu_spec(version), num_ipus=int(count))
+    from ..environment import read
+
+    env = read()
+    return CHOICE.current(env.ipu_version, env.num_ipus)
 
 
 def set_system(ipu: str | int | IpuSpec = "ipu2", num_ipus: int = 16) -> System:
     """Choose the simulated machine for models compiled from now on and return it."""
-    global _system
     spec = ipu if isinstance(ipu, IpuSpec) else ipu_spec(ipu)
-    _system = System(ipu=spec, num_ipus=num_ipus)
-    return _system
+    return CHOICE.set(System(ipu=spec, num_ipus=num_ipus))
 
 
 def reset_system() -> None:
     """Forget set_system(): go back to the environment's defaults."""
-    global _system
-    _system = None
+    CHOICE.reset()

@@ -10,23 +10,28 @@ import dataclasses
 
 from ..errors import OutOfMemoryError
 from .capture import HOST, Graph, Op
-from .config import PIPELINED, RunConfig
-from .costs import available_memory, temp_bytes
-from .hardware import KiB, MiB
 from .placement import Placement, Stage, stage_params
+from .rules import recomputes, stash_depth
+from .spec import RunSpec
+from .units import KiB, MiB, format_bytes
 
 CODE_BASE_BYTES = 16 * MiB  # per IPU: control program, runtime and host-exchange code (assumed)
 CODE_PER_OP_BYTES = 128 * KiB  # vertex and exchange code of one compute step (assumed)
+DEFAULT_AVAILABLE_MEMORY = 0.6  # availableMemoryProportion when unset (poptorch-api.md)
 CATEGORIES = ("code", "weights", "gradients", "optimizer", "activations", "stash", "exchange",
               "temporaries")
 
 
-def format_bytes(num_bytes: float) -> str:
-    """1536 -> '1.5 KiB'."""
-    for unit, size in (("GiB", 1024**3), ("MiB", MiB), ("KiB", KiB)):
-        if abs(num_bytes) >= size:
-            return f"{num_bytes / size:,.1f} {unit}"
-    return f"{int(num_bytes)} B"
+def temp_bytes(op: Op, partials_bytes: int) -> int:
+    """Temporary memory a matmul/conv would like: rearranged inputs plus partials."""
+    return op.bytes_in + op.out_elements * partials_bytes if op.kind == "matmul" else 0
+
+
+def available_memory(op: Op, ipu: int, spec: RunSpec) -> float:
+    """The proportion of an IPU's memory an op may use for temporaries (availableMemoryProportion)."""
+    if op.available_memory is not None:
+        return op.available_memory
+    return spec.available_memory.get(ipu, DEFAULT_AVAILABLE_MEMORY)
 
 
 @dataclasses.dataclass
@@ -134,14 +139,6 @@ def _activations(ops: list[Op], training: bool, recompute: bool) -> int:
     return max(segments.values(), default=0) if recompute else sum(segments.values())
 
 
-def _stash_depth(stage: Stage, placement: Placement, config: RunConfig) -> int:
-    """Micro-batches whose inputs a pipeline stage holds until their backward: 2(N-1-s)+1."""
-    n = len(placement.stages)
-    if not config.training or config.strategy.kind != PIPELINED or n < 2:
-        return 0
-    return 2 * (n - 1 - stage.index) + 1
-
-
 def _split(amounts: list[int], on_chip: bool, streams_through: bool) -> tuple[int, int]:
     """(on chip, off chip) for one tensor kind given per-stage amounts on one IPU.
 
@@ -153,66 +150,81 @@ def _split(amounts: list[int], on_chip: bool, streams_through: bool) -> tuple[in
     return (0 if streams_through else max(amounts, default=0)), sum(amounts)
 
 
-def _param_kinds(graph: Graph, names: list[str], config: RunConfig) -> dict[str, list[int]]:
+def _param_kinds(graph: Graph, names: list[str], spec: RunSpec) -> dict[str, list[int]]:
     """Weights, gradients and optimizer state of some parameters, split into (on, off) chip."""
-    opt = config.optimizer
+    opt = spec.optimizer
     result = {"weights": [0, 0], "gradients": [0, 0], "optimizer": [0, 0]}
     for name in names:
         p = graph.params[name]
         sizes = {"weights": p.bytes}
-        if config.training and p.trainable:
+        if spec.training and p.trainable:
             sizes["gradients"] = p.numel * (opt.accum_bytes or p.dtype_bytes)
             state = p.numel * opt.state_per_param * opt.state_bytes
-            sharding = config.location("optimizer")
-            if sharding.replicated_sharding and config.replicas > 1 \
+            sharding = spec.location("optimizer")
+            if sharding.replicated_sharding and spec.replication_factor > 1 \
                     and p.numel >= sharding.min_elements_sharding:
-                state //= config.replicas
+                state //= spec.replication_factor
             sizes["optimizer"] = state
         for kind, location in (("weights", "weight"), ("gradients", "accumulator"),
                                ("optimizer", "optimizer")):
-            loc = config.location(location)
+            loc = spec.location(location)
             off = not loc.on_chip and p.numel >= loc.min_elements_off_chip
             result[kind][1 if off else 0] += sizes.get(kind, 0)
     return result
 
 
-def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> MemoryPlan:
-    """The memory plan of one replica (every replica holds the same)."""
-    spec = config.system.ipu
-    ipus = []
-    for ipu in range(placement.ipus_per_replica):
-        stages = placement.stages_on(ipu)
-        memory = IpuMemory(ipu=ipu, capacity=spec.memory_bytes)
-        per_stage = []
-        for stage in stages:
-            ops = [op for op in graph.ops if op.block in stage.blocks]
-            kinds = _param_kinds(graph, stage_params(graph, stage), config)
-            kinds["weights"][0] += sum(graph.buffers_bytes.get(b, 0) for b in stage.blocks)
-            per_stage.append((stage, ops, kinds))
-        compute_ops = [op for _, ops, _ in per_stage for op in ops if op.kind != "view"]
-        memory.code = CODE_BASE_BYTES + CODE_PER_OP_BYTES * len(compute_ops) * (
-            3 if config.training else 1)
-        for kind in ("weights", "gradients", "optimizer"):
-            on = [k[kind][0] for _, _, k in per_stage]
-            off = [k[kind][1] for _, _, k in per_stage]
-            on_chip, off_chip = _split(off, False, kind == "optimizer")
-            setattr(memory, kind, sum(on) + on_chip)
-            if off_chip:
-                memory.off_chip[kind] = off_chip
-        recompute = _stash_depth(stages[0], placement, config) > 0 if stages else False
-        acts = [_activations(ops, config.training, recompute) for _, ops, _ in per_stage]
-        on_chip, off_chip = _split(acts, config.location("activation").on_chip, False)
-        memory.activations = on_chip
+def _stage_parts(graph: Graph, stages: list[Stage], spec: RunSpec) -> list[tuple]:
+    """(stage, its ops, its parameter kinds split on/off chip) for the stages of one IPU."""
+    parts = []
+    for stage in stages:
+        ops = [op for op in graph.ops if op.block in stage.blocks]
+        kinds = _param_kinds(graph, stage_params(graph, stage), spec)
+        kinds["weights"][0] += sum(graph.buffers_bytes.get(b, 0) for b in stage.blocks)
+        parts.append((stage, ops, kinds))
+    return parts
+
+
+def _add_param_kinds(memory: IpuMemory, parts: list[tuple]) -> None:
+    for kind in ("weights", "gradients", "optimizer"):
+        on = [k[kind][0] for _, _, k in parts]
+        off = [k[kind][1] for _, _, k in parts]
+        on_chip, off_chip = _split(off, False, kind == "optimizer")
+        setattr(memory, kind, sum(on) + on_chip)
         if off_chip:
-            memory.off_chip["activations"] = off_chip
-        memory.stash = sum(_stash_depth(s, placement, config) * (
-            _stage_inputs(graph, s) + sum(graph.checkpoint_bytes.get(b, 0) for b in s.blocks))
-            for s in stages)
-        memory.exchange = sum(_stage_traffic(graph, s, config.training) for s in stages)
-        capacity = spec.memory_bytes
-        memory.temporaries = max((min(temp_bytes(op, config.partials_bytes),
-                                      available_memory(op, ipu, config) * capacity)
-                                  for op in compute_ops), default=0)
-        memory.temporaries = int(memory.temporaries)
-        ipus.append(memory)
-    return MemoryPlan(ipus, config.system.streaming_bytes_per_ipu)
+            memory.off_chip[kind] = off_chip
+
+
+def _add_activations(memory: IpuMemory, graph: Graph, parts: list[tuple], placement: Placement,
+                     spec: RunSpec) -> None:
+    """Live activations, the pipeline's stash of stage inputs, and exchange buffers."""
+    n = len(placement.stages)
+    acts = [_activations(ops, spec.training, recomputes(spec, n)) for _, ops, _ in parts]
+    on_chip, off_chip = _split(acts, spec.location("activation").on_chip, False)
+    memory.activations = on_chip
+    if off_chip:
+        memory.off_chip["activations"] = off_chip
+    memory.stash = sum(stash_depth(spec, s.index, n) * (
+        _stage_inputs(graph, s) + sum(graph.checkpoint_bytes.get(b, 0) for b in s.blocks))
+        for s, _, _ in parts)
+    memory.exchange = sum(_stage_traffic(graph, s, spec.training) for s, _, _ in parts)
+
+
+def _ipu_memory(graph: Graph, placement: Placement, spec: RunSpec, ipu: int) -> IpuMemory:
+    capacity = spec.system.ipu.memory_bytes
+    memory = IpuMemory(ipu=ipu, capacity=capacity)
+    parts = _stage_parts(graph, placement.stages_on(ipu), spec)
+    compute_ops = [op for _, ops, _ in parts for op in ops if op.kind != "view"]
+    memory.code = CODE_BASE_BYTES + CODE_PER_OP_BYTES * len(compute_ops) * (
+        3 if spec.training else 1)
+    _add_param_kinds(memory, parts)
+    _add_activations(memory, graph, parts, placement, spec)
+    memory.temporaries = int(max((min(temp_bytes(op, spec.partials_bytes),
+                                      available_memory(op, ipu, spec) * capacity)
+                                  for op in compute_ops), default=0))
+    return memory
+
+
+def plan_memory(graph: Graph, placement: Placement, spec: RunSpec) -> MemoryPlan:
+    """The memory plan of one replica (every replica holds the same)."""
+    ipus = [_ipu_memory(graph, placement, spec, ipu) for ipu in range(placement.ipus_per_replica)]
+    return MemoryPlan(ipus, spec.system.streaming_bytes_per_ipu)

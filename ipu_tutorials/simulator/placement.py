@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 
 from ..errors import Error
 from .capture import WHOLE_MODEL, Graph
-from .config import (AUTO_INCREMENT, PARALLEL_PHASED, PIPELINED, SERIAL_PHASED, SHARDED,
-                     RunConfig, StageSpec)
+from .rules import verify_counts
+from .spec import AutoRule, RunSpec, StageSpec, StrategyKind
 
 
 @dataclasses.dataclass
@@ -21,7 +20,7 @@ class Stage:
 
 @dataclasses.dataclass
 class Placement:
-    kind: str
+    kind: StrategyKind
     stages: list[Stage]
     ipus_per_replica: int
     replicas: int
@@ -63,10 +62,10 @@ def verify_blocks(graph: Graph) -> None:
                     f"poptorch.BeginBlock, whose block lasts until the next one begins.")
 
 
-def _explicit_stages(graph: Graph, specs: list[StageSpec], text: str) -> list[Stage]:
+def _explicit_stages(graph: Graph, specs: tuple[StageSpec, ...], text: str) -> list[Stage]:
     owner: dict[str, int] = {}
-    for index, spec in enumerate(specs):
-        for block in spec.blocks:
+    for index, stage_spec in enumerate(specs):
+        for block in stage_spec.blocks:
             if block not in graph.blocks:
                 raise Error(f"{text} names block {block!r}, which the model never ran; the blocks "
                             f"it ran are {_quoted(graph.blocks)}")
@@ -79,18 +78,18 @@ def _explicit_stages(graph: Graph, specs: list[StageSpec], text: str) -> list[St
         raise Error(f"block(s) {_quoted(missing)} are in no stage of {text}; add them to a "
                     f"poptorch.Stage (every block the model runs must be placed)")
     stages = []
-    for index, spec in enumerate(specs):
-        annotated = {graph.blocks[b] for b in spec.blocks} - {None}
-        ipu = spec.ipu if spec.ipu is not None else (min(annotated) if annotated else index)
-        stages.append(Stage(index, ipu, list(spec.blocks)))
+    for index, stage_spec in enumerate(specs):
+        annotated = {graph.blocks[b] for b in stage_spec.blocks} - {None}
+        ipu = stage_spec.ipu if stage_spec.ipu is not None else (min(annotated) if annotated else index)
+        stages.append(Stage(index, ipu, list(stage_spec.blocks)))
     return stages
 
 
-def _auto_stages(graph: Graph, config: RunConfig) -> list[Stage]:
-    strategy = config.strategy
+def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
+    strategy = spec.strategy
     if not graph.annotated:
         return [Stage(0, 0, [WHOLE_MODEL])]
-    if strategy.auto == AUTO_INCREMENT:
+    if strategy.auto == AutoRule.AUTO_INCREMENT:
         return [Stage(i, ipu if ipu is not None else i, [b])
                 for i, (b, ipu) in enumerate(graph.blocks.items())]
     stages: dict[int, Stage] = {}
@@ -109,19 +108,19 @@ def _auto_stages(graph: Graph, config: RunConfig) -> list[Stage]:
     return ordered
 
 
-def _phased_stages(graph: Graph, config: RunConfig) -> list[Stage]:
-    phases = config.strategy.phases
-    specs = [spec for phase in phases for spec in phase]
-    stages = _explicit_stages(graph, specs, config.strategy.text)
+def _phased_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
+    phases = spec.strategy.phases
+    specs = tuple(stage_spec for phase in phases for stage_spec in phase)
+    stages = _explicit_stages(graph, specs, spec.strategy.text)
     position = 0
     for phase_index, phase in enumerate(phases):
-        for spec in phase:
+        for stage_spec in phase:
             stage = stages[position]
             stage.phase, position = phase_index, position + 1
-            if config.strategy.kind == PARALLEL_PHASED and stage.ipu % 2 != phase_index % 2:
+            if spec.strategy.kind == StrategyKind.PARALLEL_PHASED and stage.ipu % 2 != phase_index % 2:
                 parity = "even" if phase_index % 2 == 0 else "odd"
                 raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
-                            f"phase {phase_index} puts stage {spec.blocks} on IPU {stage.ipu}; "
+                            f"phase {phase_index} puts stage {list(stage_spec.blocks)} on IPU {stage.ipu}; "
                             f"use strategy.phase({phase_index}).ipus(...) with {parity} IPU ids")
     return stages
 
@@ -168,11 +167,11 @@ def verify_shared_weights(graph: Graph, stages: list[Stage]) -> None:
                         f"by {where}. Put those blocks on one IPU.")
 
 
-def _round_ipus(count: int, config: RunConfig) -> int:
+def _round_ipus(count: int, spec: RunSpec) -> int:
     power = 1 << (count - 1).bit_length()
     if count == power or (count > 64 and count % 64 == 0):
         return count
-    if not config.auto_round_num_ipus:
+    if not spec.auto_round_num_ipus:
         raise Error(f"PopTorch reserves IPUs in powers of two: this model needs {count} "
                     f"(IPUs per replica x replication factor) and {count} is not a power of "
                     f"two. Use {power} IPUs, or opts.autoRoundNumIPUs(True) to reserve {power} "
@@ -182,48 +181,31 @@ def _round_ipus(count: int, config: RunConfig) -> int:
     return power
 
 
-def verify_counts(stages: list[Stage], config: RunConfig) -> None:
-    """The pipeline-depth rules of gradient accumulation and device iterations."""
-    if config.strategy.kind != PIPELINED or len(stages) < 2:
-        return
-    n = len(stages)
-    if config.training and config.accumulation < 2 * n - 1:
-        raise Error(f"pipelined training over {n} stages runs 2N-1 = {2 * n - 1} pipeline stages "
-                    f"(forward, then backward back down), so gradient accumulation must be at "
-                    f"least {2 * n - 1}; it is {config.accumulation}. Fix: "
-                    f"opts.Training.gradientAccumulation({2 * n - 1}) or more (more fills the "
-                    f"pipeline better), or use ShardedExecution.")
-    if not config.training and config.device_iterations < n:
-        raise Error(f"pipelined inference over {n} stages needs at least {n} micro-batches in "
-                    f"flight, so device iterations must be at least {n}; it is "
-                    f"{config.device_iterations}. Fix: opts.deviceIterations({n}) or more.")
-
-
-def place(graph: Graph, config: RunConfig) -> Placement:
+def place(graph: Graph, spec: RunSpec) -> Placement:
     """Turn the captured blocks and the strategy into stages on IPUs, or raise Error."""
     verify_blocks(graph)
-    strategy = config.strategy
-    if strategy.kind in (SERIAL_PHASED, PARALLEL_PHASED):
-        stages = _phased_stages(graph, config)
+    strategy = spec.strategy
+    if strategy.kind.phased:
+        stages = _phased_stages(graph, spec)
     elif strategy.stages is not None:
         stages = _explicit_stages(graph, strategy.stages, strategy.text)
     else:
-        stages = _auto_stages(graph, config)
-    if strategy.kind == PIPELINED:
+        stages = _auto_stages(graph, spec)
+    if strategy.kind == StrategyKind.PIPELINED:
         verify_stage_order(graph, stages, strategy.text)
-    elif strategy.kind == SHARDED:
+    elif strategy.kind == StrategyKind.SHARDED:
         stages = _segments(graph, stages)
     verify_shared_weights(graph, stages)
-    verify_counts(stages, config)
+    verify_counts(spec, len(stages))
     per_replica = 1 + max(s.ipu for s in stages)
-    needed = per_replica * config.replicas
-    acquired = _round_ipus(needed, config)
-    if acquired > config.system.num_ipus:
+    needed = per_replica * spec.replication_factor
+    acquired = _round_ipus(needed, spec)
+    if acquired > spec.system.num_ipus:
         waiting = (" (POPTORCH_WAIT_FOR_IPU=1 waits for IPUs other jobs hold; this system has no "
                    "other jobs, so there is nothing to wait for)"
-                   if os.environ.get("POPTORCH_WAIT_FOR_IPU") == "1" else "")
+                   if spec.wait_for_ipu else "")
         raise Error(f"failed to acquire {acquired} IPUs: this model needs {per_replica} IPU(s) per "
-                    f"replica x {config.replicas} replica(s), and the simulated system has "
-                    f"{config.system.num_ipus}{waiting}. Use fewer IPUs or replicas, or a bigger "
+                    f"replica x {spec.replication_factor} replica(s), and the simulated system has "
+                    f"{spec.system.num_ipus}{waiting}. Use fewer IPUs or replicas, or a bigger "
                     f"system: ipu_tutorials.set_system(num_ipus={acquired}).")
-    return Placement(strategy.kind, stages, per_replica, config.replicas, acquired)
+    return Placement(strategy.kind, stages, per_replica, spec.replication_factor, acquired)

@@ -1,61 +1,31 @@
 """Runtime: the numerics of one call, run on the host in PyTorch micro-batch by micro-batch.
 
-Legend: D device iterations, A gradient-accumulation micro-batches, R replicas, G input
-groups (replicas fed different data; G = R unless replicas share inputs), mb micro-batch size.
+Legend (RunSpec's): D device iterations, A gradient-accumulation micro-batches, R replicas,
+G input groups (replicas fed different data; G = R unless replicas share inputs), mb
+micro-batch size.
 A call's input is read as [D][A][G][mb] and outputs come back in [D][A][R] order, as PopART
 lays them out.
 """
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+from typing import Callable
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ..errors import Error
 from . import tracing
-from .config import OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_FINAL, OUTPUT_SUM
-
-MIXED_DOWNCAST, MIXED_UPCAST = "downcast", "upcast"  # float16 inputs meeting float32 weights
-
-
-@dataclasses.dataclass(frozen=True)
-class Batching:
-    micro_batch: int
-    device_iterations: int = 1
-    accumulation: int = 1
-    replicas: int = 1
-    input_group_size: int = 1  # replicas that share one slice of the input
-    orthogonal_groups: bool = False  # replicas r, r+G, r+2G... share (else consecutive ones do)
-    output_mode: str = OUTPUT_FINAL
-    output_period: int = 1
-    mixed: str | None = None  # MIXED_DOWNCAST, MIXED_UPCAST or None
-
-    @property
-    def input_groups(self) -> int:
-        return self.replicas // self.input_group_size
-
-    @property
-    def factor(self) -> int:
-        """Micro-batches each call's input holds."""
-        return self.device_iterations * self.accumulation * self.input_groups
-
-    def group_of(self, replica: int) -> int:
-        if self.orthogonal_groups:
-            return replica % self.input_groups
-        return replica // self.input_group_size
+from .optimizer import DeviceOptimizer
+from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
 
 
-def describe_factor(b: Batching) -> str:
-    groups = "" if b.input_group_size == 1 else f" / input group size {b.input_group_size}"
-    return (f"deviceIterations ({b.device_iterations}) x gradientAccumulation ({b.accumulation})"
-            f" x replicationFactor ({b.replicas}){groups} = {b.factor}")
+def micro_batch_size(tensors: list[torch.Tensor], spec: RunSpec) -> int:
+    """The micro-batch implied by a call's inputs; every input must agree and divide evenly.
 
-
-def micro_batch_size(tensors: list[torch.Tensor], b: Batching) -> int:
-    """The micro-batch implied by a call's inputs; every input must agree and divide evenly."""
-    factor = b.factor
+    Reads the spec's counts only, so it also finds the micro-batch a spec is built with.
+    """
+    factor = spec.micro_batches_per_input
     sizes = {t.shape[0] for t in tensors if t.dim() > 0}
     if len(sizes) > 1:
         raise Error(f"the inputs disagree on their batch size {sorted(sizes)}; every batched "
@@ -63,67 +33,65 @@ def micro_batch_size(tensors: list[torch.Tensor], b: Batching) -> int:
     size = sizes.pop() if sizes else factor
     if size == 0 or size % factor:
         raise Error(f"the input's leading dimension ({size}) must be a multiple of "
-                    f"{describe_factor(b)}, because each call feeds the device {factor} "
+                    f"{spec.describe_factor()}, because each call feeds the device {factor} "
                     f"micro-batches. Use a batch of "
                     f"{factor} x micro-batch samples (poptorch.DataLoader does this for you), or "
                     f"change the options.")
     return size // factor
 
 
-def _split(x, b: Batching):
+def _split(x, spec: RunSpec):
     if isinstance(x, torch.Tensor) and x.dim() > 0:
-        return x.reshape(b.device_iterations, b.accumulation, b.input_groups, b.micro_batch,
-                         *x.shape[1:])
+        return x.reshape(spec.device_iterations, spec.gradient_accumulation, spec.input_groups,
+                         spec.micro_batch, *x.shape[1:])  # (D, A, G, mb, ...)
     return x
 
 
-def _precision(b: Batching):
+def _precision(spec: RunSpec):
     """Float16 inputs with float32 weights: ops run in float16 while weights stay float32."""
-    if b.mixed == MIXED_DOWNCAST:
+    if spec.mixed_precision == MIXED_DOWNCAST:
         return torch.autocast("cpu", dtype=torch.float16)
     return contextlib.nullcontext()
 
 
-def _micro_batches(args: tuple, kwargs: dict, b: Batching):
+def _micro_batches(args: tuple, kwargs: dict, spec: RunSpec):
     """Yield (d, a, r, args, kwargs) for every micro-batch in [D][A][R] order."""
-    leaves, spec = tree_flatten((args, kwargs))
-    if b.mixed == MIXED_UPCAST:
+    leaves, tree = tree_flatten((args, kwargs))
+    if spec.mixed_precision == MIXED_UPCAST:
         leaves = [x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float16 else x
                   for x in leaves]
-    shaped = [_split(x, b) for x in leaves]
-    for d in range(b.device_iterations):
-        for a in range(b.accumulation):
-            for r in range(b.replicas):
-                g = b.group_of(r)
+    shaped = [_split(x, spec) for x in leaves]
+    for d in range(spec.device_iterations):
+        for a in range(spec.gradient_accumulation):
+            for r in range(spec.replication_factor):
+                g = spec.group_of(r)
                 mb = [x[d, a, g] if x is not leaf else x for x, leaf in zip(shaped, leaves)]
-                yield d, a, r, tree_unflatten(mb, spec)
+                yield d, a, r, tree_unflatten(mb, tree)
 
 
 class OutputCollector:
     """Keeps what the output mode returns and assembles it with the real shapes."""
 
-    def __init__(self, b: Batching):
-        self.b = b
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
         self.kept: list[list[torch.Tensor]] = []
         self.sums: dict[int, list[torch.Tensor]] = {}
-        self.spec = None
+        self.tree = None
 
     def wants(self, d: int, a: int) -> bool:
-        b = self.b
-        if b.output_mode == OUTPUT_ALL:
+        spec = self.spec
+        if spec.output_mode in (OUTPUT_ALL, OUTPUT_SUM):
             return True
-        if b.output_mode == OUTPUT_EVERY_N:
-            return (d + 1) % b.output_period == 0
-        if b.output_mode == OUTPUT_SUM:
-            return True
-        return d == b.device_iterations - 1 and a == b.accumulation - 1
+        if spec.output_mode == OUTPUT_EVERY_N:
+            return (d + 1) % spec.output_return_period == 0
+        return d == spec.device_iterations - 1 and a == spec.gradient_accumulation - 1
 
     def add(self, d: int, a: int, r: int, outputs) -> None:
         if not self.wants(d, a):
             return
-        flat, self.spec = tree_flatten(outputs)
+        flat, self.tree = tree_flatten(outputs)
         flat = [t.detach() if isinstance(t, torch.Tensor) else t for t in flat]
-        if self.b.output_mode == OUTPUT_SUM:
+        if self.spec.output_mode == OUTPUT_SUM:
             running = self.sums.get(r)
             self.sums[r] = flat if running is None else [
                 x + y if isinstance(y, torch.Tensor) else y for x, y in zip(running, flat)]
@@ -132,13 +100,13 @@ class OutputCollector:
 
     def result(self):
         rows = [self.sums[r] for r in sorted(self.sums)] if self.sums else self.kept
-        if self.spec is None:
+        if self.tree is None:
             return None
         joined = [_join([row[i] for row in rows]) for i in range(len(rows[0]))]
         for t in joined:
             if isinstance(t, torch.Tensor):
                 t.backward = _no_backward
-        return tree_unflatten(joined, self.spec)
+        return tree_unflatten(joined, self.tree)
 
 
 def _join(parts: list):
@@ -158,32 +126,33 @@ def _no_backward(*args, **kwargs):
                 "only, use poptorch.inferenceModel.")
 
 
-def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching):
-    collector = OutputCollector(b)
-    with torch.no_grad(), tracing.running_on_ipu(), _precision(b):
-        for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
+def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec):
+    collector = OutputCollector(spec)
+    with torch.no_grad(), tracing.running_on_ipu(), _precision(spec):
+        for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             collector.add(d, a, r, model(*mb_args, **mb_kwargs))
     return collector.result()
 
 
-def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b: Batching,
-                 loss_output: int, mean_reduction: bool, running_mean: bool = False,
-                 on_update=None):
+def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
+                 loss_output: int, on_update: Callable[[dict, float], None] | None = None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
-    mean_reduction averages the micro-batch gradients (else they are summed); running_mean
-    keeps that average as a running mean, which cannot overflow a float16 accumulator.
-    on_update(grads, scale), if given, sees each update's gradients before they are applied.
+    spec.mean_reduction averages the micro-batch gradients (else they are summed);
+    spec.running_mean keeps that average as a running mean, which cannot overflow a float16
+    accumulator. on_update(grads, scale), if given, sees each update's gradients before they
+    are applied. `optimizer` is a DeviceOptimizer or a plain torch.optim optimizer.
     """
-    collector = OutputCollector(b)
+    collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-    loss_scaling = float(getattr(optimizer, "loss_scaling", 1.0))
-    gradients = _Gradients(params, getattr(optimizer, "accum_type", None),
-                           running=mean_reduction and running_mean)
-    last = (b.accumulation - 1, b.replicas - 1)
+    device = isinstance(optimizer, DeviceOptimizer)
+    loss_scaling = float(optimizer.loss_scaling) if device else 1.0
+    gradients = _Gradients(params, optimizer.accum_type if device else None,
+                           running=spec.mean_reduction and spec.running_mean)
+    last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
     with tracing.running_on_ipu():
-        for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
-            with _precision(b):
+        for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
+            with _precision(spec):
                 outputs = model(*mb_args, **mb_kwargs)
             loss = tree_flatten(outputs)[0][loss_output]
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
@@ -191,8 +160,9 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b
             collector.add(d, a, r, outputs)
             if (a, r) == last:
                 grads, count = gradients.take()
-                divisor = count if mean_reduction and not gradients.running else 1
-                _update(optimizer, params, grads, 1.0 / (loss_scaling * divisor), on_update)
+                divisor = count if spec.mean_reduction and not gradients.running else 1
+                _update(optimizer, device, params, grads, 1.0 / (loss_scaling * divisor),
+                        on_update)
     return collector.result()
 
 
@@ -239,10 +209,10 @@ class _Gradients:
         return grads, count
 
 
-def _update(optimizer, params, grads: dict, scale: float, on_update) -> None:
+def _update(optimizer, device: bool, params, grads: dict, scale: float, on_update) -> None:
     if on_update is not None:
         on_update(grads, scale)
-    if hasattr(optimizer, "apply_gradients"):
+    if device:
         optimizer.apply_gradients(grads, scale)
     else:  # a plain torch.optim optimizer
         for p, g in grads.items():

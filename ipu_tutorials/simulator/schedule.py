@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from .rules import fill_cycles, pipeline_depth
+from .spec import StrategyKind
+
 HOST_TRACK = -1  # the ipu value of host events
 
 
@@ -79,14 +82,14 @@ def pipeline_stage_work(p: int, n: int, training: bool) -> list[tuple[str, int]]
         return [("F", p)]
     if p == n - 1:
         return [("F", p), ("B", p)]
-    return [("B", 2 * n - 2 - p)]
+    return [("B", pipeline_depth(n, training) - 1 - p)]
 
 
 def pipeline_cycles(n: int, a: int, training: bool) -> list[list[Action]]:
     """The actions of each cycle of one pipelined step (fill, main and flush)."""
-    depth = 2 * n - 1 if training else n
+    depth = pipeline_depth(n, training)
     cycles = []
-    for c in range(a + depth - 1):
+    for c in range(a + fill_cycles(n, training)):
         actions = []
         for p in range(depth):
             m = c - p
@@ -212,13 +215,13 @@ def phased_step(stages: list[StageTimes], a: int, training: bool, t0: float, ste
     return events, t
 
 
-def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int, d: int,
+def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts, a: int, d: int,
                   training: bool, separate_backward: bool = False) -> list[Event]:
     """All events of one call: a step per device iteration (pipelined inference runs the D
     micro-batches as one step), each with host input, stage work, update and outputs."""
     if training:
         steps, per_step = d, a
-    elif kind == "pipelined":  # inference pipelines the call's D micro-batches as one step
+    elif kind == StrategyKind.PIPELINED:  # inference pipelines the call's D micro-batches as one step
         steps, per_step = 1, d
     else:
         steps, per_step = d, 1
@@ -228,12 +231,12 @@ def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int,
         if costs.host_in:
             events.append(Event(HOST_TRACK, t, costs.host_in * per_step, "host", None, None, step))
             t = events[-1].end
-        if kind == "pipelined":
+        if kind == StrategyKind.PIPELINED:
             new, t = pipelined_step(stages, per_step, training, t, step)
-        elif kind == "sharded":
+        elif kind == StrategyKind.SHARDED:
             new, t = sharded_step(stages, per_step, training, t, step)
         else:
-            new, t = phased_step(stages, per_step, training, t, step, kind == "parallel_phased",
+            new, t = phased_step(stages, per_step, training, t, step, kind == StrategyKind.PARALLEL_PHASED,
                                  separate_backward)
         events += new
         t = _step_end(events, costs, training, t, step)

@@ -15,15 +15,21 @@ class BlockId:
     ipu_id: int | None
 
 
-class _State:
+class TracingState:
+    """Owns the one piece of global tracing state: what the model's annotations see right now."""
+
     def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to outside any capture, block or wrapped forward (e.g. after an interrupted run)."""
         self.capture = None  # the active capture.Recorder, if any
         self.on_ipu = False  # inside a wrapped model's forward (isRunningOnIpu)
         self.block: BlockId | None = None
         self.next_auto_id = 0
 
 
-STATE = _State()
+STATE = TracingState()
 
 
 def enter_block(user_id: str | None, ipu_id: int | None) -> BlockId | None:

@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from .. import poptorch
 from .models import accuracy
-from ..simulator.memory import format_bytes
+from ..simulator.units import format_bytes
 
 BLOCKS = ("B1", "B2", "B3", "B4")
 
@@ -110,13 +110,13 @@ def test(inference_model, test_data, progress: bool = True) -> float:
 def summary_table(training_model) -> str:
     """Simulated time per step, throughput, and placement and memory per IPU."""
     plan = training_model.plan
-    config = plan.config
-    step = plan.call_seconds / config.device_iterations
+    spec = plan.spec
+    step = plan.call_seconds / spec.device_iterations
     util = plan.timeline.utilisation()
     lines = [f"Simulated IPU time per step: {step * 1e3:.3f} ms "
-             f"({config.micro_batch} x {config.accumulation} samples); throughput "
-             f"{plan.samples_per_second:,.0f} samples/s ({config.strategy.kind}, "
-             f"{config.system.ipu.name})", "",
+             f"({spec.micro_batch} x {spec.gradient_accumulation} samples); throughput "
+             f"{plan.samples_per_second:,.0f} samples/s ({spec.strategy.kind}, "
+             f"{spec.system.ipu.name})", "",
              f"{'IPU':>3}  {'blocks':<8}{'memory':>12}{'of':>12}{'use':>6}  {'off chip':>10}  busy"]
     for m in plan.memory.ipus:
         blocks = ",".join(b for s in plan.placement.stages_on(m.ipu) for b in s.blocks)

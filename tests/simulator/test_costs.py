@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from ipu_tutorials import poptorch, set_system
+from ipu_tutorials import environment, poptorch, set_system
 from ipu_tutorials.tutorial.models import TransformerLM, split_layers
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
@@ -40,7 +40,8 @@ def plan_of(model, *inputs, training=False, **options):
         getattr(opts, name)(value)
     graph = capture(model, inputs, {})
     micro = inputs[0].shape[0]
-    return compile_plan(graph, _to_simulator.run_config(opts, training, micro, None))
+    spec = _to_simulator.options_spec(opts, training, None, environment.read(), micro_batch=micro)
+    return compile_plan(graph, spec)
 
 
 class TwoConvs(nn.Module):
@@ -97,7 +98,7 @@ def test_bert_large_on_a_bow_pod16_lands_near_the_published_throughput():
         poptorch.TensorLocationSettings().useOnChipStorage(False))
     tokens = torch.zeros(8, 128, dtype=torch.long, device="meta")
     optimizer = poptorch.optim.LAMB(model.parameters(), accum_type=torch.float16)
-    config = _to_simulator.run_config(opts, True, 8, optimizer)
+    spec = _to_simulator.options_spec(opts, True, optimizer, environment.read(), micro_batch=8)
     # memory is not checked: the real run ties the output layer to the embedding on IPU 0
-    plan = compile_plan(capture(model, (tokens, tokens), {}), config, check_memory=False)
+    plan = compile_plan(capture(model, (tokens, tokens), {}), spec, check_memory=False)
     assert 5600 / 1.5 < plan.samples_per_second < 5600 * 1.5

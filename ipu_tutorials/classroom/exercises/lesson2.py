@@ -2,7 +2,7 @@
 from ... import poptorch
 from ...errors import Error
 from .base import Exercise, Feedback, check_number, right, wrong
-from ..explorers.pipeline import tutorial_plan
+from ..plans import tutorial_plan
 
 smallest_accumulation = Exercise(
     "The smallest gradient accumulation",

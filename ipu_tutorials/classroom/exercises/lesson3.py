@@ -1,7 +1,7 @@
 """Exercises of lesson 3: sharding."""
 from ... import poptorch
 from .base import Exercise, Feedback, check_number, wrong
-from ..explorers.pipeline import tutorial_plan
+from ..plans import tutorial_plan
 
 busy_ipus = Exercise(
     "IPUs at work",

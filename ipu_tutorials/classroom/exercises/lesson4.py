@@ -1,6 +1,6 @@
 """Exercises of lesson 4: optimizer state offload."""
 from ...tutorial.models import Network, parameter_count
-from ...simulator.memory import format_bytes
+from ...simulator.units import format_bytes
 from .base import Exercise, Feedback, check_number, right, wrong
 from ..explorers.memory import plan_memory_for
 

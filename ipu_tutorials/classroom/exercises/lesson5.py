@@ -4,7 +4,7 @@ import torch
 from ... import poptorch
 from ...errors import Error
 from .base import Exercise, Feedback, right, wrong
-from ..explorers.pipeline import tutorial_plan
+from ..plans import tutorial_plan
 from ..explorers.precision import survival
 
 

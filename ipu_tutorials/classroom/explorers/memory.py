@@ -11,9 +11,12 @@ import torch
 
 from ... import poptorch
 from ...errors import OutOfMemoryError
-from ...tutorial.models import TransformerLM, parameter_count, split_layers
 from ...profiling.plots import plot_memory
-from ...simulator.memory import MemoryPlan, format_bytes
+from ...simulator.memory import MemoryPlan
+from ...simulator.rules import min_gradient_accumulation
+from ...simulator.units import format_bytes
+from ...tutorial.models import TransformerLM, parameter_count, split_layers
+from ..plans import plan_on_meta
 from .widgets import Explorer, choice
 
 # name -> (width, depth, heads); vocabulary 32,000 and context 128 throughout
@@ -28,6 +31,7 @@ OPTIMIZERS = {
     "LAMB": lambda params, accum: poptorch.optim.LAMB(params, accum_type=accum),
 }
 MICRO_BATCH, CONTEXT = 4, 128
+MIN_ACCUMULATION = 8  # enough micro-batches for the pipeline to run mostly full
 
 
 @functools.lru_cache(maxsize=8)
@@ -56,21 +60,18 @@ def plan_memory_for(size: str = "1.3B", ipus: int = 4, optimizer: str = "AdamW",
         raise ValueError(f"unknown model size {size!r}; choose one of {', '.join(PRESETS)}")
     model = _model(size, half)
     split_layers(model, even_split(len(model.layers), ipus))
-    opts = poptorch.Options().showCompilationProgressBar(False)
-    opts.Training.gradientAccumulation(max(2 * ipus - 1, 8))
+    accumulation = max(min_gradient_accumulation(ipus), MIN_ACCUMULATION)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(accumulation)
     opts.TensorLocations.setOptimizerLocation(
         poptorch.TensorLocationSettings().useOnChipStorage(not offload))
     accum = torch.float16 if half else torch.float32
-    training = poptorch.trainingModel(model, opts, OPTIMIZERS[optimizer](model.parameters(), accum))
-    tokens = torch.zeros(MICRO_BATCH * opts.Training.gradient_accumulation, CONTEXT,
-                         dtype=torch.long, device="meta")
+    tokens = torch.zeros(MICRO_BATCH * accumulation, CONTEXT, dtype=torch.long, device="meta")
     try:
-        training.compile(tokens, tokens)
-        return training.plan.memory
-    except OutOfMemoryError as error:
+        return plan_on_meta(model, opts, OPTIMIZERS[optimizer](model.parameters(), accum), tokens,
+                            tokens).memory
+    except OutOfMemoryError as error:  # the planner shows plans that do not fit, too
         return error.plan
-    finally:
-        training.destroy()
 
 
 def describe(memory: MemoryPlan, size: str, half: bool) -> str:

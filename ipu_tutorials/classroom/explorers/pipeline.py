@@ -11,6 +11,8 @@ import torch.nn as nn
 from ... import poptorch
 from ...profiling.plots import plot_timeline
 from ...simulator.compile import Plan
+from ...simulator.rules import fill_cycles, pipelines
+from ..plans import plan_on_meta
 from .widgets import Explorer, choice, slider
 
 WIDTH, LAYERS_PER_STAGE = 512, 4
@@ -52,25 +54,19 @@ def simulate_pipeline(ipus: int = 4, accumulation: int = 8, device_iterations: i
     with torch.device("meta"):
         model = StageStack(ipus, imbalance)
     opts = pipeline_options(ipus, accumulation, device_iterations, strategy)
-    training = poptorch.trainingModel(model, opts.showCompilationProgressBar(False),
-                                      poptorch.optim.SGD(model.parameters(), lr=0.01))
-    samples = micro_batch * accumulation * device_iterations
-    data = torch.empty(samples, WIDTH, device="meta")
-    training.compile(data, data)
-    plan = training.plan
-    training.destroy()
-    return plan
+    data = torch.empty(micro_batch * accumulation * device_iterations, WIDTH, device="meta")
+    return plan_on_meta(model, opts, poptorch.optim.SGD(model.parameters(), lr=0.01), data, data)
 
 
 def describe(plan: Plan) -> str:
-    config = plan.config
-    step = plan.call_seconds / config.device_iterations
+    spec = plan.spec
+    step = plan.call_seconds / spec.device_iterations
     util = " ".join(f"IPU{i}&nbsp;{u:.0%}" for i, u in enumerate(plan.timeline.utilisation()))
-    cycles = ""
-    if config.strategy.kind == "pipelined" and len(plan.placement.stages) > 1:
-        n = len(plan.placement.stages)
-        cycles = (f"{config.accumulation + 2 * n - 2} cycles per step (fill {2 * n - 2}, main "
-                  f"{config.accumulation - 2 * n + 2}, flush {2 * n - 2}); ")
+    cycles, n = "", len(plan.placement.stages)
+    if pipelines(spec, n):
+        a, fill = spec.gradient_accumulation, fill_cycles(n, spec.training)
+        cycles = (f"{a + fill} cycles per step (fill {fill}, main {a - fill}, "
+                  f"flush {fill}); ")
     return (f"{cycles}simulated step {step * 1e6:,.1f} µs, throughput "
             f"<b>{plan.samples_per_second:,.0f} samples/s</b>; busy: {util}")
 
@@ -101,26 +97,3 @@ def pipeline_explorer(ipus: int = 4, accumulation: int = 8, device_iterations: i
                       ax=figure.subplots(), label_micro_batches=True)
 
     return Explorer("Pipeline explorer", controls, compute, draw)
-
-
-def tutorial_plan(strategy, accumulation: int = 8, device_iterations: int = 1,
-                  micro_batch: int = 40, options: poptorch.Options | None = None) -> Plan:
-    """The tutorial CNN (with its loss and AdamW) compiled on the meta device under `strategy`.
-
-    Raises:
-        poptorch.Error: the strategy breaks a placement rule.
-    """
-    from ...tutorial.models import Network, TrainingModelWithLoss
-
-    with torch.device("meta"):
-        model = TrainingModelWithLoss(Network())
-    opts = (options.clone() if options is not None else poptorch.Options())
-    opts.setExecutionStrategy(strategy).deviceIterations(device_iterations)
-    opts.showCompilationProgressBar(False).Training.gradientAccumulation(accumulation)
-    training = poptorch.trainingModel(model, opts, poptorch.optim.AdamW(model.parameters()))
-    samples = micro_batch * accumulation * device_iterations * opts.replication_factor
-    training.compile(torch.empty(samples, 1, 28, 28, device="meta"),
-                     torch.empty(samples, dtype=torch.long, device="meta"))
-    plan = training.plan
-    training.destroy()
-    return plan

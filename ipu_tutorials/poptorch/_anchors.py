@@ -1,0 +1,32 @@
+"""opts.anchorTensor: the weights and gradients a training step keeps for getAnchoredTensor."""
+from __future__ import annotations
+
+import torch
+
+from ..errors import Error
+
+
+class Anchors:
+    """The anchored tensors' latest values, recorded as each weight update applies."""
+
+    def __init__(self, model: torch.nn.Module, anchored: dict):
+        self.model, self.anchored = model, anchored
+        self.values: dict[str, torch.Tensor] = {}
+
+    def record(self, grads: dict, scale: float) -> None:
+        """Runtime hook: sees each update's accumulated gradients and their scale."""
+        names = {p: n for n, p in self.model.named_parameters()}
+        for short, anchor in self.anchored.items():
+            kind, _, name = anchor["long_name"].rpartition("___")
+            for p, g in grads.items():
+                if names.get(p) == name:
+                    value = g.float() * scale if kind == "Gradient" else p.detach()
+                    self.values[short] = value.clone()
+
+    def get(self, short_name: str) -> torch.Tensor:
+        if short_name not in self.anchored:
+            known = ", ".join(self.anchored) or "none (use opts.anchorTensor)"
+            raise Error(f"no anchored tensor named {short_name!r}; anchored: {known}")
+        if short_name not in self.values:
+            raise Error(f"{short_name!r} has no value yet: run a training step first")
+        return self.values[short_name]

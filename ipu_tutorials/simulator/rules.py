@@ -1,0 +1,78 @@
+"""The execution rules, one function each: pipeline depth, minimum counts, stash depth, recomputation.
+
+Placement, memory, costs, schedule and the classroom all call these, so a rule changes in one
+place. Legend: N stages, s a stage's index (0 first), A gradient accumulation, D device iterations.
+
+Pipelined training runs each micro-batch forward through the N stages and backward down
+them again: 2N-1 pipeline stages, the last forward merged with the first backward.
+"""
+from __future__ import annotations
+
+from ..errors import Error
+from .spec import RunSpec, StrategyKind
+
+
+def pipelines(spec: RunSpec, num_stages: int) -> bool:
+    """Whether the stages overlap in a pipeline: a one-stage pipeline has nothing to overlap."""
+    return spec.strategy.kind == StrategyKind.PIPELINED and num_stages > 1
+
+
+def schedule_kind(spec: RunSpec, num_stages: int) -> StrategyKind:
+    """The schedule that runs: a one-stage pipeline runs sharded."""
+    if spec.strategy.kind == StrategyKind.PIPELINED and num_stages == 1:
+        return StrategyKind.SHARDED
+    return spec.strategy.kind
+
+
+def pipeline_depth(num_stages: int, training: bool) -> int:
+    """Pipeline stages a micro-batch passes through: 2N-1 when training, N for inference."""
+    return 2 * num_stages - 1 if training else num_stages
+
+
+def min_gradient_accumulation(num_stages: int) -> int:
+    """Pipelined training needs A >= 2N-1 micro-batches to fill its pipeline once."""
+    return pipeline_depth(num_stages, training=True) if num_stages > 1 else 1
+
+
+def min_device_iterations(num_stages: int) -> int:
+    """Pipelined inference fills its N stages with D >= N micro-batches."""
+    return num_stages
+
+
+def fill_cycles(num_stages: int, training: bool) -> int:
+    """Cycles before the pipeline is full, and again to drain it: depth - 1."""
+    return pipeline_depth(num_stages, training) - 1
+
+
+def stash_depth(spec: RunSpec, stage_index: int, num_stages: int) -> int:
+    """Micro-batches whose inputs stage s holds until their backward: 2(N-1-s)+1 when pipelined."""
+    if not spec.training or not pipelines(spec, num_stages):
+        return 0
+    return 2 * (num_stages - 1 - stage_index) + 1
+
+
+def recomputes(spec: RunSpec, num_stages: int) -> bool:
+    """Whether the backward pass recomputes the forward (PopTorch's default when pipelining).
+
+    The forward is rebuilt from each stage's stashed inputs one recomputation segment at a
+    time, so it costs a forward's time and saves all but one segment's activations.
+    """
+    return spec.training and pipelines(spec, num_stages)
+
+
+def verify_counts(spec: RunSpec, num_stages: int) -> None:
+    """Raise Error when a pipeline's counts cannot fill it (A for training, D for inference)."""
+    if not pipelines(spec, num_stages):
+        return
+    n, a = num_stages, spec.gradient_accumulation
+    need = min_gradient_accumulation(n)
+    if spec.training and a < need:
+        raise Error(f"pipelined training over {n} stages runs 2N-1 = {need} pipeline stages "
+                    f"(forward, then backward back down), so gradient accumulation must be at "
+                    f"least {need}; it is {a}. Fix: opts.Training.gradientAccumulation({need}) "
+                    f"or more (more fills the pipeline better), or use ShardedExecution.")
+    need = min_device_iterations(n)
+    if not spec.training and spec.device_iterations < need:
+        raise Error(f"pipelined inference over {n} stages needs at least {n} micro-batches in "
+                    f"flight, so device iterations must be at least {n}; it is "
+                    f"{spec.device_iterations}. Fix: opts.deviceIterations({n}) or more.")
