@@ -1,8 +1,9 @@
-"""Shared fixtures: seeded randomness, a fresh simulated system, the tutorial models."""
+"""Shared fixtures: seeded randomness, a fresh simulated system, options, the tutorial models."""
 import pytest
 import torch
 
 import ipu_tutorials
+from ipu_tutorials import poptorch
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 
@@ -26,3 +27,21 @@ def cnn():
     """The tutorial's network and its training wrapper."""
     net = Network()
     return net, TrainingModelWithLoss(net)
+
+
+@pytest.fixture
+def options():
+    """A factory of Options by their counts: options(d, a, r, mode, period).
+
+    d device iterations, a gradient accumulation, r replicas; mode and period set outputMode.
+    The compilation progress bar is off, so test output stays readable.
+    """
+    def make(d: int = 1, a: int = 1, r: int = 1, mode=None, period=None) -> poptorch.Options:
+        opts = poptorch.Options().showCompilationProgressBar(False)
+        opts.deviceIterations(d).replicationFactor(r)
+        opts.Training.gradientAccumulation(a)
+        if mode is not None:
+            opts.outputMode(mode, period)
+        return opts
+
+    return make

@@ -384,3 +384,25 @@ def test_begin_block_changes_nothing_numerically_inside_a_capture():
     x = torch.randn(3, 4)
     assert blocks_seen(model, x) == {"L0": 0, "L1": 1, "L2": 2}
     assert torch.equal(model(x), reference(x))
+
+
+def test_begin_block_on_a_function_starts_a_block_that_lasts():
+    # was wrong: BeginBlock on a function made a block that ended when the function returned.
+    class Functional(nn.Module):
+        def forward(self, x):
+            x = x + 1
+            x = poptorch.BeginBlock(torch.relu, "second", ipu_id=1)(x)
+            return x * 2  # still in "second"
+
+    graph = capture_graph(_FirstBlock(Functional()), (torch.randn(2, 3),), {})
+    assert [op.block for op in graph.ops][-2:] == ["second", "second"]
+
+
+class _FirstBlock(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        poptorch.Block.start("first", ipu_id=0)
+        return self.inner(x)

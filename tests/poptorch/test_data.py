@@ -14,12 +14,6 @@ def numbered(n):
     return torch.utils.data.TensorDataset(torch.arange(n), torch.arange(n) * 10)
 
 
-def options(device_iterations=1, replicas=1, accumulation=1):
-    opts = poptorch.Options().deviceIterations(device_iterations).replicationFactor(replicas)
-    opts.Training.gradientAccumulation(accumulation)
-    return opts
-
-
 def drain(iterable, timeout=10.0):
     """Iterate in a worker thread so a hang fails the test instead of stalling the suite."""
     result = {}
@@ -42,10 +36,10 @@ def drain(iterable, timeout=10.0):
 # --- batch sizes -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("batch, d, r, a", [(1, 1, 1, 1), (4, 1, 1, 1), (2, 3, 1, 1),
                                             (2, 1, 4, 1), (2, 1, 1, 5), (3, 2, 2, 4)])
-def test_combined_batch_size_is_the_product(batch, d, r, a):
+def test_combined_batch_size_is_the_product(options, batch, d, r, a):
     combined = batch * d * r * a
     samples = combined * 3 + combined // 2  # an incomplete fourth batch when combined > 1
-    loader = poptorch.DataLoader(options(d, r, a), numbered(samples), batch_size=batch)
+    loader = poptorch.DataLoader(options(d=d, r=r, a=a), numbered(samples), batch_size=batch)
     assert loader.combinedBatchSize == combined
     assert loader.batch_size == combined  # the torch DataLoader's own batch size
     batches = list(loader)
@@ -56,40 +50,40 @@ def test_combined_batch_size_is_the_product(batch, d, r, a):
         assert torch.equal(y, x * 10)
 
 
-def test_batches_keep_the_sample_shape():
+def test_batches_keep_the_sample_shape(options):
     data = torch.utils.data.TensorDataset(torch.randn(48, 1, 28, 28), torch.randint(0, 10, (48,)))
-    loader = poptorch.DataLoader(options(2, 1, 3), data, batch_size=4)
+    loader = poptorch.DataLoader(options(d=2, a=3), data, batch_size=4)
     x, y = next(iter(loader))
     assert x.shape == (24, 1, 28, 28) and y.shape == (24,)
     assert len(loader) == 2
 
 
-def test_input_replica_grouping_reduces_the_batch():
-    opts = options(replicas=4).inputReplicaGrouping(2, poptorch.CommGroupType.Consecutive)
+def test_input_replica_grouping_reduces_the_batch(options):
+    opts = options(r=4).inputReplicaGrouping(2, poptorch.CommGroupType.Consecutive)
     loader = poptorch.DataLoader(opts, numbered(16), batch_size=2)
     assert loader.combinedBatchSize == 2 * 4 // 2
 
 
-def test_remainder_with_drop_last_false_warns_and_keeps_the_short_batch():
+def test_remainder_with_drop_last_false_warns_and_keeps_the_short_batch(options):
     with pytest.warns(UserWarning, match=r"the dataset's 10 samples are not a multiple of the 4 "
                                          r"each call consumes and drop_last=False: the last batch "
                                          r"holds 2. Switch to drop_last=True"):
-        loader = poptorch.DataLoader(options(2), numbered(10), batch_size=2, drop_last=False)
+        loader = poptorch.DataLoader(options(d=2), numbered(10), batch_size=2, drop_last=False)
     sizes = [len(x) for x, _ in loader]
     assert sizes == [4, 4, 2] and len(loader) == 3
 
 
-def test_no_warning_without_a_remainder_or_with_drop_last():
+def test_no_warning_without_a_remainder_or_with_drop_last(options):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        exact = poptorch.DataLoader(options(2), numbered(12), batch_size=2, drop_last=False)
-        dropped = poptorch.DataLoader(options(2), numbered(10), batch_size=2)
+        exact = poptorch.DataLoader(options(d=2), numbered(12), batch_size=2, drop_last=False)
+        dropped = poptorch.DataLoader(options(d=2), numbered(10), batch_size=2)
     assert len(exact) == 3
     assert len(dropped) == 2 and [len(x) for x, _ in dropped] == [4, 4]
 
 
-def test_shuffle_draws_whole_dataset_once_per_epoch():
-    loader = poptorch.DataLoader(options(2), numbered(24), batch_size=3, shuffle=True)
+def test_shuffle_draws_whole_dataset_once_per_epoch(options):
+    loader = poptorch.DataLoader(options(d=2), numbered(24), batch_size=3, shuffle=True)
     seen = torch.cat([x for x, _ in loader])
     assert sorted(seen.tolist()) == list(range(24))
     assert not torch.equal(seen, torch.arange(24))
@@ -97,9 +91,9 @@ def test_shuffle_draws_whole_dataset_once_per_epoch():
 
 # --- asynchronous loading ---------------------------------------------------------------------------
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_async_mode_yields_the_same_batches_in_the_same_order(shuffle):
+def test_async_mode_yields_the_same_batches_in_the_same_order(options, shuffle):
     def epoch(mode):
-        loader = poptorch.DataLoader(options(2, 1, 2), numbered(50), batch_size=3, shuffle=shuffle,
+        loader = poptorch.DataLoader(options(d=2, a=2), numbered(50), batch_size=3, shuffle=shuffle,
                                      drop_last=True, mode=mode)
         torch.manual_seed(0)
         return drain(loader)
@@ -112,7 +106,7 @@ def test_async_mode_yields_the_same_batches_in_the_same_order(shuffle):
             assert torch.equal(x, x_ref) and torch.equal(y, y_ref)
 
 
-def test_async_loader_can_stop_early_and_start_again():
+def test_async_loader_can_stop_early_and_start_again(options):
     loader = poptorch.DataLoader(options(), numbered(40), batch_size=2,
                                  mode=poptorch.DataLoaderMode.Async, async_options={"buffer_size": 2})
     assert len(loader) == 20
@@ -167,7 +161,7 @@ def test_accessor_buffer_size_must_be_positive():
 
 
 # --- argument rules ----------------------------------------------------------------------------------
-def test_batch_sampler_is_exclusive_with_batch_size_shuffle_and_drop_last():
+def test_batch_sampler_is_exclusive_with_batch_size_shuffle_and_drop_last(options):
     sampler = torch.utils.data.BatchSampler(range(10), batch_size=3, drop_last=False)
     for kwargs, shown in [(dict(batch_size=4), "batch_size=4"), (dict(shuffle=True), "shuffle=True"),
                           (dict(drop_last=False), "drop_last=False")]:
@@ -188,49 +182,49 @@ def test_batch_sampler_is_exclusive_with_batch_size_shuffle_and_drop_last():
     (dict(batch_size=2, rebatched_worker_size=5), ValueError,
      r"rebatched_worker_size \(5\) must be at most the combined batch size \(4\)"),
 ])
-def test_bad_arguments_are_refused(kwargs, error, message):
+def test_bad_arguments_are_refused(options, kwargs, error, message):
     with pytest.raises(error, match=message):
-        poptorch.DataLoader(options(2), numbered(8), **kwargs)
+        poptorch.DataLoader(options(d=2), numbered(8), **kwargs)
 
 
-def test_first_argument_must_be_options():
+def test_first_argument_must_be_options(options):
     with pytest.raises(TypeError, match=r"poptorch.DataLoader's first argument is a "
                                         r"poptorch.Options, got TensorDataset"):
         poptorch.DataLoader(numbered(4), numbered(4), batch_size=2)
 
 
 # --- several host processes -----------------------------------------------------------------------------
-def distributed(process_id, processes=2):
+def distributed(options, process_id, processes=2):
     opts = options()
     opts.Distributed.configureProcessId(process_id, processes)
     return opts
 
 
-def test_each_process_reads_its_own_share():
-    shares = [torch.cat([x for x, _ in poptorch.DataLoader(distributed(pid), numbered(10),
+def test_each_process_reads_its_own_share(options):
+    shares = [torch.cat([x for x, _ in poptorch.DataLoader(distributed(options, pid), numbered(10),
                                                            batch_size=1)])
               for pid in (0, 1)]
     assert shares[0].tolist() == [0, 1, 2, 3, 4] and shares[1].tolist() == [5, 6, 7, 8, 9]
-    whole = poptorch.DataLoader(distributed(1), numbered(10), batch_size=1,
+    whole = poptorch.DataLoader(distributed(options, 1), numbered(10), batch_size=1,
                                 auto_distributed_partitioning=False)
     assert len(whole) == 10
 
 
-def test_shuffling_with_several_processes_needs_a_seed():
+def test_shuffling_with_several_processes_needs_a_seed(options):
     with pytest.raises(ValueError, match=r"shuffling with several processes needs "
                                          r"options.randomSeed\(...\)"):
-        poptorch.DataLoader(distributed(0), numbered(10), shuffle=True)
-    poptorch.DataLoader(distributed(0).clone().randomSeed(3), numbered(10), shuffle=True)
+        poptorch.DataLoader(distributed(options, 0), numbered(10), shuffle=True)
+    poptorch.DataLoader(distributed(options, 0).clone().randomSeed(3), numbered(10), shuffle=True)
 
 
-def test_iterable_dataset_cannot_be_partitioned_automatically():
+def test_iterable_dataset_cannot_be_partitioned_automatically(options):
     class Stream(torch.utils.data.IterableDataset):
         def __iter__(self):
             return iter(range(10))
 
     with pytest.raises(ValueError, match=r"auto_distributed_partitioning does not support an "
                                          r"IterableDataset; .* auto_distributed_partitioning=False"):
-        poptorch.DataLoader(distributed(0), Stream())
-    loader = poptorch.DataLoader(distributed(0), Stream(), batch_size=5,
+        poptorch.DataLoader(distributed(options, 0), Stream())
+    loader = poptorch.DataLoader(distributed(options, 0), Stream(), batch_size=5,
                                  auto_distributed_partitioning=False)
     assert [x.tolist() for x in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]

@@ -21,15 +21,7 @@ class Regression(nn.Module):
         return out, nn.functional.mse_loss(out, y)
 
 
-def options(d=1, a=1, r=1, mode=None, period=None):
-    opts = poptorch.Options().deviceIterations(d).replicationFactor(r)
-    opts.Training.gradientAccumulation(a)
-    if mode is not None:
-        opts.outputMode(mode, period)
-    return opts
-
-
-def run(mode, d=3, a=2, r=2, mb=4, period=None):
+def run(options, mode, d=3, a=2, r=2, mb=4, period=None):
     model = poptorch.trainingModel(Regression(), options(d, a, r, mode, period))
     n = d * a * r * mb
     return model(torch.randn(n, 5), torch.randn(n, 3))
@@ -41,32 +33,32 @@ def run(mode, d=3, a=2, r=2, mb=4, period=None):
     (poptorch.OutputMode.Sum, 2),
     (None, 2),  # Default means Final for training
 ])
-def test_training_output_shapes(mode, rows):
-    out, loss = run(mode)
+def test_training_output_shapes(options, mode, rows):
+    out, loss = run(options, mode)
     assert loss.shape == (rows,)
     assert out.shape == (rows * 4, 3)
 
 
-def test_every_n_returns_every_nth_device_iteration():
-    out, loss = run(poptorch.OutputMode.EveryN, d=4, period=2)
+def test_every_n_returns_every_nth_device_iteration(options):
+    out, loss = run(options, poptorch.OutputMode.EveryN, d=4, period=2)
     assert loss.shape == (4 * 2 * 2 // 2,)
     assert out.shape == (8 * 4, 3)
 
 
-def test_final_with_one_replica_returns_a_scalar_loss():
-    out, loss = run(poptorch.OutputMode.Final, r=1)
+def test_final_with_one_replica_returns_a_scalar_loss(options):
+    out, loss = run(options, poptorch.OutputMode.Final, r=1)
     assert loss.shape == ()
     assert out.shape == (4, 3)
 
 
-def test_all_rows_come_back_in_device_accumulation_replica_order():
+def test_all_rows_come_back_in_device_accumulation_replica_order(options):
     net = nn.Linear(5, 3)
     model = poptorch.inferenceModel(net, options(d=3, r=2))
     x = torch.randn(3 * 2 * 4, 5)
     torch.testing.assert_close(model(x), net(x))
 
 
-def test_sum_adds_each_replicas_micro_batches():
+def test_sum_adds_each_replicas_micro_batches(options):
     net = nn.Linear(5, 3)
     model = poptorch.inferenceModel(net, options(d=3, r=2, mode=poptorch.OutputMode.Sum))
     x = torch.randn(3 * 2 * 4, 5)
@@ -74,12 +66,12 @@ def test_sum_adds_each_replicas_micro_batches():
     torch.testing.assert_close(model(x), expected)
 
 
-def test_inference_default_returns_everything():
+def test_inference_default_returns_everything(options):
     model = poptorch.inferenceModel(nn.Linear(5, 3), options(d=6))
     assert model(torch.randn(12, 5)).shape == (12, 3)
 
 
-def test_batch_must_be_a_multiple_of_the_call_size():
+def test_batch_must_be_a_multiple_of_the_call_size(options):
     model = poptorch.trainingModel(Regression(), options(d=3, a=2))
     with pytest.raises(poptorch.Error, match=r"leading dimension \(10\) must be a multiple of "
                                              r"deviceIterations \(3\) x gradientAccumulation \(2\)"
@@ -87,7 +79,7 @@ def test_batch_must_be_a_multiple_of_the_call_size():
         model(torch.randn(10, 5), torch.randn(10, 3))
 
 
-def test_batch_size_is_fixed_after_compilation():
+def test_batch_size_is_fixed_after_compilation(options):
     model = poptorch.trainingModel(Regression(), options(a=2))
     model(torch.randn(8, 5), torch.randn(8, 3))
     with pytest.raises(poptorch.Error, match=r"compiled for micro-batches of 4"):
@@ -153,12 +145,12 @@ def test_options_of_the_wrong_type():
         poptorch.inferenceModel(nn.Linear(2, 2), {"deviceIterations": 2})
 
 
-def test_inference_refuses_gradient_accumulation():
+def test_inference_refuses_gradient_accumulation(options):
     with pytest.raises(poptorch.Error, match=r"gradientAccumulation\(1\)"):
         poptorch.inferenceModel(nn.Linear(2, 2), options(a=4))
 
 
-def test_training_updates_the_host_model_and_inference_follows():
+def test_training_updates_the_host_model_and_inference_follows(options):
     net = Network()
     sharded = poptorch.ShardedExecution("B1", "B2", "B3", "B4")
     trainer = poptorch.trainingModel(TrainingModelWithLoss(net), options().setExecutionStrategy(
@@ -172,7 +164,7 @@ def test_training_updates_the_host_model_and_inference_follows():
     torch.testing.assert_close(after, net.eval()(x))
 
 
-def test_cpu_training_needs_copy_weights_to_device():
+def test_cpu_training_needs_copy_weights_to_device(options):
     net = nn.Linear(5, 3)
     inference = poptorch.inferenceModel(net, options())
     x = torch.randn(2, 5)
@@ -184,7 +176,7 @@ def test_cpu_training_needs_copy_weights_to_device():
     torch.testing.assert_close(inference(x), net(x))
 
 
-def test_device_state_methods():
+def test_device_state_methods(options):
     model = poptorch.inferenceModel(nn.Linear(5, 3), options())
     with pytest.raises(poptorch.Error, match="not been compiled"):
         model.copyWeightsToDevice()
@@ -201,7 +193,7 @@ def test_device_state_methods():
     assert not model.isCompiled()
 
 
-def test_simulated_latency_and_cycles():
+def test_simulated_latency_and_cycles(options):
     opts = options(d=2).logCycleCount(True)
     model = poptorch.inferenceModel(nn.Linear(5, 3), opts)
     assert model.options.log_cycle_count
@@ -223,7 +215,7 @@ def test_cycle_count_needs_the_option():
         model.cycleCount()
 
 
-def test_same_model_and_options_give_the_same_simulated_figures():
+def test_same_model_and_options_give_the_same_simulated_figures(options):
     def figures():
         torch.manual_seed(0)
         model = poptorch.trainingModel(TrainingModelWithLoss(Network()), options(a=8).setExecutionStrategy(
@@ -234,7 +226,7 @@ def test_same_model_and_options_give_the_same_simulated_figures():
     assert figures() == figures()
 
 
-def test_set_optimizer_takes_effect_at_the_next_call():
+def test_set_optimizer_takes_effect_at_the_next_call(options):
     net = Regression()
     model = poptorch.trainingModel(net, options(), poptorch.optim.SGD(net.parameters(), lr=0.0))
     x, y = torch.randn(4, 5), torch.randn(4, 3)
@@ -247,7 +239,7 @@ def test_set_optimizer_takes_effect_at_the_next_call():
     assert not torch.allclose(net.fc.weight, frozen)
 
 
-def test_save_and_load_rebuild_a_compiled_model(tmp_path):
+def test_save_and_load_rebuild_a_compiled_model(options, tmp_path):
     net = Regression()
     model = poptorch.trainingModel(net, options(a=2))
     x, y = torch.randn(8, 5), torch.randn(8, 3)
@@ -260,7 +252,7 @@ def test_save_and_load_rebuild_a_compiled_model(tmp_path):
     assert loaded.options.Training.gradient_accumulation == 2
 
 
-def test_anchored_gradient():
+def test_anchored_gradient(options):
     net = Regression()
     opts = options().anchorTensor("grad_bias", "Gradient___fc.bias")
     model = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=0.0))
@@ -290,7 +282,7 @@ def test_is_running_on_ipu_and_print_tensor_inside_the_model(capsys):
     assert "fc: ((" in printed and "fc_gradient: ((" in printed
 
 
-def test_offline_target_compiles_but_does_not_run():
+def test_offline_target_compiles_but_does_not_run(options):
     model = poptorch.inferenceModel(nn.Linear(5, 3), options().useOfflineIpuTarget(21))
     model.compile(torch.randn(2, 5))
     assert model.plan.config.system.ipu.name == "Bow"
@@ -298,7 +290,7 @@ def test_offline_target_compiles_but_does_not_run():
         model(torch.randn(2, 5))
 
 
-def test_meta_models_plan_but_do_not_run():
+def test_meta_models_plan_but_do_not_run(options):
     with torch.device("meta"):
         net = nn.Linear(5, 3)
     model = poptorch.inferenceModel(net)
@@ -306,3 +298,73 @@ def test_meta_models_plan_but_do_not_run():
     assert model.plan.memory[0].weights == (15 + 3) * 4
     with pytest.raises(poptorch.Error, match="meta device"):
         model(torch.randn(2, 5))
+
+
+class DictOutputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x, y):
+        out = self.fc(x)
+        return {"step": 1, "out": out, "loss": nn.functional.mse_loss(out, y)}
+
+
+def test_the_loss_is_found_among_outputs_that_are_not_all_tensors(options):
+    # was wrong: the loss index counted tensor outputs only, so a non-tensor output shifted it.
+    torch.manual_seed(0)
+    model, reference = DictOutputs(), DictOutputs()
+    reference.load_state_dict(model.state_dict())
+    x, y = torch.randn(8, 3), torch.randn(8, 2)
+    result = poptorch.trainingModel(model, options(a=2), poptorch.optim.SGD(
+        model.parameters(), lr=0.1))(x, y)
+    assert result["step"] == 1 and result["loss"].shape == ()
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for xs, ys in ((x[:4], y[:4]), (x[4:], y[4:])):
+        reference(xs, ys)["loss"].backward()
+    for p in reference.parameters():
+        p.grad /= 2
+    optimizer.step()
+    torch.testing.assert_close(model.fc.weight, reference.fc.weight)
+
+
+def test_input_grouping_must_still_divide_the_replication_factor_when_wrapping():
+    # was wrong: a grouping made invalid by a later replicationFactor was accepted.
+    opts = poptorch.Options().replicationFactor(2)
+    opts.inputReplicaGrouping(2, poptorch.CommGroupType.Consecutive)
+    opts.replicationFactor(1)
+    with pytest.raises(poptorch.Error, match=r"group size \(2\) must divide the replication "
+                                             r"factor \(1\)"):
+        poptorch.inferenceModel(nn.Linear(2, 2), opts)
+
+
+class _Loss(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        out = self.net(x)
+        return out, nn.functional.mse_loss(out, y)
+
+
+def test_set_optimizer_applies_the_wrapping_checks_and_plans_again(options):
+    # was wrong: setOptimizer skipped the wrapping checks and kept the old memory plan.
+    net = nn.Linear(3, 2)
+    model = poptorch.trainingModel(
+        _Loss(net), options(), poptorch.optim.SGD(net.parameters(), lr=0.1))
+    model(torch.randn(2, 3), torch.randn(2, 2))
+    assert model.plan.memory[0].optimizer == 0
+    with pytest.raises(ValueError, match="Nesterov"):
+        model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9,
+                                              nesterov=True))
+    with pytest.raises(ValueError, match="not in the wrapped model"):
+        model.setOptimizer(poptorch.optim.SGD(nn.Linear(3, 2).parameters(), lr=0.1))
+    model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9))
+    assert model.plan.memory[0].optimizer == model.plan.memory[0].weights
+
+
+def test_wrapping_something_that_is_not_a_module():
+    # was wrong: wrapping a function failed later with an unrelated AttributeError.
+    with pytest.raises(TypeError, match="expected a torch.nn.Module to wrap, got function"):
+        poptorch.trainingModel(lambda x: x)

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.simulator.memory import CODE_BASE_BYTES, CODE_PER_OP_BYTES, format_bytes
+from ipu_tutorials.simulator.memory import CODE_BASE_BYTES, CODE_PER_OP_BYTES
 
 MB, A = 16, 8  # micro-batch, gradient accumulation
 
@@ -150,11 +150,6 @@ def test_the_same_model_fits_when_spread_over_more_ipus():
     plan = compile_wide([0, 1, 2, 3])
     assert plan.memory.fits
     assert all(m.weights == (8192 * 8192 + 8192) * 4 for m in plan.memory.ipus)
-
-
-def test_format_bytes():
-    assert [format_bytes(n) for n in (512, 1536, 3 * 1024**2, 5 * 1024**3)] == [
-        "512 B", "1.5 KiB", "3.0 MiB", "5.0 GiB"]
 
 
 def test_offloaded_state_streams_around_the_weight_update():

@@ -194,3 +194,22 @@ def test_waiting_for_ipus_cannot_help_the_simulated_system(monkeypatch):
     ipu_tutorials.set_system("ipu2", num_ipus=2)
     with pytest.raises(poptorch.Error, match=r"failed to acquire 4 IPUs.*nothing to wait for"):
         compile_training(ThreeBlocks((0, 1, 3)))
+
+
+def test_a_pipeline_refuses_activations_flowing_back_to_an_earlier_stage(options):
+    # was wrong: only the order of blocks was checked, not where their activations flow.
+    class Back(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, x):
+            with poptorch.Block("A", ipu_id=0):
+                x = self.a(x)
+            with poptorch.Block("B", ipu_id=1):
+                y = self.b(x)
+            with poptorch.Block("A", ipu_id=0):
+                return x + y
+
+    with pytest.raises(poptorch.Error, match=r"block 'B' \(stage 1\) feeds block 'A'.*earlier"):
+        poptorch.inferenceModel(Back(), options(d=2)).compile(torch.randn(4, 4))

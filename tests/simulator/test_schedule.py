@@ -105,3 +105,14 @@ def test_weight_update_follows_the_flush_on_every_ipu():
     assert len(updates) == 4  # 2 IPUs x 2 device iterations
     last_compute = max(e.end for e in events if e.kind in "FB" and e.step == 0)
     assert all(u.start >= last_compute for u in updates if u.step == 0)
+
+
+def test_gradients_go_back_with_the_size_of_what_a_stage_received():
+    # was wrong: gradients went back down with the size of the activations sent up.
+    stages = [StageTimes(0, 1.0, 2.0, send=0.25, receive=0.0),
+              StageTimes(1, 1.0, 2.0, send=0.0, receive=0.5)]
+    costs = StepCosts(host_in=0.0, host_out=0.0, host_latency=0.0, update={})
+    for kind in ("pipelined", "sharded"):
+        copies = sorted({e.duration for e in call_timeline(kind, stages, costs, 3, 1, True)
+                         if e.kind == "copy"})
+        assert copies == [0.25, 0.5], kind  # activations up, their gradients back

@@ -1,0 +1,36 @@
+"""The runtime: gradient accumulation, reductions and output modes, checked against PyTorch."""
+import pytest
+import torch
+import torch.nn as nn
+
+from ipu_tutorials import poptorch
+
+
+def test_float16_accumulators_keep_a_running_mean_that_cannot_overflow(options):
+    # was wrong: float16 accumulators summed the micro-batch gradients and overflowed.
+    class Big(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(1))
+
+        def forward(self, x):
+            return poptorch.identity_loss(self.w * x, reduction="sum")
+
+    model = Big()
+    sgd = poptorch.optim.SGD(model.parameters(), lr=1e-6, accum_type=torch.float16)
+    training = poptorch.trainingModel(model, options(a=4), sgd)
+    assert training.options.Training.meanAccumulationAndReplicationReductionStrategy == \
+        poptorch.MeanReductionStrategy.Running
+    training(torch.full((4,), 30000.0))  # each gradient is 30,000; their sum overflows float16
+    assert model.w.item() == pytest.approx(-1e-6 * 30000, rel=1e-3)
+
+
+def test_sum_output_mode_passes_non_tensor_outputs_through(options):
+    # was wrong: OutputMode.Sum tried to add non-tensor outputs.
+    class Tagged(nn.Module):
+        def forward(self, x):
+            return x * 2, "tag"
+
+    out, tag = poptorch.inferenceModel(Tagged(), options(d=3).outputMode(
+        poptorch.OutputMode.Sum))(torch.ones(3, 2))
+    assert tag == "tag" and torch.equal(out, torch.full((1, 2), 6.0))
