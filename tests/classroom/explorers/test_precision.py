@@ -1,0 +1,35 @@
+"""The precision explorer: what float16 keeps of small gradients, with and without scaling."""
+import matplotlib
+import pytest
+import torch
+
+from ipu_tutorials.classroom import precision_explorer
+from ipu_tutorials.classroom.explorers.precision import accumulate_in_half, survival
+
+matplotlib.use("Agg")
+
+
+def figure_bytes(explorer) -> str:
+    return explorer.output.outputs[0]["data"]["image/png"]
+
+
+def test_precision_explorer_counts_what_survives():
+    explorer = precision_explorer(loss_scale_log2=0)
+    low = explorer.result["survived"]
+    png = figure_bytes(explorer)
+    explorer.controls["loss_scale_log2"].value = 10
+    assert explorer.result["survived"] > low and figure_bytes(explorer) != png
+    assert explorer.result["survived"] == survival(1024.0, torch.float16)["survived"]
+    explorer.controls["dtype"].value = "float32"
+    assert explorer.result["survived"] == explorer.result["total"]
+    assert "100.0% of" in explorer.text
+
+
+def test_too_large_a_scale_overflows():
+    assert survival(2.0**16, torch.float16)["overflowed"] > 0
+    assert survival(2.0**16, torch.bfloat16)["overflowed"] == 0  # bfloat16 has float32's range
+
+
+def test_stochastic_rounding_keeps_small_addends_on_average():
+    assert accumulate_in_half(1e-4, 2000, stochastic=False) == 1.0
+    assert accumulate_in_half(1e-4, 2000, stochastic=True) == pytest.approx(1.2, abs=0.03)
