@@ -1,6 +1,5 @@
 """Reports: written by autoReport or enableProfiling, loaded back, drawn."""
 import json
-import os
 
 import matplotlib
 import pytest
@@ -20,24 +19,6 @@ def trained(opts):
     n = 8 * 7 * opts.device_iterations
     model(torch.randn(n, 1, 28, 28), torch.randint(0, 10, (n,)))
     return model
-
-
-def test_poplar_engine_options_autoreport_writes_a_report(tmp_path, monkeypatch):
-    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps(
-        {"autoReport.all": "true", "autoReport.directory": str(tmp_path)}))
-    trained(poptorch.Options())
-    assert sorted(os.listdir(tmp_path / "training")) == ["summary.json", "trace.json"]
-
-
-def test_enable_profiling_uses_the_model_name(tmp_path):
-    trained(poptorch.Options().enableProfiling(str(tmp_path)).modelName("mnist"))
-    assert (tmp_path / "mnist" / "summary.json").exists()
-
-
-def test_bad_engine_options_say_what_is_expected(monkeypatch):
-    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", "autoReport.all=true")
-    with pytest.raises(ValueError, match="must be JSON"):
-        trained(poptorch.Options())
 
 
 def test_a_saved_report_loads_back_identical(tmp_path):
