@@ -6,7 +6,7 @@ from .data import AsynchronousDataAccessor, DataLoader
 from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
                     HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
                     MultiConvPlanType, OutputMode, ReductionType, SyncPattern)
-from .executor import PoplarExecutor, inferenceModel, load, trainingModel
+from .executor import PoplarExecutor
 from .ops import (MultiConv, custom_op, for_loop, identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
                   recomputationCheckpoint, register_custom_op, serializedMatMul,
@@ -15,6 +15,7 @@ from .option_groups import TensorLocationSettings
 from .options import Options
 from .strategies import (ParallelPhasedExecution, Phase, PipelinedExecution,
                          SerialPhasedExecution, ShardedExecution, Stage)
+from .wrapping import inferenceModel, load, trainingModel
 
 __all__ = [
     "AsynchronousDataAccessor", "AutoStage", "BeginBlock", "Block", "BlockFunction",

@@ -103,14 +103,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self.options = options
         self._mode = mode
         if batch_sampler is not None:
-            given = {name: value for name, value, unset in (
-                ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle),
-                ("drop_last", drop_last, drop_last is True)) if not unset}
-            if given:
-                shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
-                raise ValueError(f"batch_sampler is exclusive with batch_size, shuffle and "
-                                 f"drop_last, but {shown} was also given; the batch_sampler "
-                                 f"decides the batches, so remove {', '.join(given)}")
+            _check_sampler_alone(batch_size, shuffle, drop_last)
             self._combined = None
             super().__init__(dataset, batch_sampler=batch_sampler, num_workers=num_workers, **kwargs)
             self._accessor = self._make_accessor(async_options)
@@ -188,3 +181,15 @@ class _SyncView:
 
     def __len__(self):
         return len(self.loader)
+
+
+def _check_sampler_alone(batch_size: int, shuffle, drop_last: bool) -> None:
+    """A batch_sampler decides the batches: batch_size, shuffle and drop_last must stay unset."""
+    given = {name: value for name, value, unset in (
+        ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle),
+        ("drop_last", drop_last, drop_last is True)) if not unset}
+    if given:
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise ValueError(f"batch_sampler is exclusive with batch_size, shuffle and "
+                         f"drop_last, but {shown} was also given; the batch_sampler "
+                         f"decides the batches, so remove {', '.join(given)}")

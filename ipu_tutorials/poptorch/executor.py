@@ -1,8 +1,8 @@
-"""trainingModel, inferenceModel and the PoplarExecutor they return.
+"""PoplarExecutor: a model wrapped for the (simulated) IPU, as trainingModel and inferenceModel return it.
 
-PoplarExecutor is PopTorch's API over jobs that live elsewhere: checks in _validation, the
-simulator behind the _to_simulator door, device weights and wrappers in _device_state,
-latencies in perf_counters, anchored tensors in _anchors.
+It is PopTorch's API over jobs that live elsewhere: checks in _validation, the simulator
+behind the _to_simulator door, device weights and wrappers in _device_state, latencies in
+perf_counters, anchored tensors in _anchors; wrapping and loading in wrapping.
 """
 from __future__ import annotations
 
@@ -290,51 +290,3 @@ class PoplarExecutor:
         kind = "trainingModel" if self._training else "inferenceModel"
         state = "compiled" if self._plan else "not compiled"
         return f"PoplarExecutor({kind}, {type(self._user_model).__name__}, {state})"
-
-
-def trainingModel(model: torch.nn.Module, options: Options | None = None,
-                  optimizer=None) -> PoplarExecutor:
-    """Wrap `model` (which returns its loss) for training on the simulated IPU.
-
-    Args:
-        model: returns the loss, alone or as its last output.
-        options: poptorch.Options (frozen by this call).
-        optimizer: defaults to poptorch.optim.SGD(lr=0.01).
-
-    Raises:
-        RuntimeError: another live trainingModel already wraps `model`.
-    """
-    from .optim import SGD
-
-    model = _wrapped_module(model)
-    TRAINING_WRAPPERS.check_free(model)
-    if optimizer is None:
-        optimizer = SGD(model.parameters(), lr=0.01)
-    executor = PoplarExecutor(model, options, training=True, optimizer=optimizer)
-    TRAINING_WRAPPERS.claim(model, executor)
-    return executor
-
-
-def inferenceModel(model: torch.nn.Module, options: Options | None = None) -> PoplarExecutor:
-    """Wrap `model` for inference on the simulated IPU; it keeps its own copy of the weights."""
-    return PoplarExecutor(model, options, training=False)
-
-
-def load(filename: str, edit_opts_fn=None) -> PoplarExecutor:
-    """Rebuild and recompile a model saved with PoplarExecutor.save()."""
-    saved = torch.load(filename, weights_only=False)
-    if saved["model"] is None:
-        raise Error(f"{filename} was saved with export_model=False: rebuild the model, wrap it, "
-                    f"and load its weights yourself")
-    options = saved["options"].clone()
-    if edit_opts_fn is not None:
-        edit_opts_fn(options)
-    if saved["training"]:
-        executor = trainingModel(saved["model"], options, saved["optimizer"])
-    else:
-        executor = inferenceModel(saved["model"], options)
-    args, kwargs = saved["example"]
-    executor.compile(*args, **kwargs)
-    if saved["rng_state"] is not None:
-        torch.set_rng_state(saved["rng_state"])
-    return executor

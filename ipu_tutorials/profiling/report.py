@@ -60,11 +60,6 @@ class Report:
     def from_plan(cls, plan: Plan, model_name: str = "model", options: dict | None = None) -> "Report":
         return cls(summarise(plan, model_name, options), list(plan.timeline.events))
 
-    @classmethod
-    def from_executor(cls, executor) -> "Report":
-        name = executor.options.model_name or type(executor.model).__name__
-        return cls.from_plan(executor.plan, name, executor.options.toDict())
-
     @property
     def num_ipus(self) -> int:
         return self.summary["placement"]["ipus_per_replica"]

@@ -131,25 +131,6 @@ def test_backward_on_an_output_explains_the_backward_pass_is_automatic():
         loss.backward()
 
 
-def test_wrapping_a_model_twice_for_training():
-    model = Regression()
-    first = poptorch.trainingModel(model)
-    with pytest.raises(RuntimeError, match=r"already wrapped.*destroy\(\)"):
-        poptorch.trainingModel(model)
-    first.destroy()
-    poptorch.trainingModel(model)
-
-
-def test_options_of_the_wrong_type():
-    with pytest.raises(TypeError, match=r"options must be a poptorch.Options, got dict"):
-        poptorch.inferenceModel(nn.Linear(2, 2), {"deviceIterations": 2})
-
-
-def test_inference_refuses_gradient_accumulation(options):
-    with pytest.raises(poptorch.Error, match=r"gradientAccumulation\(1\)"):
-        poptorch.inferenceModel(nn.Linear(2, 2), options(a=4))
-
-
 def test_training_updates_the_host_model_and_inference_follows(options):
     net = Network()
     sharded = poptorch.ShardedExecution("B1", "B2", "B3", "B4")
@@ -239,19 +220,6 @@ def test_set_optimizer_takes_effect_at_the_next_call(options):
     assert not torch.allclose(net.fc.weight, frozen)
 
 
-def test_save_and_load_rebuild_a_compiled_model(options, tmp_path):
-    net = Regression()
-    model = poptorch.trainingModel(net, options(a=2))
-    x, y = torch.randn(8, 5), torch.randn(8, 3)
-    model(x, y)
-    model.save(str(tmp_path / "model.poptorch"))
-    model.destroy()
-    loaded = poptorch.load(str(tmp_path / "model.poptorch"))
-    assert loaded.isCompiled()
-    torch.testing.assert_close(loaded.model.fc.weight, net.fc.weight)
-    assert loaded.options.Training.gradient_accumulation == 2
-
-
 def test_anchored_gradient(options):
     net = Regression()
     opts = options().anchorTensor("grad_bias", "Gradient___fc.bias")
@@ -328,16 +296,6 @@ def test_the_loss_is_found_among_outputs_that_are_not_all_tensors(options):
     torch.testing.assert_close(model.fc.weight, reference.fc.weight)
 
 
-def test_input_grouping_must_still_divide_the_replication_factor_when_wrapping():
-    # was wrong: a grouping made invalid by a later replicationFactor was accepted.
-    opts = poptorch.Options().replicationFactor(2)
-    opts.inputReplicaGrouping(2, poptorch.CommGroupType.Consecutive)
-    opts.replicationFactor(1)
-    with pytest.raises(poptorch.Error, match=r"group size \(2\) must divide the replication "
-                                             r"factor \(1\)"):
-        poptorch.inferenceModel(nn.Linear(2, 2), opts)
-
-
 class _Loss(nn.Module):
     def __init__(self, net):
         super().__init__()
@@ -364,7 +322,3 @@ def test_set_optimizer_applies_the_wrapping_checks_and_plans_again(options):
     assert model.plan.memory[0].optimizer == model.plan.memory[0].weights
 
 
-def test_wrapping_something_that_is_not_a_module():
-    # was wrong: wrapping a function failed later with an unrelated AttributeError.
-    with pytest.raises(TypeError, match="expected a torch.nn.Module to wrap, got function"):
-        poptorch.trainingModel(lambda x: x)

@@ -1,0 +1,25 @@
+"""Checks made once when a model is wrapped: options that fit together, a usable optimizer."""
+import pytest
+import torch.nn as nn
+
+from ipu_tutorials import poptorch
+
+
+def test_options_of_the_wrong_type():
+    with pytest.raises(TypeError, match=r"options must be a poptorch.Options, got dict"):
+        poptorch.inferenceModel(nn.Linear(2, 2), {"deviceIterations": 2})
+
+
+def test_inference_refuses_gradient_accumulation(options):
+    with pytest.raises(poptorch.Error, match=r"gradientAccumulation\(1\)"):
+        poptorch.inferenceModel(nn.Linear(2, 2), options(a=4))
+
+
+def test_input_grouping_must_still_divide_the_replication_factor_when_wrapping():
+    # was wrong: a grouping made invalid by a later replicationFactor was accepted.
+    opts = poptorch.Options().replicationFactor(2)
+    opts.inputReplicaGrouping(2, poptorch.CommGroupType.Consecutive)
+    opts.replicationFactor(1)
+    with pytest.raises(poptorch.Error, match=r"group size \(2\) must divide the replication "
+                                             r"factor \(1\)"):
+        poptorch.inferenceModel(nn.Linear(2, 2), opts)
