@@ -7,9 +7,14 @@ from ..modeling_utils import PipelineMixin, register
 from ._placement import begin, last_ipu, place_layers
 
 
+def _encoder_layers(vit):
+    """transformers 4.x keeps the layers in vit.encoder.layer; 5.x in vit.layers."""
+    return vit.encoder.layer if hasattr(vit, "encoder") else vit.layers
+
+
 def _place_vit(model, vit) -> None:
     begin(vit, "embeddings", "Embedding", 0)
-    model.layer_ipu = place_layers(model, vit.encoder.layer, "Encoder", checkpoint_last=True)
+    model.layer_ipu = place_layers(model, _encoder_layers(vit), "Encoder", checkpoint_last=True)
     begin(vit, "layernorm", "LayerNorm", last_ipu(model))
 
 
