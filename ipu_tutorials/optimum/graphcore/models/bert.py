@@ -5,6 +5,7 @@ from transformers import (BertForMaskedLM, BertForMultipleChoice, BertForPreTrai
                           BertForQuestionAnswering, BertForSequenceClassification,
                           BertForTokenClassification, BertModel)
 
+from .... import poptorch
 from ..modeling_utils import PipelineMixin, register
 from ._placement import (begin, last_ipu, place_layers, refuse_tied_serialization,
                          serialize_embedding, unserialize_embedding)
@@ -63,6 +64,16 @@ class PipelinedBertForPreTraining(BertForPreTraining, PipelineMixin):
         begin(self.bert, "pooler", "Pooler", 0)
         begin(self, "cls", "Classifier", 0)
         return self
+
+    def forward(self, *args, **kwargs):
+        """BertForPreTraining's forward, its two losses' sum marked as the one final loss.
+
+        optimum-graphcore wraps the sum in poptorch.identity_loss: PopTorch wants one loss.
+        """
+        output = super().forward(*args, **kwargs)
+        if isinstance(output, dict) and output.get("loss") is not None:
+            output["loss"] = poptorch.identity_loss(output["loss"], reduction="none")
+        return output
 
 
 @register(BertForMaskedLM)
