@@ -91,7 +91,7 @@ balance_bert = Exercise(
 
 POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3],
                        replication_factor={"pod16": 4, "pod64": 16},
-                       gradient_accumulation_steps={"pod16": 64, "pod64": 32},
+                       gradient_accumulation_steps={"pod16": 48, "pod64": 32},
                        device_iterations=2)
 MICRO_BATCH = 8
 
@@ -110,8 +110,8 @@ def _check_pod64_batch(answer) -> Feedback:
         return wrong("did you leave out the 2 device iterations?")
     return check_number(answer, expected, "the pod64 combined batch",
                         f"{MICRO_BATCH} x 16 replicas x 32 micro-batches x 2 device iterations = "
-                        f"{expected:,} sequences per call, twice the pod16's {pod16:,}: four "
-                        f"times the replicas, half the accumulation.")
+                        f"{expected:,} sequences per call against the pod16's {pod16:,}: the "
+                        f"larger POD replicates more and accumulates less.")
 
 
 pod64_batch = Exercise(

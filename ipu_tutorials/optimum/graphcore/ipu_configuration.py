@@ -321,9 +321,14 @@ class IPUConfig:
         return {name: copy.deepcopy(getattr(self, name)) for name in fields.FIELDS}
 
     def to_diff_dict(self) -> dict[str, Any]:
-        """The attributes whose values differ from a default IPUConfig()'s."""
+        """The attributes whose values differ from a default IPUConfig()'s.
+
+        Attributes still waiting to be derived (None while values are given per POD type)
+        are left out: loading fills them in again.
+        """
         defaults = IPUConfig().to_dict()
-        return {k: v for k, v in self.to_dict().items() if v != defaults[k]}
+        return {k: v for k, v in self.to_dict().items()
+                if v != defaults[k] and not (v is None and fields.FIELDS[k][1] is None)}
 
     def to_json_string(self, use_diff: bool = True) -> str:
         """JSON of `to_diff_dict()` (or of `to_dict()` with use_diff=False), keys sorted."""
