@@ -83,7 +83,7 @@ class IPUTrainer:
 
     def _configure(self, config: IPUConfig) -> IPUConfig:
         """n_ipu, ipu_config_overrides, seed and loss scaling from the arguments."""
-        args = config_args = self.args
+        args = self.args
         if args.n_ipu is not None:
             for prefix in ("", "inference_"):
                 ipus = getattr(config, f"{prefix}ipus_per_replica")
@@ -92,8 +92,8 @@ class IPUTrainer:
                                      f"{prefix}ipus_per_replica={ipus}: each replica needs "
                                      f"{ipus} IPUs. Use n_ipu = {ipus} x replicas.")
                 setattr(config, f"{prefix}replication_factor", args.n_ipu // ipus)
-        if config_args.ipu_config_overrides:
-            config.update_from_string(config_args.ipu_config_overrides)
+        if args.ipu_config_overrides:
+            config.update_from_string(args.ipu_config_overrides)
         config.seed = args.seed
         config.auto_loss_scaling = config.auto_loss_scaling or args.auto_loss_scaling
         return config
@@ -182,13 +182,13 @@ class IPUTrainer:
         return TrainOutput(step, metrics["train_loss"], metrics)
 
     def _total_steps(self, steps_per_epoch: int) -> int:
-        if self.args.max_steps > 0:
-            return self.args.max_steps
         if steps_per_epoch == 0:
             raise ValueError("the training set is smaller than one combined batch "
                              f"({self.args.per_device_train_batch_size} x "
                              f"{self.ipu_config.batch_size_factor()}); lower the batch size or "
                              f"the IPUConfig's replication, accumulation or device iterations")
+        if self.args.max_steps > 0:
+            return self.args.max_steps
         return math.ceil(self.args.num_train_epochs * steps_per_epoch)
 
     def _set_learning_rate(self, step: int, total: int) -> None:
