@@ -199,7 +199,7 @@ from ipu_tutorials.classroom.explorers.ipuconfig import ipuconfig_explorer
 ipuconfig_explorer(first=3, second=3, third=3)
 
 # %% [markdown]
-# ## What real hardware would do, and where the simulator differs
+# ## What a real IPU would do, and where the simulator differs
 #
 # On an IPU system `to_options()` needs Mk2 hardware (or `compile_only=True`); here the IPUs are
 # simulated and nothing asks for hardware. optimum-graphcore also swaps BERT's attention for a
