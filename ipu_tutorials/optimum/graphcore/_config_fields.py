@@ -1,6 +1,7 @@
-"""The IPUConfig attributes: their types, defaults and per-attribute validators."""
+"""The IPUConfig attributes: types, defaults, validators, per-POD-type values and parsing."""
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 ALLOWED_POD_TYPES = ("pod4", "pod8", "pod16", "pod32", "pod64")
@@ -160,3 +161,54 @@ def validate(name: str, value) -> None:
         return
     check_type(name, value)
     check_value(name, value)
+
+
+class Managed:
+    """`config._X` reads and writes `X` in training mode and `inference_X` in inference mode."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, config, owner=None):
+        return getattr(config, config._get_managed_attr_mode_name(self.name))
+
+    def __set__(self, config, value):
+        setattr(config, config._get_managed_attr_mode_name(self.name), value)
+
+
+def value_for_pod(name: str, value, pod_type: str | None):
+    """The value of attribute `name` for `pod_type` (None: the "default" entry)."""
+    if not is_pod_dict(value):
+        return value
+    if pod_type is None:
+        if "default" not in value:
+            raise RuntimeError(f"No POD type was specified and no default value was provided for "
+                               f"{name}, cannot infer which value to use. Pass pod_type (one of "
+                               f"{', '.join(ALLOWED_POD_TYPES)}) or add a \"default\" entry.")
+        return value["default"]
+    if pod_type not in value:
+        raise KeyError(f"the {name} configuration field does not contain a value for POD type "
+                       f"{pod_type}; add a {pod_type!r} entry to {name}={value}")
+    return value[pod_type]
+
+
+def parse_value(key: str, text: str):
+    """A value for `key` read from update_from_string's text, by the attribute's type."""
+    kind = FIELDS[key][0]
+    if kind == "bool":
+        lowered = text.lower()
+        if lowered in ("true", "1", "y", "yes"):
+            return True
+        if lowered in ("false", "0", "n", "no"):
+            return False
+        raise ValueError(f"Can't derive true or false from {text} (key {key})")
+    if kind == "str":
+        return text
+    if text.lower() == "none" and kind.startswith("opt"):
+        return None
+    try:
+        value = json.loads(text.replace(" ", ",")) if text.startswith("[") else json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError(f"Can't read {text!r} as a value of {key} "
+                         f"({KINDS[kind][0]}); write lists as [a b c]") from None
+    return value

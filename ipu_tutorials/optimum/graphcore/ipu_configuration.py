@@ -26,19 +26,6 @@ JUST_IN_TIME = 1
 _logger = logging.getLogger(__name__)
 
 
-class _Managed:
-    """`config._X` reads and writes `X` in training mode and `inference_X` in inference mode."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __get__(self, config, owner=None):
-        return getattr(config, config._get_managed_attr_mode_name(self.name))
-
-    def __set__(self, config, value):
-        setattr(config, config._get_managed_attr_mode_name(self.name), value)
-
-
 class IPUConfig:
     """How a Hugging Face model is placed, batched and run on IPUs, as a JSON file beside it.
 
@@ -209,7 +196,7 @@ class IPUConfig:
         if pod_type is not None and pod_type not in ALLOWED_POD_TYPES:
             raise ValueError(f"{pod_type} is not a correct value for a POD type, supported POD "
                              f"types: {', '.join(ALLOWED_POD_TYPES)}")
-        values = {name: _value_for_pod(name, value, pod_type) if kind != "opt_dict" else value
+        values = {name: fields.value_for_pod(name, value, pod_type) if kind != "opt_dict" else value
                   for name, value in self.to_dict().items()
                   for kind in [fields.FIELDS[name][0]]}
         specialised = IPUConfig(**values)
@@ -314,7 +301,7 @@ class IPUConfig:
             if not sep or key not in fields.FIELDS:
                 raise ValueError(f"Key {key} isn't in the original config dict; valid keys are: "
                                  f"{', '.join(fields.FIELDS)}")
-            setattr(self, key, _parse(key, text))
+            setattr(self, key, fields.parse_value(key, text))
 
     def to_dict(self) -> dict[str, Any]:
         """Every attribute and its value (deep copies)."""
@@ -394,44 +381,7 @@ class IPUConfig:
 
 # Managed attributes: IPUConfig._layers_per_ipu and so on.
 for _name in fields.MANAGED:
-    setattr(IPUConfig, f"_{_name}", _Managed(_name))
-
-
-def _value_for_pod(name: str, value, pod_type: str | None):
-    if not fields.is_pod_dict(value):
-        return value
-    if pod_type is None:
-        if "default" not in value:
-            raise RuntimeError(f"No POD type was specified and no default value was provided for "
-                               f"{name}, cannot infer which value to use. Pass pod_type (one of "
-                               f"{', '.join(ALLOWED_POD_TYPES)}) or add a \"default\" entry.")
-        return value["default"]
-    if pod_type not in value:
-        raise KeyError(f"the {name} configuration field does not contain a value for POD type "
-                       f"{pod_type}; add a {pod_type!r} entry to {name}={value}")
-    return value[pod_type]
-
-
-def _parse(key: str, text: str):
-    """A value for `key` read from update_from_string's text, by the attribute's type."""
-    kind = fields.FIELDS[key][0]
-    if kind == "bool":
-        lowered = text.lower()
-        if lowered in ("true", "1", "y", "yes"):
-            return True
-        if lowered in ("false", "0", "n", "no"):
-            return False
-        raise ValueError(f"Can't derive true or false from {text} (key {key})")
-    if kind == "str":
-        return text
-    if text.lower() == "none" and kind.startswith("opt"):
-        return None
-    try:
-        value = json.loads(text.replace(" ", ",")) if text.startswith("[") else json.loads(text)
-    except json.JSONDecodeError:
-        raise ValueError(f"Can't read {text!r} as a value of {key} "
-                         f"({fields.KINDS[kind][0]}); write lists as [a b c]") from None
-    return value
+    setattr(IPUConfig, f"_{_name}", fields.Managed(_name))
 
 
 def _simulated_ipu_version() -> int:
