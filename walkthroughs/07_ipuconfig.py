@@ -124,6 +124,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# The long orange boxes at the end of the step are the optimizer state streaming in from
+# off-chip memory and back around the weight update: `optimizer_state_offchip` is True by
+# default (seed 004), which saves memory on every IPU and costs this time.
+#
 # ## One file for a Pod16 and a Pod64
 #
 # Any value can be given per POD type, as a dict keyed by `"default"`, `"pod4"` ... `"pod64"`.
