@@ -1,0 +1,122 @@
+"""Exercises of lesson 7: IPUConfig and Hugging Face models."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+
+from ...errors import Error
+from ...optimum.graphcore import IPUConfig
+from ...simulator.compile import compile_plan
+from ..explorers.ipuconfig import bert_ipu_config, plan_bert
+from .base import Exercise, Feedback, check_number, right, wrong
+
+LAYERS, IPUS = 12, 4  # BERT-Base over a 4-IPU pipeline
+
+
+@functools.lru_cache(maxsize=1)
+def _reference_plan():
+    """The even split, compiled once through the facade: its graph and run configuration."""
+    return plan_bert(bert_ipu_config([3, 3, 3, 3])).plan
+
+
+def _seconds(split: tuple[int, ...]) -> float:
+    """Simulated seconds per call for `split`: the reference graph with its blocks moved.
+
+    Only the encoder blocks' IPUs change, so re-planning the captured graph gives what
+    compiling the model again with that layers_per_ipu would give, without a new capture.
+    """
+    plan = _reference_plan()
+    layer_ipu = [ipu for ipu, count in enumerate(split) for _ in range(count)]
+    blocks = {b: (layer_ipu[int(b[7:])] if b.startswith("Encoder") else ipu)
+              for b, ipu in plan.graph.blocks.items()}
+    graph = dataclasses.replace(plan.graph, blocks=blocks)
+    return compile_plan(graph, plan.config, check_memory=False).call_seconds
+
+
+@functools.lru_cache(maxsize=1)
+def best_split() -> list[int]:
+    """The fastest layers_per_ipu, by hill-climbing from the even split one layer at a time."""
+    best = (3, 3, 3, 3)
+    best_time = _seconds(best)
+    improved = True
+    while improved:
+        improved = False
+        for src, dst in itertools.permutations(range(IPUS), 2):
+            if best[src] == 0:
+                continue
+            moved = list(best)
+            moved[src], moved[dst] = moved[src] - 1, moved[dst] + 1
+            seconds = _seconds(tuple(moved))
+            if seconds < best_time * (1 - 1e-9):
+                best, best_time, improved = tuple(moved), seconds, True
+    return list(best)
+
+
+def _check_balance(layers_per_ipu) -> Feedback:
+    if not isinstance(layers_per_ipu, (list, tuple)) or len(layers_per_ipu) != IPUS \
+            or any(isinstance(n, bool) or not isinstance(n, int) for n in layers_per_ipu):
+        return wrong(f"layers_per_ipu should be a list of {IPUS} whole numbers, one per IPU, "
+                     f"got {layers_per_ipu!r}.")
+    if -1 in layers_per_ipu:
+        return wrong("-1 shares layers evenly; the point here is to choose the counts yourself.")
+    if sum(layers_per_ipu) != LAYERS:
+        return wrong(f"{list(layers_per_ipu)} places {sum(layers_per_ipu)} layers; BERT-Base has "
+                     f"{LAYERS} encoder layers.")
+    try:
+        yours = plan_bert(bert_ipu_config(layers_per_ipu))
+    except Error as error:
+        return wrong(f"that configuration does not compile: {error}")
+    if not yours.fits:
+        return wrong("that split does not fit in memory: spread the layers more evenly.")
+    best_seconds = _seconds(tuple(best_split()))
+    mine = yours.plan
+    busy = mine.timeline.utilisation()
+    if mine.call_seconds <= best_seconds * (1 + 1e-6):
+        return right(f"{mine.samples_per_second:,.0f} sequences/s, as fast as any split: IPU 0 "
+                     f"also runs the embedding and the masked-LM head, so it takes fewer layers.")
+    busiest = max(range(IPUS), key=lambda i: busy[i])
+    best_rate = mine.config.samples_per_call / best_seconds
+    return wrong(f"{mine.samples_per_second:,.0f} sequences/s against "
+                 f"{best_rate:,.0f} for the best split. IPU {busiest} is the busiest "
+                 f"({busy[busiest]:.0%} of the call): move a layer off it.")
+
+
+balance_bert = Exercise(
+    "Balance BERT-Base (masked LM) over 4 IPUs", _check_balance,
+    hint="the slowest IPU sets the pace of the pipeline. Every encoder layer costs the same, but "
+         "IPU 0 also runs the embedding and the masked-LM head (they share a weight): compare "
+         "plan.timeline.utilisation() for [3, 3, 3, 3] and move layers off the busiest IPU.",
+    solution="my_layers_per_ipu = best_split()  # from ipu_tutorials.classroom.exercises.ipuconfig")
+
+POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3],
+                       replication_factor={"pod16": 4, "pod64": 16},
+                       gradient_accumulation_steps={"pod16": 48, "pod64": 32},
+                       device_iterations=2)
+MICRO_BATCH = 8
+
+
+def _check_pod64_batch(answer) -> Feedback:
+    expected = MICRO_BATCH * POD_CONFIG.batch_size_factor(pod_type="pod64")
+    pod16 = MICRO_BATCH * POD_CONFIG.batch_size_factor(pod_type="pod16")
+    factor = POD_CONFIG.batch_size_factor(pod_type="pod64")
+    if answer == pod16 and answer != expected:
+        return wrong(f"{answer} is the pod16 batch: on a pod64 the replication factor and the "
+                     f"gradient accumulation take their pod64 values.")
+    if answer == factor:
+        return wrong(f"{answer} is batch_size_factor(pod_type=\"pod64\"): multiply it by the "
+                     f"micro-batch of {MICRO_BATCH}.")
+    if answer == expected // 2:
+        return wrong("did you leave out the 2 device iterations?")
+    return check_number(answer, expected, "the pod64 combined batch",
+                        f"{MICRO_BATCH} x 16 replicas x 32 micro-batches x 2 device iterations = "
+                        f"{expected:,} sequences per call against the pod16's {pod16:,}: the "
+                        f"larger POD replicates more and accumulates less.")
+
+
+pod64_batch = Exercise(
+    "The combined batch on a pod64", _check_pod64_batch,
+    hint="the combined batch is micro-batch x replication_factor x gradient_accumulation_steps x "
+         "device_iterations, each taken for the POD type you run on.",
+    solution=f"my_pod64_batch = {MICRO_BATCH} * 16 * 32 * 2  # = "
+             f"{MICRO_BATCH * 16 * 32 * 2}")

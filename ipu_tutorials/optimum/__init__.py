@@ -1,0 +1,1 @@
+"""Simulated integrations of Hugging Face's optimum: `ipu_tutorials.optimum.graphcore`."""

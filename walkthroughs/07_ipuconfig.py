@@ -1,0 +1,265 @@
+# %% [markdown]
+# # Lesson 7: IPUConfig and Hugging Face models
+#
+# Hugging Face users did not write PopTorch options by hand. optimum-graphcore kept them in an
+# `IPUConfig`, a small JSON file next to the model (`ipu_config.json`), and turned it into
+# `poptorch.Options` and `poptorch.BeginBlock` placements for BERT, GPT-2, ViT and others.
+# `ipu_tutorials.optimum.graphcore` reproduces that API on simulated IPUs: optimum code runs
+# with `optimum.graphcore` replaced by `ipu_tutorials.optimum.graphcore`.
+#
+# **What you will learn**
+# - what an `IPUConfig` holds and which `poptorch.Options` it stands for;
+# - how `layers_per_ipu` and `get_layer_ipu` pipeline a transformers BERT over 4 IPUs;
+# - how to read the per-IPU memory and the timeline of a pipelined BERT-Base;
+# - how one configuration serves a Pod16 and a Pod64, and what `batch_size_factor` computes;
+# - how an `IPUConfig` travels as JSON, and how `IPUTrainer` uses it.
+#
+# **Prerequisites:** lessons 1 and 2 (blocks, stages, pipelining) and lesson 4 (memory plans).
+# Needs `transformers` (`pip install -e ".[huggingface]"`); every model is built from a small
+# configuration with random weights, so nothing is downloaded.
+
+# %%
+import json
+import tempfile
+
+import matplotlib.pyplot as plt
+import torch
+import transformers
+
+import ipu_tutorials
+from ipu_tutorials import poptorch
+from ipu_tutorials.optimum.graphcore import (IPUConfig, IPUTrainer, IPUTrainingArguments,
+                                             get_layer_ipu, to_pipelined)
+
+_ = torch.manual_seed(0)  # the same numbers on every run
+transformers.logging.set_verbosity_error()
+
+# %% [markdown]
+# ## A configuration in a few fields
+#
+# `layers_per_ipu` says how many transformer layers each IPU of a replica takes; its length is
+# the number of IPUs per replica. The other fields size the batch (replication, gradient
+# accumulation, device iterations) and the memory (matmul proportion, optimizer offload,
+# recomputation). Saved, only the values that differ from the defaults are written:
+
+# %%
+ipu_config = IPUConfig(layers_per_ipu=[1, 1, 1, 1], gradient_accumulation_steps=16,
+                       matmul_proportion=0.25, output_mode="all")
+print(ipu_config.to_json_string())
+print("ipus_per_replica:", ipu_config.ipus_per_replica,
+      "| optimizer_state_offchip:", ipu_config.optimizer_state_offchip)
+
+# %% [markdown]
+# ## What it stands for: `to_options`
+#
+# `to_options()` builds the training options (pipelined) and `to_options(for_inference=True)`
+# the inference ones (sharded). Both use `AutoStage.AutoIncrement`, so each block that
+# `parallelize()` begins is a stage on the IPU it names.
+
+# %%
+for name, opts in [("training", ipu_config.to_options()),
+                   ("inference", ipu_config.to_options(for_inference=True))]:
+    print(f"{name}: {opts.execution_strategy!r}, gradient accumulation "
+          f"{opts.Training.gradient_accumulation}, output {opts.output_mode.name}, "
+          f"partials {opts.Precision.partials_type}, stochastic rounding "
+          f"{opts.Precision.enable_stochastic_rounding}")
+print("memory proportions:", ipu_config.to_options().available_memory_proportion)
+print("optimizer state:", ipu_config.to_options().TensorLocations.location("optimizer"))
+
+# %% [markdown]
+# ## A BERT pipelined by `layers_per_ipu`
+#
+# `to_pipelined` turns a transformers model into its pipelined twin (same weights), and
+# `parallelize()` places it: the embeddings begin block `Embedding` on IPU 0, encoder layer `i`
+# begins `Encoder{i}` on the IPU `get_layer_ipu` names, the classifier goes to the last IPU.
+
+# %%
+tiny = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=4,
+                               num_attention_heads=2, intermediate_size=64,
+                               max_position_embeddings=16, num_labels=2)
+model = to_pipelined(transformers.BertForSequenceClassification(tiny), ipu_config).parallelize()
+print("get_layer_ipu:", get_layer_ipu(ipu_config, model.bert.encoder.layer))
+
+optimizer = poptorch.optim.AdamW(model.parameters(), lr=1e-3)
+training_model = poptorch.trainingModel(model, ipu_config.to_options(), optimizer)
+tokens = torch.randint(0, 100, (2 * ipu_config.batch_size_factor(), 8))  # micro-batch 2
+labels = (tokens[:, 0] >= 50).long()
+for step in range(3):
+    losses = training_model(input_ids=tokens, labels=labels).loss
+    print(f"step {step}: mean loss {losses.mean():.4f} over {len(losses)} micro-batches")
+print(training_model.plan.placement.describe())
+
+# %% [markdown]
+# Each encoder layer sits on the IPU `get_layer_ipu` gave it. The math is PyTorch's: the
+# tests check these losses and weights against a plain PyTorch loop doing the same gradient
+# accumulation, to 1e-5.
+#
+# ## BERT-Base: memory and timeline per IPU
+#
+# Compiling needs only shapes, so a real-sized model can be planned on meta tensors. The
+# explorer module's `plan_bert` pipelines BERT-Base with a masked-LM head (float16, AdamW,
+# micro-batch 4, sequence 128) by an IPUConfig and compiles its training.
+
+# %%
+from ipu_tutorials.classroom.explorers.ipuconfig import (MICRO_BATCH, bert_ipu_config,
+                                                         describe, plan_bert)
+
+even = plan_bert(bert_ipu_config([3, 3, 3, 3]))
+print(even.memory.table())
+print(describe(even).replace("<b>", "").replace("</b>", ""))
+
+# %% [markdown]
+# The masked-LM head projects onto the 30,522-token vocabulary and shares its weight with the
+# word embedding, so optimum-graphcore keeps it on IPU 0, beside the embedding. IPU 0 ends up
+# with more memory and more work than the others, which the timeline shows:
+
+# %%
+from ipu_tutorials.profiling.plots import plot_memory, plot_timeline
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(13, 3.8), gridspec_kw={"width_ratios": [1, 2]})
+plot_memory(even.memory.ipus, ax=left, title="memory per IPU")
+plot_timeline(even.plan.timeline.events, 4, ax=right, label_micro_batches=False,
+              title="one training step, layers_per_ipu=[3, 3, 3, 3]")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The long orange boxes at the end of the step are the optimizer state streaming in from
+# off-chip memory and back around the weight update: `optimizer_state_offchip` is True by
+# default (seed 004), which saves memory on every IPU and costs this time.
+#
+# ## One file for a Pod16 and a Pod64
+#
+# Any value can be given per POD type, as a dict keyed by `"default"`, `"pod4"` ... `"pod64"`.
+# `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
+# values. With more IPUs the same pipeline is replicated more, and accumulates less.
+
+# %%
+pod_config = bert_ipu_config([3, 3, 3, 3], replication_factor={"pod16": 4, "pod64": 16},
+                             gradient_accumulation_steps={"pod16": 64, "pod64": 32})
+for pod_type, num_ipus in [("pod16", 16), ("pod64", 64)]:
+    ipu_tutorials.set_system("ipu2", num_ipus)
+    factor = pod_config.batch_size_factor(pod_type=pod_type)
+    planned = plan_bert(pod_config.for_pod_type(pod_type))
+    print(f"{pod_type}: replication {pod_config.to_options(pod_type=pod_type).replication_factor}, "
+          f"batch_size_factor {factor}, combined batch {MICRO_BATCH * factor:,}, "
+          f"{planned.plan.samples_per_second:,.0f} sequences/s simulated")
+ipu_tutorials.reset_system()
+
+# %% [markdown]
+# ## The JSON round trip
+#
+# `save_pretrained(directory)` writes `directory/ipu_config.json`; `from_pretrained` reads a
+# directory or a file back (a Hub name such as `"Graphcore/bert-base-ipu"` gets an error saying
+# that nothing is downloaded). POD-type dicts survive the trip.
+
+# %%
+with tempfile.TemporaryDirectory() as directory:
+    pod_config.save_pretrained(directory)
+    with open(f"{directory}/ipu_config.json") as handle:
+        saved = json.load(handle)
+    loaded = IPUConfig.from_pretrained(directory)
+print("saved:", saved)
+print("loaded == saved config:", loaded == pod_config)
+loaded.update_from_string("gradient_accumulation_steps=128,matmul_proportion=[0.2 0.25 0.25 0.25]")
+print("after update_from_string:", loaded.gradient_accumulation_steps, loaded.matmul_proportion)
+
+# %% [markdown]
+# ## `IPUTrainer`
+#
+# optimum's example scripts hand the model, the IPUConfig and `IPUTrainingArguments` to an
+# `IPUTrainer`. It pipelines the model, batches the data by `per_device_train_batch_size x
+# batch_size_factor()`, trains through `poptorch.trainingModel` and evaluates through
+# `poptorch.inferenceModel`. Two steps of the tiny BERT:
+
+# %%
+class FirstToken(torch.utils.data.Dataset):
+    """Label 1 when the first token is in the upper half of the vocabulary."""
+
+    def __len__(self):
+        return 128
+
+    def __getitem__(self, i):
+        return {"input_ids": tokens[i % len(tokens)], "labels": labels[i % len(labels)]}
+
+
+args = IPUTrainingArguments(per_device_train_batch_size=2, max_steps=2, fp32=True,
+                            learning_rate=1e-3, n_ipu=4, logging_steps=1)
+trainer = IPUTrainer(transformers.BertForSequenceClassification(tiny), ipu_config, args,
+                     train_dataset=FirstToken())
+result = trainer.train()
+print(f"combined batch {trainer.get_train_dataloader().batch_size}, "
+      f"{result.global_step} steps, losses {[round(e['loss'], 4) for e in trainer.log_history]}")
+
+# %% [markdown]
+# ## Explore: layers per IPU
+#
+# Move layers between IPUs and watch the memory bars and the timeline. IPU 3 takes the layers
+# the sliders leave, as a `-1` in `layers_per_ipu` would.
+
+# %%
+from ipu_tutorials.classroom.explorers.ipuconfig import ipuconfig_explorer
+
+ipuconfig_explorer(first=3, second=3, third=3)
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# On an IPU system `to_options()` needs Mk2 hardware (or `compile_only=True`); here the IPUs are
+# simulated and nothing asks for hardware. optimum-graphcore also swaps BERT's attention for a
+# fused-QKV version and sets PopART outlining and scheduling flags: the flags are recorded in
+# the options but not simulated, and the attention is left as transformers wrote it (the same
+# math). Times and memory come from the simulator's cost model, so compare configurations with
+# them rather than quoting them as hardware figures.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom.exercises import ipuconfig as exercises
+
+# %% [markdown]
+# ### Exercise 7.1: balance BERT-Base
+#
+# Write the `layers_per_ipu` (four numbers adding up to 12) that gives this BERT-Base the
+# highest simulated throughput. The check compiles your split.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_layers_per_ipu = [1, 4, 4, 3]
+### END SOLUTION
+
+# %%
+exercises.balance_bert.check(my_layers_per_ipu)
+
+# %% [markdown]
+# ### Exercise 7.2: the combined batch on a Pod64
+#
+# `exercises.POD_CONFIG` gives `replication_factor` and `gradient_accumulation_steps` per POD
+# type and `device_iterations=2`. With a micro-batch of 8, how many sequences does one
+# training call consume on a Pod64?
+
+# %%
+print(exercises.POD_CONFIG.to_json_string())
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_pod64_batch = 8 * 16 * 32 * 2
+### END SOLUTION
+
+# %%
+exercises.pod64_batch.check(my_pod64_batch)
+
+# %% [markdown]
+# ## Summary
+#
+# - An `IPUConfig` is the PopTorch setup of a Hugging Face model as JSON: `to_options()` gives
+#   pipelined training options, `to_options(for_inference=True)` sharded inference ones.
+# - `layers_per_ipu` (with `-1` for "share the rest") and `get_layer_ipu` decide which IPU each
+#   layer runs on; `parallelize()` applies it with `poptorch.BeginBlock`.
+# - Heads that share weights with the embedding stay on IPU 0, so IPU 0 takes fewer layers.
+# - Per-POD-type values and `batch_size_factor` size the same model for a Pod16 or a Pod64.
+#
+# **Next:** lesson 8 trains with PyTorch Lightning on simulated IPUs.
+#
+# **Further reading:** optimum-graphcore's `IPUConfig` reference (seed 004) and
+# `modeling_utils.py`; Devlin et al., "BERT" (2019), for BERT-Base's sizes.
