@@ -7,6 +7,9 @@ from lightning.pytorch.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
 BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device", "on_after_batch_transfer")
+ONE_OPTIMIZER = ("IPUs currently only support one optimizer; configure_optimizers gave {count}. "
+                 "Return a single optimizer (with several parameter groups if they need different "
+                 "settings); manual optimization is not an option on IPUs either.")
 
 
 def check_trainer(trainer, module) -> None:
@@ -55,10 +58,7 @@ def check_optimizers(optimizers: list) -> None:
         MisconfigurationException: none, several, or an LBFGS optimizer.
     """
     if len(optimizers) != 1:
-        raise MisconfigurationException(
-            f"IPUs currently only support one optimizer; configure_optimizers gave "
-            f"{len(optimizers)}. Return a single optimizer (put several parameter groups in it "
-            f"if they need different settings).")
+        raise MisconfigurationException(ONE_OPTIMIZER.format(count=len(optimizers)))
     if isinstance(optimizers[0], torch.optim.LBFGS):
         raise MisconfigurationException(
             "IPUs and the LBFGS optimizer are not compatible: LBFGS re-evaluates the model "

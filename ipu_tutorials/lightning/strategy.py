@@ -152,7 +152,12 @@ class IPUStrategy(ParallelStrategy):
             LightningStep(module, STEPS[stage]), self.inference_opts)
 
     def setup_optimizers(self, trainer) -> None:
-        super().setup_optimizers(trainer)
+        try:
+            super().setup_optimizers(trainer)
+        except RuntimeError as error:  # Lightning's advice (manual optimization) fails on IPUs
+            if "multiple optimizers" not in str(error):
+                raise
+            raise MisconfigurationException(_checks.ONE_OPTIMIZER.format(count="several")) from error
         _checks.check_optimizers(self.optimizers)
 
     def teardown(self) -> None:
