@@ -1,6 +1,7 @@
 """IPUStrategy: runs a LightningModule's steps through poptorch.trainingModel / inferenceModel."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -9,7 +10,7 @@ from lightning.pytorch.plugins.precision import Precision
 from lightning.pytorch.strategies import ParallelStrategy
 from lightning.pytorch.trainer.states import RunningStage, TrainerFn
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import poptorch
 from . import _checks
@@ -24,6 +25,20 @@ STEPS = {RunningStage.VALIDATING: "validation_step", RunningStage.TESTING: "test
          RunningStage.PREDICTING: "predict_step"}
 FN_STAGE = {TrainerFn.VALIDATING: RunningStage.VALIDATING, TrainerFn.TESTING: RunningStage.TESTING,
             TrainerFn.PREDICTING: RunningStage.PREDICTING}
+
+
+@dataclasses.dataclass
+class StageStats:
+    """(Simulator) what one stage's IPU calls did, kept after the executors are destroyed."""
+
+    calls: int = 0
+    samples: int = 0
+    simulated_seconds: float = 0.0
+
+    @property
+    def samples_per_second(self) -> float:
+        """Simulated throughput: samples over simulated IPU time."""
+        return self.samples / self.simulated_seconds if self.simulated_seconds else 0.0
 
 
 class IPUStrategy(ParallelStrategy):
@@ -76,6 +91,7 @@ class IPUStrategy(ParallelStrategy):
         self._accumulation: int | None = None  # the Trainer's accumulate_grad_batches
         self.poptorch_models: dict[RunningStage, poptorch.PoplarExecutor] = {}
         self.report_paths: list[str] = []
+        self.stats: dict[str, StageStats] = {}  # (simulator) per stage name, e.g. "training"
         self._keep_loaders = KeepPoptorchLoaders(poptorch.DataLoader)
 
     # --- precision: whatever Lightning hands over becomes an IPUPrecision ------------------------
@@ -201,7 +217,15 @@ class IPUStrategy(ParallelStrategy):
 
     # --- steps ---------------------------------------------------------------------------------
     def _step(self, stage: RunningStage, *args, **kwargs):
-        return self.poptorch_models[stage](*args, **kwargs)
+        model = self.poptorch_models[stage]
+        output = model(*args, **kwargs)
+        stats = self.stats.setdefault(REPORT_NAMES.get(stage, "validation"), StageStats())
+        batch = next((t for t in tree_flatten((args, kwargs))[0]
+                      if isinstance(t, torch.Tensor) and t.dim()), None)
+        stats.calls += 1
+        stats.samples += 0 if batch is None else batch.shape[0]
+        stats.simulated_seconds += model.plan.call_seconds
+        return output
 
     def training_step(self, *args, **kwargs):
         with self.precision_plugin.train_step_context():
