@@ -27,6 +27,27 @@ FN_STAGE = {TrainerFn.VALIDATING: RunningStage.VALIDATING, TrainerFn.TESTING: Ru
             TrainerFn.PREDICTING: RunningStage.PREDICTING}
 
 
+def default_options(replicas: int, accumulate_grad_batches: int, device_iterations: int,
+                    seed: int | None = None, training: bool = True) -> poptorch.Options:
+    """The options IPUStrategy builds from the Trainer when you pass none.
+
+    Args:
+        replicas: `Trainer(devices=...)`.
+        accumulate_grad_batches: the Trainer's; inference options always accumulate 1.
+        device_iterations: `IPUStrategy(device_iterations=...)`.
+        seed: the seed of `seed_everything`, if any.
+        training: training options, else the inference ones.
+
+    Returns:
+        poptorch.Options with nothing else set (execution strategy, output mode: defaults).
+    """
+    opts = poptorch.Options().deviceIterations(device_iterations).replicationFactor(replicas)
+    opts.Training.gradientAccumulation(accumulate_grad_batches if training else 1)
+    if seed is not None:
+        opts.randomSeed(seed)
+    return opts
+
+
 @dataclasses.dataclass
 class StageStats:
     """(Simulator) what one stage's IPU calls did, kept after the executors are destroyed."""
@@ -115,13 +136,10 @@ class IPUStrategy(ParallelStrategy):
         return len(self.parallel_devices) if self.parallel_devices else 1
 
     def _create_opts(self, training: bool) -> poptorch.Options:
-        opts = poptorch.Options().deviceIterations(self.device_iterations)
-        opts.replicationFactor(self.replication_factor)
-        opts.Training.gradientAccumulation(self._accumulation or 1 if training else 1)
-        seed = os.environ.get("PL_GLOBAL_SEED")
-        if seed is not None:
-            opts.randomSeed(int(seed))
-        return opts
+        seed = os.environ.get("PL_GLOBAL_SEED")  # set by seed_everything
+        return default_options(self.replication_factor, self._accumulation or 1,
+                               self.device_iterations, None if seed is None else int(seed),
+                               training)
 
     @property
     def training_opts(self) -> poptorch.Options:
