@@ -202,9 +202,10 @@ class IPUStrategy(ParallelStrategy):
                 model.destroy()
         self.poptorch_models = {}
         self._keep_loaders.__exit__()
-        trainer = self.lightning_module.trainer if self.lightning_module is not None else None
+        trainer = getattr(self.lightning_module, "_trainer", None)
         if trainer is not None and self._accumulation is not None:
             trainer.accumulate_grad_batches = self._accumulation
+            self._accumulation = None
         super().teardown()
 
     def _write_reports(self) -> None:
