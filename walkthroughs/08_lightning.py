@@ -36,7 +36,7 @@ warnings.filterwarnings("ignore", module="lightning")
 logs = tempfile.mkdtemp()
 QUIET = dict(default_root_dir=logs, logger=False, enable_checkpointing=False,
              enable_progress_bar=False, enable_model_summary=False)
-digits = torch.utils.data.Subset(embedded_digits(train=True), range(640))
+digits = torch.utils.data.Subset(embedded_digits(train=True), range(512))
 
 # %% [markdown]
 # ## One model, two ways

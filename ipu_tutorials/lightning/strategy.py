@@ -10,6 +10,7 @@ from lightning.pytorch.plugins.precision import Precision
 from lightning.pytorch.strategies import ParallelStrategy
 from lightning.pytorch.trainer.states import RunningStage, TrainerFn
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
+from lightning.pytorch.utilities.rank_zero import rank_zero_info
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import poptorch
@@ -167,6 +168,8 @@ class IPUStrategy(ParallelStrategy):
         trainer.accumulate_grad_batches = 1
         self._training_opts = self._inference_opts = None  # rebuilt from this Trainer
         super().setup(trainer)
+        rank_zero_info(f"IPU available: True (simulated), using: {self.replication_factor} "
+                       f"replica(s)")
         self._keep_loaders.__enter__()
         self._build_models(trainer)
 
