@@ -60,7 +60,7 @@ loader = poptorch.DataLoader(opts, digits, batch_size=16)
 for images, labels in loader:
     _, loss = training_model(images, labels)
 print(f"PopTorch: {len(loader)} calls of {loader.combinedBatchSize} images, "
-      f"last loss {loss.item():.4f}")
+      f"{len(loader) * opts.device_iterations} weight updates")
 
 # %% [markdown]
 # Now Lightning. `MnistClassifier` wraps the same network; its `training_step` returns the
@@ -219,6 +219,10 @@ trainer.fit(MnistClassifier(), torch.utils.data.DataLoader(digits, batch_size=16
 print(sorted(os.listdir(reports)), sorted(os.listdir(os.path.join(reports, "training"))))
 report = load_report(os.path.join(reports, "training"))
 report.plot_timeline();
+
+# %% [markdown]
+# One training call of the two replicas: each shards B1..B4 over its four IPUs, and before
+# each of the two weight updates the replicas all-reduce their gradients (blue).
 
 # %% [markdown]
 # ## Explore

@@ -53,7 +53,8 @@ def install(strategy_cls, precision_cls, accelerator_cls) -> None:
     @functools.wraps(init_precision)
     def _check_and_init_precision(self):
         if isinstance(self.strategy, strategy_cls) and self._precision_plugin_flag is None:
-            return precision_cls(self._precision_flag)
+            # IPUStrategy(precision_plugin=...) wins over Trainer(precision=...)
+            return self.strategy._precision_plugin or precision_cls(self._precision_flag)
         return init_precision(self)
 
     _AcceleratorConnector._choose_strategy = _choose_strategy

@@ -77,3 +77,9 @@ def test_a_strategy_given_lightnings_own_plugin_converts_it():
     assert isinstance(strategy.precision_plugin, IPUPrecision)
     assert strategy.precision_plugin.precision == "16-true"
     assert IPUStrategy().precision_plugin.precision == "32-true"
+
+
+def test_a_plugin_given_to_the_strategy_is_kept(trainer_kwargs):
+    plugin = IPUPrecision("16-mixed")
+    trainer = pl.Trainer(**trainer_kwargs, devices=1, strategy=IPUStrategy(precision_plugin=plugin))
+    assert trainer.precision_plugin is plugin
