@@ -1,0 +1,141 @@
+"""Exercises of lesson 8: PyTorch Lightning on IPUs."""
+from __future__ import annotations
+
+import tempfile
+import warnings
+
+import torch
+
+from .base import Exercise, Feedback, check_number, right, wrong
+
+images_per_batch = Exercise(
+    "Images per Lightning batch",
+    lambda answer: check_number(
+        answer, 1024, "the images in one Lightning batch",
+        "16 per micro-batch x 4 replicas (devices) x 8 accumulated micro-batches x 2 device "
+        "iterations = 1,024: the poptorch.DataLoader the strategy builds hands Lightning "
+        "whole IPU calls."),
+    hint="the DataLoader's batch_size is the micro-batch; each of devices, "
+         "accumulate_grad_batches and device_iterations repeats it.",
+    solution="16 * 4 * 8 * 2  # = 1024")
+
+
+def _classifier_class():
+    import lightning.pytorch as pl
+
+    class Classifier(pl.LightningModule):
+        """4 features -> 3 classes; logs inside training_step, which real IPUs cannot trace."""
+
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.layer = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.layer(x)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = torch.nn.functional.cross_entropy(self(x), y)
+            self.log("train_loss", loss)
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return Classifier
+
+
+def __getattr__(name: str):
+    # Built on first use, so importing the exercises does not import Lightning.
+    if name == "Classifier":
+        return _classifier_class()
+    raise AttributeError(name)
+
+
+def _digits(n: int = 64):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 4, generator=generator)
+    y = torch.randint(0, 3, (n,), generator=generator)
+    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=4)
+
+
+def _fit(module_class):
+    """Fit the learner's class for one epoch on the simulated IPU; returns (trainer, warnings)."""
+    import lightning.pytorch as pl
+
+    with tempfile.TemporaryDirectory() as logs, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer = pl.Trainer(accelerator="ipu", devices=1, max_epochs=1, default_root_dir=logs,
+                             logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                             enable_model_summary=False)
+        trainer.fit(module_class(), _digits())
+    return trainer, caught
+
+
+def _check_logging(module_class) -> Feedback:
+    from ...lightning import RealIPUWarning
+
+    if not isinstance(module_class, type):
+        return wrong("pass the class itself (LoggedOnHost), not an instance of it.")
+    try:
+        trainer, caught = _fit(module_class)
+    except Exception as error:  # the learner's code: show whatever went wrong
+        return wrong(f"training failed: {type(error).__name__}: {error}")
+    if any(issubclass(w.category, RealIPUWarning) for w in caught):
+        return wrong("`self.log` is still called inside training_step; the simulator allows it, "
+                     "but a real IPU traces the step and cannot. Log in on_train_batch_end.")
+    if "train_loss" not in trainer.callback_metrics:
+        return wrong("nothing was logged as 'train_loss': in on_train_batch_end, call "
+                     "self.log('train_loss', outputs['loss'].mean()).")
+    return right(f"training_step only computes; on_train_batch_end logged train_loss = "
+                 f"{float(trainer.callback_metrics['train_loss']):.4f} from the step's output, "
+                 f"which works on real IPUs too.")
+
+
+log_outside_the_step = Exercise(
+    "Log where a real IPU can", _check_logging,
+    hint="training_step returns the loss; Lightning passes it to "
+         "on_train_batch_end(self, outputs, batch, batch_idx) as outputs['loss'] (one value per "
+         "replica: take the mean).",
+    solution="""
+class LoggedOnHost(Classifier):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self(x), y)
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        self.log("train_loss", outputs["loss"].mean())""")
+
+
+def _check_trainer(trainer) -> Feedback:
+    from ...lightning import IPUStrategy
+
+    if not hasattr(trainer, "strategy") or not hasattr(trainer, "accumulate_grad_batches"):
+        return wrong(f"expected a lightning.pytorch.Trainer, got {type(trainer).__name__}.")
+    strategy = trainer.strategy
+    if not isinstance(strategy, IPUStrategy):
+        return wrong(f"the Trainer uses {type(strategy).__name__}: set accelerator='ipu'.")
+    if trainer.num_devices == 8:
+        return wrong("devices counts replicas, not IPUs: the 4-IPU pipeline is one replica, so "
+                     "8 IPUs are devices=2.")
+    if trainer.num_devices != 2:
+        return wrong(f"devices={trainer.num_devices}: 8 IPUs hold 2 replicas of a 4-IPU model.")
+    if strategy.device_iterations != 4:
+        return wrong(f"device_iterations={strategy.device_iterations}: 4 weight updates per IPU "
+                     f"call are IPUStrategy(device_iterations=4).")
+    if trainer.accumulate_grad_batches != 8:
+        return wrong(f"accumulate_grad_batches={trainer.accumulate_grad_batches}: each update "
+                     f"averages 8 micro-batches per replica.")
+    return right("2 replicas x 4 IPUs, 8 micro-batches per update, 4 updates per call: "
+                 "IPUStrategy will build replicationFactor(2), gradientAccumulation(8) and "
+                 "deviceIterations(4).")
+
+
+trainer_for_the_job = Exercise(
+    "A Trainer for 8 IPUs", _check_trainer,
+    hint="devices is the number of replicas; accumulate_grad_batches is a Trainer argument; "
+         "device_iterations belongs to IPUStrategy.",
+    solution="""
+trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
+                     strategy=IPUStrategy(device_iterations=4), max_epochs=1)""")

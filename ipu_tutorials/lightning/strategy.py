@@ -1,0 +1,339 @@
+"""IPUStrategy: runs a LightningModule's steps through poptorch.trainingModel / inferenceModel."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import torch
+from lightning.pytorch.plugins.precision import Precision
+from lightning.pytorch.strategies import ParallelStrategy
+from lightning.pytorch.trainer.states import RunningStage, TrainerFn
+from lightning.pytorch.utilities.exceptions import MisconfigurationException
+from lightning.pytorch.utilities.rank_zero import rank_zero_info
+from torch.utils._pytree import tree_flatten, tree_map
+
+from .. import poptorch
+from . import _checks
+from ._compat import KeepPoptorchLoaders
+from ._data import to_poptorch_loader
+from ._steps import LightningStep
+from .precision import IPUPrecision
+
+REPORT_NAMES = {RunningStage.TRAINING: "training", RunningStage.VALIDATING: "validation",
+                RunningStage.TESTING: "test", RunningStage.PREDICTING: "predict"}
+STEPS = {RunningStage.VALIDATING: "validation_step", RunningStage.TESTING: "test_step",
+         RunningStage.PREDICTING: "predict_step"}
+FN_STAGE = {TrainerFn.VALIDATING: RunningStage.VALIDATING, TrainerFn.TESTING: RunningStage.TESTING,
+            TrainerFn.PREDICTING: RunningStage.PREDICTING}
+
+
+def default_options(replicas: int, accumulate_grad_batches: int, device_iterations: int,
+                    seed: int | None = None, training: bool = True) -> poptorch.Options:
+    """The options IPUStrategy builds from the Trainer when you pass none.
+
+    Args:
+        replicas: `Trainer(devices=...)`.
+        accumulate_grad_batches: the Trainer's; inference options always accumulate 1.
+        device_iterations: `IPUStrategy(device_iterations=...)`.
+        seed: the seed of `seed_everything`, if any.
+        training: training options, else the inference ones.
+
+    Returns:
+        poptorch.Options with nothing else set (execution strategy, output mode: defaults).
+    """
+    opts = poptorch.Options().deviceIterations(device_iterations).replicationFactor(replicas)
+    opts.Training.gradientAccumulation(accumulate_grad_batches if training else 1)
+    if seed is not None:
+        opts.randomSeed(seed)
+    return opts
+
+
+@dataclasses.dataclass
+class StageStats:
+    """(Simulator) what one stage's IPU calls did, kept after the executors are destroyed."""
+
+    calls: int = 0
+    samples: int = 0
+    simulated_seconds: float = 0.0
+
+    @property
+    def samples_per_second(self) -> float:
+        """Simulated throughput: samples over simulated IPU time."""
+        return self.samples / self.simulated_seconds if self.simulated_seconds else 0.0
+
+
+class IPUStrategy(ParallelStrategy):
+    """Train and evaluate a LightningModule on simulated IPUs, as Lightning 2.0's IPUStrategy did.
+
+    Unless you pass your own options, the strategy builds them from the Trainer: `devices` is
+    the replication factor, `accumulate_grad_batches` the gradient accumulation (training
+    only), `device_iterations` the device iterations, and `seed_everything`'s seed the random
+    seed. `fit` wraps the module with `poptorch.trainingModel` (plus an `inferenceModel` for
+    validation and the sanity check); `validate`, `test` and `predict` use an `inferenceModel`
+    each. Dataloaders become `poptorch.DataLoader`s with the stage's options; yours are kept.
+
+    Args:
+        accelerator: leave None; use `Trainer(accelerator="ipu")`.
+        device_iterations: iterations the IPU runs per call (one Lightning batch holds them all).
+        autoreport: write the simulator's reports after each stage (to `autoreport_dir`, else
+            the working directory).
+        autoreport_dir: where reports go; setting it alone also turns reports on.
+        training_opts: poptorch.Options for training, used as they are.
+        inference_opts: poptorch.Options for validation, test and predict, used as they are.
+
+    Raises:
+        ValueError: `device_iterations` is not a positive int.
+        TypeError: `training_opts` / `inference_opts` are not poptorch.Options.
+    """
+
+    strategy_name = "ipu_strategy"
+
+    def __init__(self, accelerator=None, device_iterations: int = 1, autoreport: bool = False,
+                 autoreport_dir: str | None = None, parallel_devices=None, cluster_environment=None,
+                 checkpoint_io=None, precision_plugin: Precision | None = None,
+                 training_opts: poptorch.Options | None = None,
+                 inference_opts: poptorch.Options | None = None):
+        super().__init__(accelerator=accelerator, parallel_devices=parallel_devices,
+                         cluster_environment=cluster_environment, checkpoint_io=checkpoint_io,
+                         precision_plugin=precision_plugin)
+        if isinstance(device_iterations, bool) or not isinstance(device_iterations, int) \
+                or device_iterations < 1:
+            raise ValueError(f"IPUStrategy(device_iterations={device_iterations!r}): give a "
+                             f"positive int (the IPU runs that many iterations per call)")
+        for name, opts in (("training_opts", training_opts), ("inference_opts", inference_opts)):
+            if opts is not None and not isinstance(opts, poptorch.Options):
+                raise TypeError(f"IPUStrategy({name}=...) takes a poptorch.Options, got "
+                                f"{type(opts).__name__}")
+        self.device_iterations = device_iterations
+        self.autoreport = autoreport or autoreport_dir is not None
+        self.autoreport_dir = autoreport_dir
+        self._user_training_opts, self._user_inference_opts = training_opts, inference_opts
+        self._training_opts = self._inference_opts = None
+        self._accumulation: int | None = None  # the Trainer's accumulate_grad_batches
+        self.poptorch_models: dict[RunningStage, poptorch.PoplarExecutor] = {}
+        self.report_paths: list[str] = []
+        self.stats: dict[str, StageStats] = {}  # (simulator) per stage name, e.g. "training"
+        self._keep_loaders = KeepPoptorchLoaders(poptorch.DataLoader)
+
+    # --- precision: whatever Lightning hands over becomes an IPUPrecision ------------------------
+    @property
+    def precision_plugin(self) -> IPUPrecision:
+        return self._precision_plugin if self._precision_plugin is not None else IPUPrecision()
+
+    @precision_plugin.setter
+    def precision_plugin(self, plugin: Precision | None) -> None:
+        if plugin is not None and not isinstance(plugin, IPUPrecision):
+            plugin = IPUPrecision(plugin.precision)
+        self._precision_plugin = plugin
+
+    # --- options -------------------------------------------------------------------------------
+    @property
+    def replication_factor(self) -> int:
+        """Replicas: from your options if you passed some, else `Trainer(devices=...)`."""
+        for opts in (self._user_training_opts, self._user_inference_opts):
+            if opts is not None:
+                return opts.replication_factor
+        return len(self.parallel_devices) if self.parallel_devices else 1
+
+    def _create_opts(self, training: bool) -> poptorch.Options:
+        seed = os.environ.get("PL_GLOBAL_SEED")  # set by seed_everything
+        return default_options(self.replication_factor, self._accumulation or 1,
+                               self.device_iterations, None if seed is None else int(seed),
+                               training)
+
+    @property
+    def training_opts(self) -> poptorch.Options:
+        """The options of the training model (yours, or built from the Trainer)."""
+        if self._user_training_opts is not None:
+            return self._user_training_opts
+        if self._training_opts is None:
+            self._training_opts = self._create_opts(training=True)
+        return self._training_opts
+
+    @property
+    def inference_opts(self) -> poptorch.Options:
+        """The options of the validation, test and predict models."""
+        if self._user_inference_opts is not None:
+            return self._user_inference_opts
+        if self._inference_opts is None:
+            self._inference_opts = self._create_opts(training=False)
+        return self._inference_opts
+
+    # --- set-up and tear-down ------------------------------------------------------------------
+    def setup(self, trainer) -> None:
+        _checks.check_trainer(trainer, self.lightning_module)
+        # The IPU accumulates inside one call, so Lightning must step after every batch.
+        self._accumulation = trainer.accumulate_grad_batches
+        trainer.accumulate_grad_batches = 1
+        self._training_opts = self._inference_opts = None  # rebuilt from this Trainer
+        super().setup(trainer)
+        rank_zero_info(f"IPU available: True (simulated), using: {self.replication_factor} "
+                       f"replica(s)")
+        self._keep_loaders.__enter__()
+        self._build_models(trainer)
+
+    def _build_models(self, trainer) -> None:
+        module = self.lightning_module
+        if trainer.state.fn == TrainerFn.FITTING:
+            self.poptorch_models[RunningStage.TRAINING] = poptorch.trainingModel(
+                LightningStep(module, "training_step"), self.training_opts, self.optimizers[0])
+            if trainer.enable_validation:
+                validation = poptorch.inferenceModel(LightningStep(module, "validation_step"),
+                                                     self.inference_opts)
+                self.poptorch_models[RunningStage.VALIDATING] = validation
+                self.poptorch_models[RunningStage.SANITY_CHECKING] = validation
+            return
+        stage = FN_STAGE[trainer.state.fn]
+        self.poptorch_models[stage] = poptorch.inferenceModel(
+            LightningStep(module, STEPS[stage]), self.inference_opts)
+
+    def setup_optimizers(self, trainer) -> None:
+        try:
+            super().setup_optimizers(trainer)
+        except RuntimeError as error:  # Lightning's advice (manual optimization) fails on IPUs
+            if "multiple optimizers" not in str(error):
+                raise
+            raise MisconfigurationException(_checks.ONE_OPTIMIZER.format(count="several")) from error
+        _checks.check_optimizers(self.optimizers)
+
+    def teardown(self) -> None:
+        if self.autoreport:
+            self._write_reports()
+        for model in set(self.poptorch_models.values()):
+            if model.isCompiled():
+                model.destroy()
+        self.poptorch_models = {}
+        self._keep_loaders.__exit__()
+        trainer = getattr(self.lightning_module, "_trainer", None)
+        if trainer is not None and self._accumulation is not None:
+            trainer.accumulate_grad_batches = self._accumulation
+            self._accumulation = None
+        super().teardown()
+
+    def _write_reports(self) -> None:
+        directory = self.autoreport_dir if self.autoreport_dir is not None else os.getcwd()
+        for stage, name in REPORT_NAMES.items():
+            model = self.poptorch_models.get(stage)
+            if model is not None and model.isCompiled():
+                self.report_paths.append(model.report().save(os.path.join(directory, name)))
+
+    # --- data ----------------------------------------------------------------------------------
+    @property
+    def is_distributed(self) -> bool:
+        """False: replicas live inside one IPU call, so Lightning adds no DistributedSampler."""
+        return False
+
+    def process_dataloader(self, dataloader: object) -> object:
+        stage = self.lightning_module.trainer.state.stage
+        training = stage == RunningStage.TRAINING
+        opts = self.training_opts if training else self.inference_opts
+        return to_poptorch_loader(dataloader, opts, REPORT_NAMES.get(stage, str(stage)))
+
+    def batch_to_device(self, batch: Any, device=None, dataloader_idx: int = 0) -> Any:
+        """No move (the IPU call streams the batch); with 16-bit precision, floats become half."""
+        if not self.precision_plugin.casts_inputs:
+            return batch
+        return tree_map(lambda x: x.half() if isinstance(x, torch.Tensor)
+                        and x.is_floating_point() else x, batch)
+
+    # --- steps ---------------------------------------------------------------------------------
+    def _step(self, stage: RunningStage, *args, **kwargs):
+        model = self.poptorch_models[stage]
+        output = model(*args, **kwargs)
+        stats = self.stats.setdefault(REPORT_NAMES.get(stage, "validation"), StageStats())
+        batch = next((t for t in tree_flatten((args, kwargs))[0]
+                      if isinstance(t, torch.Tensor) and t.dim()), None)
+        stats.calls += 1
+        stats.samples += 0 if batch is None else batch.shape[0]
+        stats.simulated_seconds += model.plan.call_seconds
+        return output
+
+    def training_step(self, *args, **kwargs):
+        with self.precision_plugin.train_step_context():
+            return self._step(RunningStage.TRAINING, *args, **kwargs)
+
+    def validation_step(self, *args, **kwargs):
+        stage = self.lightning_module.trainer.state.stage
+        with self.precision_plugin.val_step_context():
+            return self._step(stage, *args, **kwargs)
+
+    def test_step(self, *args, **kwargs):
+        with self.precision_plugin.test_step_context():
+            return self._step(RunningStage.TESTING, *args, **kwargs)
+
+    def predict_step(self, *args, **kwargs):
+        with self.precision_plugin.predict_step_context():
+            return self._step(RunningStage.PREDICTING, *args, **kwargs)
+
+    def _attach_only(self, stage: RunningStage) -> None:
+        """The stage's executable is loaded on the IPUs; the others are detached."""
+        current = self.poptorch_models.get(stage)
+        for model in set(self.poptorch_models.values()):
+            if model is not current and model.isCompiled() and model.isAttachedToDevice():
+                model.detachFromDevice()
+        if current is not None and current.isCompiled() and not current.isAttachedToDevice():
+            current.attachToDevice()
+
+    def on_train_start(self) -> None:
+        self._attach_only(RunningStage.TRAINING)
+
+    def on_validation_start(self) -> None:
+        self._attach_only(self.lightning_module.trainer.state.stage)
+
+    def on_test_start(self) -> None:
+        self._attach_only(RunningStage.TESTING)
+
+    def on_predict_start(self) -> None:
+        self._attach_only(RunningStage.PREDICTING)
+
+    # --- one host process: the collectives are identities --------------------------------------
+    @property
+    def root_device(self) -> torch.device:
+        """The host CPU, which keeps the weights between IPU calls."""
+        return torch.device("cpu")
+
+    def model_to_device(self) -> None:
+        """Nothing: the weights stay on the host."""
+
+    @property
+    def global_rank(self) -> int:
+        return 0
+
+    @property
+    def local_rank(self) -> int:
+        return 0
+
+    @property
+    def world_size(self) -> int:
+        return 1
+
+    @property
+    def is_global_zero(self) -> bool:
+        return True
+
+    @property
+    def distributed_sampler_kwargs(self) -> dict:
+        return {"num_replicas": 1, "rank": 0}
+
+    @property
+    def handles_gradient_accumulation(self) -> bool:
+        """True: one Lightning batch is one IPU call, which accumulates by itself."""
+        return True
+
+    def reduce(self, tensor, *args, **kwargs):
+        return tensor
+
+    def barrier(self, name: str | None = None) -> None:
+        """Nothing to wait for: one host process."""
+
+    def broadcast(self, obj, src: int = 0):
+        return obj
+
+    def all_gather(self, tensor, group=None, sync_grads: bool = False):
+        return tensor
+
+    @classmethod
+    def register_strategies(cls, strategy_registry) -> None:
+        strategy_registry.register(cls.strategy_name, cls,
+                                   description="Simulated Graphcore IPUs (ipu_tutorials)")

@@ -1,0 +1,321 @@
+# %% [markdown]
+# # Lesson 8: Lightning on IPUs
+#
+# PyTorch Lightning runs the training loop for you; on IPUs its `IPUStrategy` turned the
+# loop's pieces into PopTorch: a `trainingModel`, `inferenceModel`s and `poptorch.DataLoader`s.
+# Lightning dropped that code in version 2.3, so this package brings it back on simulated
+# IPUs: Lightning's IPU examples run with one import changed.
+#
+# **What you will learn**
+# - the same model trained by a PopTorch loop and by a Lightning `Trainer`, with equal weights;
+# - which PopTorch options the strategy builds from the Trainer's arguments;
+# - mixed and pure 16-bit training with `precision=16` and `model.half()`;
+# - what real IPUs refuse (as live errors), and where the simulator is more lenient;
+# - how to get the simulator's reports with `IPUStrategy(autoreport_dir=...)`.
+#
+# **Prerequisites:** lessons 2 (pipelining: gradient accumulation, device iterations) and 5
+# (half precision); a first look at Lightning's `LightningModule` and `Trainer`.
+
+# %%
+import logging
+import tempfile
+import warnings
+
+import lightning.pytorch as pl
+import torch
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.lightning import IPUStrategy, RealIPUWarning
+from ipu_tutorials.lightning.mnist import MnistClassifier
+from ipu_tutorials.tutorial.datasets import embedded_digits
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
+
+# Keep the lesson's output to what it teaches: no banners, progress bars or log files.
+logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+warnings.filterwarnings("ignore", module="lightning")
+logs = tempfile.mkdtemp()
+QUIET = dict(default_root_dir=logs, logger=False, enable_checkpointing=False,
+             enable_progress_bar=False, enable_model_summary=False)
+digits = torch.utils.data.Subset(embedded_digits(train=True), range(512))
+
+# %% [markdown]
+# ## One model, two ways
+#
+# First the PopTorch way, as in lesson 2: options, a `poptorch.DataLoader`, a `trainingModel`
+# and a loop. The options shard blocks B1..B4 over four IPUs, accumulate 4 micro-batches per
+# update and run 2 updates per call.
+
+# %%
+def tutorial_options():
+    opts = tutorial.training_options("sharded", device_iterations=2, gradient_accumulation=4,
+                                     output_all=False)
+    return opts.showCompilationProgressBar(False)
+
+
+torch.manual_seed(0)
+net = TrainingModelWithLoss(Network())
+opts = tutorial_options()
+training_model = poptorch.trainingModel(net, opts, torch.optim.Adam(net.parameters(), lr=1e-3))
+loader = poptorch.DataLoader(opts, digits, batch_size=16)
+for images, labels in loader:
+    _, loss = training_model(images, labels)
+print(f"PopTorch: {len(loader)} calls of {loader.combinedBatchSize} images, "
+      f"{len(loader) * opts.device_iterations} weight updates")
+
+# %% [markdown]
+# Now Lightning. `MnistClassifier` wraps the same network; its `training_step` returns the
+# loss and `configure_optimizers` returns the same Adam. The Trainer gets `accelerator="ipu"`
+# and the strategy gets our options; a plain torch `DataLoader` is enough, because the
+# strategy rebuilds it as a `poptorch.DataLoader` with those options.
+
+# %%
+torch.manual_seed(0)
+lit = MnistClassifier(learning_rate=1e-3)
+trainer = pl.Trainer(accelerator="ipu", devices=1, max_epochs=1,
+                     strategy=IPUStrategy(training_opts=tutorial_options()), **QUIET)
+trainer.fit(lit, torch.utils.data.DataLoader(digits, batch_size=16))
+largest = max((a - b).abs().max().item() for a, b in zip(lit.model.parameters(), net.parameters()))
+print(f"Lightning: {trainer.global_step} steps (one per IPU call); largest weight difference "
+      f"from the PopTorch loop: {largest:.1e}")
+
+# %% [markdown]
+# Same data, same order, same updates: the weights agree to float rounding. The strategy
+# changes who writes the loop, never the math.
+#
+# ## What the strategy builds for you
+#
+# Without `training_opts`, the strategy builds the options from the Trainer: `devices` is
+# the replication factor, `accumulate_grad_batches` the gradient accumulation and the
+# strategy's `device_iterations` the device iterations; `seed_everything` sets the seed.
+# Here a small linear classifier is enough to see it.
+
+# %%
+class Linear(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(784, 10)
+
+    def training_step(self, batch, batch_idx):
+        images, labels = batch
+        return torch.nn.functional.cross_entropy(self.layer(images.flatten(1)), labels)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+pl.seed_everything(1234, verbose=False)
+trainer = pl.Trainer(accelerator="ipu", devices=4, accumulate_grad_batches=2, max_epochs=1,
+                     strategy=IPUStrategy(device_iterations=2), **QUIET)
+trainer.fit(Linear(), torch.utils.data.DataLoader(digits, batch_size=8))
+built = trainer.strategy.training_opts
+print(f"replicationFactor({built.replication_factor}), deviceIterations({built.device_iterations}), "
+      f"Training.gradientAccumulation({built.Training.gradient_accumulation}), "
+      f"randomSeed({built.random_seed})")
+print(f"inference: gradientAccumulation({trainer.strategy.inference_opts.Training.gradient_accumulation})")
+print(f"each batch: {trainer.train_dataloader.combinedBatchSize} images = 8 x 4 replicas x 2 x 2; "
+      f"{trainer.global_step} steps")
+
+# %% [markdown]
+# One Lightning batch is one IPU call holding every micro-batch of every replica, and making
+# `deviceIterations` weight updates; `global_step` counts calls. Even a bare `pl.Trainer(accelerator="ipu", devices=8, precision=16)` picks this
+# strategy (not DDP, which Lightning would pick for 8 devices of an unknown accelerator):
+
+# %%
+bare = pl.Trainer(accelerator="ipu", devices=8, precision=16, **QUIET)
+auto = pl.Trainer(accelerator="ipu", devices="auto", **QUIET)
+print(f"{type(bare.strategy).__name__}, {type(bare.precision_plugin).__name__}"
+      f"({bare.precision_plugin.precision!r}), {bare.num_devices} replicas; "
+      f"devices='auto' -> {auto.num_devices}")
+
+# %% [markdown]
+# ## Mixed and pure 16-bit
+#
+# `precision=16` means mixed precision: weights stay float32 and the strategy casts each
+# batch to float16 on the host, so the IPU computes in float16 (lesson 5). Call
+# `model.half()` as well and the weights are float16 too: pure 16-bit. Neither scales the loss
+# automatically, as with Lightning on real IPUs.
+
+# %%
+class Watched(Linear):
+    def training_step(self, batch, batch_idx):
+        if not batch[0].is_meta:  # the simulator plans on meta tensors first
+            self.dtypes = (batch[0].dtype, self.layer.weight.dtype)
+        return super().training_step(batch, batch_idx)
+
+
+for name, half in (("precision=16", False), ("precision=16 + model.half()", True)):
+    model = Watched().half() if half else Watched()
+    pl.Trainer(accelerator="ipu", devices=1, precision=16, max_epochs=1, **QUIET).fit(
+        model, torch.utils.data.DataLoader(digits, batch_size=32))
+    print(f"{name:<28} batch {model.dtypes[0]}, weights {model.dtypes[1]}")
+
+# %% [markdown]
+# ## What a real IPU refuses
+#
+# On hardware the step functions are traced into one graph that runs forward, backward and
+# the update in a single call, so some Lightning features cannot work. The strategy refuses
+# them up front, saying what to do instead:
+
+# %%
+class TwoOptimizers(Linear):
+    def configure_optimizers(self):
+        return [torch.optim.SGD(self.parameters(), lr=0.1), torch.optim.Adam(self.parameters())]
+
+
+class SkipsSteps(Linear):
+    def training_step(self, batch, batch_idx):
+        return None
+
+
+cases = {"gradient clipping": (Linear, dict(gradient_clip_val=1.0)),
+         "two optimizers": (TwoOptimizers, {}), "returning None": (SkipsSteps, {}),
+         "3 devices": (Linear, dict(devices=3))}
+for name, (module, flags) in cases.items():
+    try:
+        trainer = pl.Trainer(**{"accelerator": "ipu", "devices": 1, "max_epochs": 1, **QUIET, **flags})
+        trainer.fit(module(), torch.utils.data.DataLoader(digits, batch_size=32))
+    except Exception as error:
+        print(f"{name}: {type(error).__name__}: {error}\n")
+
+# %% [markdown]
+# `self.log` inside a step is different: real IPUs could not run it (the step is traced), but
+# the simulator runs each step in PyTorch, so it works here. You get a `RealIPUWarning` once
+# per stage, naming the hook to log in on hardware (`on_train_batch_end`).
+
+# %%
+class LogsInStep(Linear):
+    def training_step(self, batch, batch_idx):
+        loss = super().training_step(batch, batch_idx)
+        self.log("train_loss", loss)
+        return loss
+
+
+trainer = pl.Trainer(accelerator="ipu", devices=1, max_epochs=1, **QUIET)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    trainer.fit(LogsInStep(), torch.utils.data.DataLoader(digits, batch_size=32))
+print(f"train_loss {trainer.callback_metrics['train_loss']:.4f}; warning: "
+      f"{next(w.message for w in caught if w.category is RealIPUWarning)}")
+
+# %% [markdown]
+# ## Reports
+#
+# `IPUStrategy(autoreport_dir=...)` writes the simulator's report of each stage there when
+# the stage ends (real Lightning also needed `autoreport=True`; both spellings work here).
+# Each report is a `summary.json` and a Chrome `trace.json`, loaded back with
+# `ipu_tutorials.profiling.load_report`.
+
+# %%
+import os
+
+from ipu_tutorials.profiling import load_report
+
+reports = tempfile.mkdtemp()
+torch.manual_seed(0)
+trainer = pl.Trainer(accelerator="ipu", devices=2, max_epochs=1, **QUIET,
+                     strategy=IPUStrategy(autoreport_dir=reports, training_opts=tutorial_options()
+                                          .replicationFactor(2)))
+trainer.fit(MnistClassifier(), torch.utils.data.DataLoader(digits, batch_size=16))
+print(sorted(os.listdir(reports)), sorted(os.listdir(os.path.join(reports, "training"))))
+report = load_report(os.path.join(reports, "training"))
+report.plot_timeline();
+
+# %% [markdown]
+# One training call of the two replicas: each shards B1..B4 over its four IPUs, and before
+# each of the two weight updates the replicas all-reduce their gradients (blue).
+
+# %% [markdown]
+# ## Explore
+#
+# Move the Trainer's knobs and watch the options the strategy would build, the images in
+# each Lightning batch and the simulated throughput of the tutorial CNN. Pipelining needs
+# enough accumulation to fill the pipeline (lesson 2); the explorer shows the rule when you
+# break it.
+
+# %%
+from ipu_tutorials.classroom.explorers.lightning import lightning_explorer
+
+lightning_explorer(devices=2, accumulate_grad_batches=8, device_iterations=2)
+
+# %% [markdown]
+# ## What real hardware would do, and where the simulator differs
+#
+# On IPUs, constructing `IPUStrategy` needed the hardware, the first call of each stage
+# compiled a Poplar executable (minutes for a large model), and `autoreport` wrote PopVision
+# `profile.pop` files. Here everything runs on the CPU: the weights, losses and accuracies
+# are real PyTorch, the times are simulated. The README's Lightning section lists every
+# behaviour chosen differently from the real strategy, such as `self.log` working in steps,
+# the last incomplete batch being dropped with a warning, and `global_step` counting IPU calls.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom.exercises import lightning as exercises
+
+# %% [markdown]
+# ### Exercise 8.1: images per batch
+#
+# `Trainer(accelerator="ipu", devices=4, accumulate_grad_batches=8,
+# strategy=IPUStrategy(device_iterations=2))` with `DataLoader(..., batch_size=16)`: how many
+# images does each Lightning batch hold?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_images = 16 * 4 * 8 * 2
+### END SOLUTION
+
+# %%
+exercises.images_per_batch.check(my_images)
+
+# %% [markdown]
+# ### Exercise 8.2: a Trainer for 8 IPUs
+#
+# The tutorial CNN pipelined over 4 IPUs is one replica. Build a Trainer that uses 8 IPUs,
+# averages 8 micro-batches per replica in each update and makes 4 updates per IPU call.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
+                        strategy=IPUStrategy(device_iterations=4), **QUIET)
+### END SOLUTION
+
+# %%
+exercises.trainer_for_the_job.check(my_trainer)
+
+# %% [markdown]
+# ### Exercise 8.3: log where a real IPU can
+#
+# `exercises.Classifier` logs inside `training_step`. Write `LoggedOnHost(Classifier)` that
+# trains the same way but logs `train_loss` where real IPUs allow it. The check trains your
+# class on the simulated IPU.
+
+# %% tags=["solution"]
+Classifier = exercises.Classifier
+### BEGIN SOLUTION
+class LoggedOnHost(Classifier):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self(x), y)
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        self.log("train_loss", outputs["loss"].mean())
+### END SOLUTION
+
+# %%
+exercises.log_outside_the_step.check(LoggedOnHost)
+
+# %% [markdown]
+# ## Summary
+#
+# - `from ipu_tutorials.lightning import IPUStrategy` registers `accelerator="ipu"`; a
+#   `LightningModule` trains on the simulated IPUs with the same weights as a PopTorch loop.
+# - The strategy builds `replicationFactor` from `devices`, `gradientAccumulation` from
+#   `accumulate_grad_batches`, `deviceIterations` from its own argument, unless you pass options.
+# - `precision=16` is mixed (float16 batches, float32 weights); add `model.half()` for pure 16-bit.
+# - Clipping, several optimizers, LBFGS, skipped steps, batch-transfer hooks, batch samplers
+#   with several replicas and non-power-of-two device counts are refused; `self.log` in a step
+#   runs here but warns that hardware would refuse it.
+#
+# **Further reading:** Lightning 2.0's "Accelerator: IPU training" pages (basic,
+# intermediate, advanced); the lightning-graphcore repository; Graphcore's PopTorch user guide,
+# "Efficient data batching".
