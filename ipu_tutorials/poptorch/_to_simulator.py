@@ -80,7 +80,7 @@ def run_config(options: Options, training: bool, micro_batch: int, optimizer) ->
     phased = strategy.kind in (sim.SERIAL_PHASED, sim.PARALLEL_PHASED)
     return sim.RunConfig(
         training=training, micro_batch=micro_batch,
-        device_iterations=options.device_iterations, replicas=options.replication_factor,
+        device_iterations=options.device_iterations, replicas=pod_replicas(options),
         accumulation=options.Training.gradient_accumulation, strategy=strategy,
         optimizer=optimizer_spec(optimizer) if training else sim.OptimizerSpec(),
         locations=locations(options, phased),
@@ -88,6 +88,11 @@ def run_config(options: Options, training: bool, micro_batch: int, optimizer) ->
         partials_bytes=_width(options.Precision.partials_type),
         output_mode=output_mode(options, training), output_period=options.output_return_period,
         auto_round_num_ipus=options.auto_round_num_ipus, system=system_for(options))
+
+
+def pod_replicas(options: Options) -> int:
+    """Replicas of the whole run: each of the host processes drives replicationFactor of them."""
+    return options.replication_factor * options.Distributed.num_distributed_processes
 
 
 def output_mode(options: Options, training: bool) -> str:

@@ -19,7 +19,7 @@ from ..simulator.compile import Plan, compile_plan
 from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
                                  run_inference, run_training)
 from ..profiling import autoreport
-from . import _to_simulator
+from . import _instances, _to_simulator
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
 from .options import Options
 from .perf_counters import PerfCounters
@@ -75,6 +75,7 @@ class PoplarExecutor(PerfCounters):
         self._last_call_start = None
         self._host_seconds = 0.0  # wall-clock time the host spent on calls
         self._anchors: dict[str, torch.Tensor] = {}
+        self._across_instances = None  # gradient hook when several processes share the run
 
     # --- validation ---------------------------------------------------------------------------
     def _check_options(self):
@@ -140,6 +141,8 @@ class PoplarExecutor(PerfCounters):
             bar.close()
         self._compile_seconds = time.perf_counter() - started
         self._graph, self._plan, self._micro_batch = graph, plan, micro
+        self._across_instances = _instances.prepare(opts, self._training, self._user_model, micro,
+                                                    self._optimizer)
         self._example = tree_map(lambda x: torch.empty_like(x, device="meta")
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
         self._attached = opts.connection_type != ConnectionType.Never
@@ -202,7 +205,7 @@ class PoplarExecutor(PerfCounters):
                    == MeanReductionStrategy.Running)
         on_update = self._record_anchors if self._options.anchored_tensors else None
         result = run_training(model, optimizer, args, kwargs, batching, self._graph.loss_output,
-                              mean, running, on_update)
+                              mean, running, on_update, self._across_instances)
         _mark_written(model.parameters())
         return result
 

@@ -168,12 +168,14 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b: Batching,
                  loss_output: int, mean_reduction: bool, running_mean: bool = False,
-                 on_update=None):
+                 on_update=None, across_instances=None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
     mean_reduction averages the micro-batch gradients (else they are summed); running_mean
     keeps that average as a running mean, which cannot overflow a float16 accumulator.
     on_update(grads, scale), if given, sees each update's gradients before they are applied.
+    across_instances(grads, count, running), if given, returns the gradients and micro-batch
+    count of the replicas of every instance (several host processes), as one Pod reduces them.
     """
     collector = OutputCollector(b)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
@@ -191,6 +193,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b
             collector.add(d, a, r, outputs)
             if (a, r) == last:
                 grads, count = gradients.take()
+                if across_instances is not None:
+                    grads, count = across_instances(grads, count, gradients.running)
                 divisor = count if mean_reduction and not gradients.running else 1
                 _update(optimizer, params, grads, 1.0 / (loss_scaling * divisor), on_update)
     return collector.result()
