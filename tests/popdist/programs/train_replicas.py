@@ -41,30 +41,38 @@ def local_rows(t: torch.Tensor, total: int, offset: int, local: int) -> torch.Te
     return shaped[:, :, offset:offset + local].reshape(-1, *t.shape[1:])
 
 
+def placement(replicas: int) -> tuple[int, int, int]:
+    """(instance index, instances, local replicas): from poprun, MANUAL_INSTANCE or alone."""
+    if popdist.isPopdistEnvSet():
+        return popdist.getInstanceIndex(), popdist.getNumInstances(), popdist.getNumLocalReplicas()
+    manual = os.environ.get("MANUAL_INSTANCE")  # "index count": configureProcessId, no poprun
+    index, count = map(int, manual.split()) if manual else (0, 1)
+    return index, count, replicas
+
+
 def main(out_dir: str, die_at: int | None, replicas: int, reduction: str) -> None:
+    index, count, local = placement(replicas)
     if popdist.isPopdistEnvSet():
         popdist.init()
         opts = popdist_poptorch.Options()
     else:
-        opts = poptorch.Options().replicationFactor(replicas)
+        opts = poptorch.Options().replicationFactor(local)
+        opts.Distributed.configureProcessId(index, count)
     opts.deviceIterations(D)
-    opts.Training.gradientAccumulation(A)
+    opts.Training.gradientAccumulation(A + 1 if os.environ.get("MISMATCH") and index == 1 else A)
     opts.Training.accumulationAndReplicationReductionType(getattr(poptorch.ReductionType,
                                                                   reduction))
-    torch.manual_seed(popdist.getInstanceIndex())  # different on purpose: compile broadcasts
+    torch.manual_seed(index)  # different weights on purpose: compile shares instance 0's
     model = Model()
     optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     training = poptorch.trainingModel(model, opts, optimizer)
-    total, local = popdist.getNumTotalReplicas(), popdist.getNumLocalReplicas()
-    if not popdist.isPopdistEnvSet():
-        total = local = replicas
+    total, offset = local * count, index * local
     for step, (x, y) in enumerate(global_batches(total)):
-        if step == die_at and popdist.getInstanceIndex() == 1:
+        if step == die_at and index == 1:
             os.kill(os.getpid(), 9)
-        offset = popdist.getReplicaIndexOffset()
         training(local_rows(x, total, offset, local), local_rows(y, total, offset, local))
         print(f"step {step} done", flush=True)
-    torch.save(model.state_dict(), os.path.join(out_dir, f"weights-{popdist.getInstanceIndex()}.pt"))
+    torch.save(model.state_dict(), os.path.join(out_dir, f"weights-{index}.pt"))
     print("saved", flush=True)
 
 
