@@ -4,6 +4,7 @@ Each test starts its own processes in a new session and kills that group in a fi
 generous but bounded timeouts (a loaded 2-core machine starts torch slowly).
 """
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -131,3 +132,17 @@ def test_an_instance_that_never_joins_is_named_after_the_timeout(tmp_path):
     result = run([sys.executable, str(PROGRAM), str(tmp_path), "--replicas", "2"], env)
     assert result.returncode == 1
     assert "instance(s) 1 of 2 never joined the run within 5 s" in result.stdout
+
+
+def test_mnist_pipeline_runs_unchanged_under_poprun():
+    result = run([sys.executable, "-m", "ipu_tutorials.poprun", "--num-instances", "2",
+                  "--num-replicas", "2", "python", "mnist_pipeline.py", "--dataset", "embedded",
+                  "--epochs", "1", "--device-iterations", "2", "--replication-factor", "2",
+                  "--no-progress"])
+    assert result.returncode == 0, result.stdout
+    for instance in (0, 1):  # each instance: half of the digits, one of the two replicas
+        assert f"[1,{instance}]: Note: poprun decides the replicas: 1 in this instance, 2 in " \
+               f"all; --replication-factor ignored" in result.stdout
+        assert f"[1,{instance}]: Training for 1 epochs (pipelined); each epoch is 2 call(s) " \
+               f"of 800 images" in result.stdout
+        assert re.search(rf"\[1,{instance}\]: Accuracy on test set: \d+\.\d\d%", result.stdout)
