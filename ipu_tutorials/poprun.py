@@ -124,15 +124,13 @@ def torchrun_arguments(args: argparse.Namespace, log_dir: str) -> list[str]:
 
 
 def describe_failures(error) -> str:
-    """One line per failed instance, the first failure (the root cause) first."""
-    first_rank, first = error.get_first_failure()
+    """One line per instance that ended badly, in the order the launcher saw them end."""
     lines = []
-    for rank, failure in sorted(error.failures.items(), key=lambda kv: kv[0] != first_rank):
+    for rank, failure in sorted(error.failures.items(), key=lambda kv: (kv[1].timestamp, kv[0])):
         code = failure.exitcode
         how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-        role = "failed first" if rank == first_rank else "stopped"
-        lines.append(f"poprun: instance {rank} {role} ({how}, pid {failure.pid})")
-    return "\n".join(lines)
+        lines.append(f"poprun: instance {rank} ended ({how}, pid {failure.pid})")
+    return "\n".join(lines + ["poprun: the run failed; the instances' own messages above say why"])
 
 
 def main(argv: list[str] | None = None) -> int:

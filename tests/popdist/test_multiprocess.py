@@ -90,7 +90,7 @@ def test_two_instances_of_two_replicas_train_like_one_process_of_four_and_pytorc
 def test_killing_an_instance_ends_the_other_with_an_error_naming_it(tmp_path):
     result = poprun(tmp_path, "--die-at", "1")
     assert result.returncode == 1
-    assert "poprun: instance 1 failed first (killed by signal 9" in result.stdout
+    assert "poprun: instance 1 ended (killed by signal 9" in result.stdout
     survivor = [line for line in result.stdout.splitlines()
                 if line.startswith("[1,0]") and "InstanceError" in line]
     assert survivor and "instance(s) 1 exited" in survivor[-1], result.stdout
