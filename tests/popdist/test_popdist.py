@@ -44,3 +44,9 @@ def test_a_hand_set_variable_is_refused_with_the_fix(instance_1_of_2, monkeypatc
     with pytest.raises(ValueError, match="POPDIST_NUM_INSTANCES must be a non-negative integer, "
                                          "got 'two'; it is set by poprun"):
         popdist.getNumInstances()
+
+
+def test_options_warn_when_poprun_was_given_other_ipus_per_replica(instance_1_of_2):
+    with pytest.warns(UserWarning, match="uses 2 IPU\\(s\\) per replica but poprun was given "
+                                         "--ipus-per-replica 4"):
+        popdist_poptorch.Options(ipus_per_replica=2)
