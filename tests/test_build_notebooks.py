@@ -32,7 +32,7 @@ def checked_text(nb):
 def test_five_lessons_exist():
     assert [os.path.splitext(f)[0] for f in LESSONS] == [
         "01_blocks_and_stages", "02_pipelining", "03_sharding", "04_optimizer_offload",
-        "05_half_precision"]
+        "05_half_precision", "06_replication"]
 
 
 def test_every_notebook_is_current_with_its_walkthrough():
