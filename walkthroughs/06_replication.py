@@ -248,7 +248,7 @@ from ipu_tutorials.classroom.explorers.replication import replication_explorer
 replication_explorer("40M", depth=4)
 
 # %% [markdown]
-# ## What real hardware would do, and where the simulator differs
+# ## What a real IPU would do, and where the simulator differs
 #
 # Real `poprun` starts the instances through MPI (`mpirun`) on the hosts of a Pod and reserves
 # an IPU partition for each; here `poprun` starts them with torch.distributed's elastic agent

@@ -32,11 +32,11 @@ class InstanceError(Error):
 
 
 class _Group:
-    """This process's place in the run: its index, the others' host and pid, the store."""
+    """This process's place in the run: its index, and every instance's host and pid."""
 
-    def __init__(self, index: int, count: int, store, peers: list[tuple[str, int]]):
-        self.index, self.count, self.store, self.peers = index, count, store, peers
-        self.reductions = 0
+    def __init__(self, index: int, count: int, peers: list[tuple[str, int]]):
+        self.index, self.count, self.peers = index, count, peers
+        self.updates = 0
 
 
 _group: _Group | None = None
@@ -66,25 +66,34 @@ def join(index: int, count: int) -> _Group:
             raise InstanceError(f"this process already joined as instance {_group.index} of "
                                 f"{_group.count}; it cannot also be instance {index} of {count}")
         return _group
+    me = (socket.gethostname(), os.getpid())
+    if dist.is_initialized():  # the program set up torch.distributed itself: use its group
+        if (dist.get_rank(), dist.get_world_size()) != (index, count):
+            raise InstanceError(f"torch.distributed is initialised as rank {dist.get_rank()} "
+                                f"of {dist.get_world_size()}, but the options say instance "
+                                f"{index} of {count}: make opts.Distributed.configureProcessId "
+                                f"match")
+        peers: list = [None] * count
+        dist.all_gather_object(peers, me)
+    else:
+        peers = _meet(index, count, me)
+    _group = _Group(index, count, [tuple(peer) for peer in peers])
+    return _group
+
+
+def _meet(index: int, count: int, me: tuple[str, int]) -> list[tuple[str, int]]:
+    """Register in the run's store, wait (bounded) for every instance, then form the group."""
     timeout = timeout_seconds()
     store = _connect_store(index, count, timeout)
-    me = (socket.gethostname(), os.getpid())
     store.set(f"{_KEY}joined/{index}", f"{me[0]} {me[1]}")
     _wait_for_all(store, count, timeout)
     peers = []
     for i in range(count):
         host, pid = store.get(f"{_KEY}joined/{i}").decode().split()
         peers.append((host, int(pid)))
-    if not dist.is_initialized():
-        dist.init_process_group("gloo", store=dist.PrefixStore(_KEY + "pg", store), rank=index,
-                                world_size=count,
-                                timeout=datetime.timedelta(seconds=timeout))
-    elif (dist.get_rank(), dist.get_world_size()) != (index, count):
-        raise InstanceError(f"torch.distributed is initialised as rank {dist.get_rank()} of "
-                            f"{dist.get_world_size()}, but the options say instance {index} of "
-                            f"{count}: make opts.Distributed.configureProcessId match")
-    _group = _Group(index, count, store, peers)
-    return _group
+    dist.init_process_group("gloo", store=dist.PrefixStore(_KEY + "pg", store), rank=index,
+                            world_size=count, timeout=datetime.timedelta(seconds=timeout))
+    return peers
 
 
 def _connect_store(index: int, count: int, timeout: float):
@@ -170,13 +179,13 @@ def gradient_reducer(group: _Group):
     """
 
     def reduce(grads: dict, count: int, running: bool) -> tuple[dict, int]:
-        group.reductions += 1
+        group.updates += 1
         params = list(grads)
         with torch.no_grad():
             for dtype in {grads[p].dtype for p in params}:
                 same = [p for p in params if grads[p].dtype == dtype]
                 flat = torch.cat([grads[p].reshape(-1) for p in same])
-                _collective(group, f"gradient reduction {group.reductions}",
+                _collective(group, f"gradient all-reduce of weight update {group.updates}",
                             lambda: dist.all_reduce(flat))
                 if running:  # a mean of equal-sized means
                     flat /= group.count

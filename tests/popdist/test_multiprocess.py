@@ -105,9 +105,10 @@ def test_instances_with_different_options_are_stopped_at_compile(tmp_path):
     assert "step 0 done" not in result.stdout
 
 
-def test_configure_process_id_without_poprun_trains_like_one_process(tmp_path):
+@pytest.mark.parametrize("own_init", ["", "1"], ids=["joined-by-ipu-tutorials", "own-init"])
+def test_configure_process_id_without_poprun_trains_like_one_process(tmp_path, own_init):
     env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
-           "IPU_TUTORIALS_INSTANCE_TIMEOUT": "60", "PYTHONPATH": str(ROOT)}
+           "IPU_TUTORIALS_INSTANCE_TIMEOUT": "60", "PYTHONPATH": str(ROOT), "OWN_INIT": own_init}
     command = [sys.executable, str(PROGRAM), str(tmp_path), "--replicas", "2"]
     processes = [subprocess.Popen(command, cwd=ROOT, start_new_session=True,
                                   env={**os.environ, **env, "MANUAL_INSTANCE": f"{i} 2"},

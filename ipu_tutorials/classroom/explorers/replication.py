@@ -121,6 +121,6 @@ def replication_explorer(size: str = "40M", depth: int = 4, offload: bool = Fals
         splits = [pod_split(size, d, offload) for d in DEPTHS]
         return {"splits": splits, "depth": depth, "text": describe(splits, depth, size)}
 
-    return Explorer("Pipeline depth x replicas on a Pod16", controls, compute,
+    return Explorer("Replication explorer: pipeline depth x replicas on a Pod16", controls, compute,
                     lambda result, figure: draw(result["splits"], result["depth"], figure),
                     figsize=(11, 3.8))

@@ -9,6 +9,7 @@ import os
 import sys
 
 import torch
+import torch.distributed
 
 from ipu_tutorials import popdist, poptorch
 import ipu_tutorials.popdist.poptorch as popdist_poptorch
@@ -58,6 +59,8 @@ def main(out_dir: str, die_at: int | None, replicas: int, reduction: str) -> Non
     else:
         opts = poptorch.Options().replicationFactor(local)
         opts.Distributed.configureProcessId(index, count)
+        if os.environ.get("OWN_INIT"):  # the program sets up torch.distributed itself
+            torch.distributed.init_process_group("gloo", rank=index, world_size=count)
     opts.deviceIterations(D)
     opts.Training.gradientAccumulation(A + 1 if os.environ.get("MISMATCH") and index == 1 else A)
     opts.Training.accumulationAndReplicationReductionType(getattr(poptorch.ReductionType,
