@@ -3,6 +3,8 @@
     python mnist_pipeline.py --strategy sharded
     python mnist_pipeline.py --profile --profile-dir pipeline_profile
     python mnist_pipeline.py --offload-optimiser --debug
+    python mnist_pipeline.py --replication-factor 2 --device-iterations 2
+    poprun --num-instances 2 --num-replicas 2 python mnist_pipeline.py --device-iterations 2
 
 The model is split into blocks B1..B4, one per IPU, and run with PipelinedExecution (the
 default) or ShardedExecution. The numerics are real PyTorch on the CPU; time, placement and
@@ -16,7 +18,7 @@ import traceback
 
 import torch
 
-from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials import popdist, poptorch, tutorial
 from ipu_tutorials.tutorial.datasets import load_mnist
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
@@ -60,6 +62,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                              f"{EMBEDDED_EPOCHS} on the 4,000 embedded digits)")
     parser.add_argument("--learning-rate", type=positive_float, default=0.001,
                         help="AdamW learning rate")
+    parser.add_argument("--replication-factor", type=positive_int, default=1,
+                        help="data-parallel replicas of the 4-IPU pipeline (under poprun, "
+                             "--num-replicas decides instead)")
     parser.add_argument("--strategy", choices=("pipelined", "sharded"), default="pipelined",
                         help="execution strategy over the 4 IPUs")
     parser.add_argument("--offload-optimiser", action="store_true",
@@ -93,12 +98,26 @@ def load_data(args):
     return train_set, test_set
 
 
+def replicate(opts: poptorch.Options, args) -> None:
+    """Replicas in this process; under poprun, this instance's share of poprun's replicas."""
+    if not popdist.isPopdistEnvSet():
+        opts.replicationFactor(args.replication_factor)
+        return
+    if args.replication_factor not in (1, popdist.getNumLocalReplicas()):
+        print(f"Note: poprun decides the replicas: {popdist.getNumLocalReplicas()} in this "
+              f"instance, {popdist.getNumTotalReplicas()} in all; --replication-factor ignored")
+    opts.replicationFactor(popdist.getNumLocalReplicas())
+    opts.Distributed.configureProcessId(popdist.getInstanceIndex(), popdist.getNumInstances())
+    opts.randomSeed(args.seed)  # every instance must shuffle the dataset the same way
+
+
 def main(args) -> float:
     torch.manual_seed(args.seed)
     train_set, test_set = load_data(args)
     epochs = args.epochs or (EMBEDDED_EPOCHS if "embedded" in train_set.name else MNIST_EPOCHS)
     train_opts = tutorial.training_options(args.strategy, args.device_iterations,
                                            args.gradient_accumulation, args.offload_optimiser)
+    replicate(train_opts, args)
     train_opts.showCompilationProgressBar(not args.no_progress)
     if args.profile:
         train_opts.enableProfiling(args.profile_dir)
@@ -127,7 +146,9 @@ def main(args) -> float:
 
     # a pipelined inference model needs a micro-batch per stage in flight
     least = len(tutorial.BLOCKS) if args.strategy == "pipelined" else 1
-    inference_iterations = tutorial.whole_calls(len(test_set), args.test_batch_size, least=least)
+    # each replica of each instance tests its own share of the test set
+    share = len(test_set) // (train_opts.replication_factor * train_opts.Distributed.numProcesses)
+    inference_iterations = tutorial.whole_calls(share, args.test_batch_size, least=least)
     inf_opts = tutorial.inference_options(train_opts, inference_iterations)
     inference_model = poptorch.inferenceModel(model, inf_opts)
     test_data = poptorch.DataLoader(inf_opts, test_set, batch_size=args.test_batch_size)

@@ -91,3 +91,11 @@ def test_mnist_without_network_or_files_fails_clearly(tmp_path, monkeypatch):
 
 def _no_network(*args, **kwargs):
     raise OSError("network disabled by the test")
+
+
+def test_replicas_in_one_process_multiply_the_images_per_call(tmp_path):
+    result = run_script("--dataset", "embedded", "--epochs", "1", "--replication-factor", "2",
+                        "--device-iterations", "2", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "each epoch is 2 call(s) of 1,600 images" in result.stdout  # 40 x 2 x 2 x 10
+

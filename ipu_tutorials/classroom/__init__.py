@@ -1,7 +1,7 @@
 """Classroom tools: explorers built on the simulator, and exercises that check themselves."""
 from .exercises import Exercise
 from .explorers import (memory_planner, pipeline_explorer, plan_memory_for, precision_explorer,
-                        simulate_pipeline, survival)
+                        replication_explorer, simulate_pipeline, survival)
 
 __all__ = ["Exercise", "memory_planner", "pipeline_explorer", "plan_memory_for",
-           "precision_explorer", "simulate_pipeline", "survival"]
+           "precision_explorer", "replication_explorer", "simulate_pipeline", "survival"]

@@ -130,7 +130,9 @@ def options_spec(options: Options, training: bool, optimizer, env: Environment,
         training=training, micro_batch=micro_batch,
         device_iterations=options.device_iterations,
         gradient_accumulation=training_opts.gradient_accumulation,
-        replication_factor=options.replication_factor, input_group_size=options.input_group_size,
+        replication_factor=options.replication_factor,
+        instances=options.Distributed.num_distributed_processes,  # poprun's host processes
+        input_group_size=options.input_group_size,
         orthogonal_groups=options.input_group_type == CommGroupType.Orthogonal,
         output_mode=output_mode(options, training),
         output_return_period=options.output_return_period, mixed_precision=mixed,
@@ -201,8 +203,13 @@ def micro_batch_of(spec: sim.RunSpec, args: tuple, kwargs: dict) -> int:
 
 
 def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
-        loss_output: int | None = None, on_update=None):
-    """One call's numerics: D x A x R micro-batches, with the weight updates when training."""
+        loss_output: int | None = None, on_update=None, across_instances=None):
+    """One call's numerics: D x A x R micro-batches, with the weight updates when training.
+
+    across_instances, when several host processes share the run, reduces each update's
+    gradients over every instance's replicas (see _instances.gradient_reducer).
+    """
     if spec.training:
-        return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update)
+        return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update,
+                            across_instances)
     return run_inference(model, args, kwargs, spec)

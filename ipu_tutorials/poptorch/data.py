@@ -116,7 +116,9 @@ class DataLoader(torch.utils.data.DataLoader):
         if rebatched_worker_size is not None and rebatched_worker_size > self._combined:
             raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
                              f"combined batch size ({self._combined})")
-        dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning)
+        dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
+        if isinstance(dataset, _InstanceShare):
+            shuffle = False  # the share shuffles the whole dataset itself, the same everywhere
         self._warn_remainder(dataset, drop_last)
         if persistent_workers is None:
             persistent_workers = num_workers > 0
@@ -125,7 +127,7 @@ class DataLoader(torch.utils.data.DataLoader):
                          persistent_workers=persistent_workers, **kwargs)
         self._accessor = self._make_accessor(async_options)
 
-    def _partition(self, dataset, shuffle: bool, auto_partition: bool):
+    def _partition(self, dataset, shuffle: bool, auto_partition: bool, drop_last: bool):
         """With several host processes, each takes its own contiguous share of the data."""
         processes = self.options.Distributed.num_distributed_processes
         if processes == 1 or not auto_partition:
@@ -136,9 +138,7 @@ class DataLoader(torch.utils.data.DataLoader):
         if shuffle and self.options.random_seed is None:
             raise ValueError("shuffling with several processes needs options.randomSeed(...) so "
                              "that every process draws the same order")
-        share = len(dataset) // processes
-        start = share * self.options.Distributed.distributed_process_id
-        return torch.utils.data.Subset(dataset, range(start, start + share))
+        return _InstanceShare(dataset, self.options, self._combined, drop_last, shuffle)
 
     def _warn_remainder(self, dataset, drop_last: bool):
         if drop_last or not hasattr(dataset, "__len__"):
@@ -161,6 +161,8 @@ class DataLoader(torch.utils.data.DataLoader):
         return self._combined
 
     def __iter__(self):
+        if isinstance(self.dataset, _InstanceShare):
+            self.dataset.next_epoch()
         if self._accessor is not None:
             return iter(self._accessor)
         return super().__iter__()
@@ -193,3 +195,48 @@ def _check_sampler_alone(batch_size: int, shuffle, drop_last: bool) -> None:
         raise ValueError(f"batch_sampler is exclusive with batch_size, shuffle and "
                          f"drop_last, but {shown} was also given; the batch_sampler "
                          f"decides the batches, so remove {', '.join(given)}")
+
+
+class _InstanceShare(torch.utils.data.Dataset):
+    """One process's contiguous share of a dataset split between several processes.
+
+    PopTorch's rule: with drop_last, every process gets the same whole number of calls,
+    per_process = combined x (N // (combined x P)) samples, process p starting at
+    p x per_process; without it, the N samples are split as evenly as possible. Shuffling
+    permutes the whole dataset with a generator seeded by options.randomSeed, drawing a new
+    permutation each epoch, so all processes agree; leftover samples rotate in on alternate
+    epochs. The order and offset live in shared memory so that persistent workers see them.
+    """
+
+    def __init__(self, dataset, options: Options, combined: int, drop_last: bool, shuffle: bool):
+        n, processes = len(dataset), options.Distributed.num_distributed_processes
+        index = options.Distributed.distributed_process_id
+        if drop_last:
+            per_process = combined * (n // (combined * processes))
+            self.base_offset, self.length = index * per_process, per_process
+            self.leftovers = n - per_process * processes
+        else:
+            sizes = [n // processes + (n % processes > p) for p in range(processes)]
+            self.base_offset, self.length, self.leftovers = sum(sizes[:index]), sizes[index], 0
+        self.dataset = dataset
+        self.offset = torch.tensor([self.base_offset]).share_memory_()
+        self.order: torch.Tensor | None = None
+        self.generator: torch.Generator | None = None
+        if shuffle:
+            self.generator = torch.Generator().manual_seed(options.random_seed)
+            self.order = torch.arange(n).share_memory_()
+        self.epochs = 0
+
+    def next_epoch(self) -> None:
+        """A new global permutation (when shuffling) and the leftovers' turn (every other epoch)."""
+        if self.generator is not None:
+            self.order.copy_(torch.randperm(len(self.dataset), generator=self.generator))
+        self.offset[0] = self.base_offset + (self.leftovers if self.epochs % 2 else 0)
+        self.epochs += 1
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int):
+        position = int(self.offset[0]) + index
+        return self.dataset[int(self.order[position]) if self.order is not None else position]

@@ -18,6 +18,7 @@ from tqdm import tqdm
 from .. import environment
 from ..errors import Error
 from ..profiling import autoreport
+from . import _instances
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_state import TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights
@@ -73,6 +74,7 @@ class PoplarExecutor:
         self._attached = False
         self._record = CallRecord()
         self._anchors = Anchors(self._user_model, self._options.anchored_tensors)
+        self._across_instances = None  # gradient hook when several processes share the run
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(self, *args, **kwargs) -> None:
@@ -93,6 +95,8 @@ class PoplarExecutor:
             bar.close()
         self._record.compile_seconds = time.perf_counter() - started
         self._spec, self._graph, self._plan = spec, graph, plan
+        self._across_instances = _instances.prepare(opts, self._training, self._user_model,
+                                                    spec.micro_batch, self._optimizer)
         self._example = tree_map(lambda x: torch.empty_like(x, device="meta")
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
         self._attached = opts.connection_type != ConnectionType.Never
@@ -119,7 +123,8 @@ class PoplarExecutor:
         if self._training:
             hook = self._anchors.record if self._options.anchored_tensors else None
             result = simulator.run(self._user_model.train(), self._spec, args, kwargs,
-                                   self._optimizer, self._graph.loss_output, hook)
+                                   self._optimizer, self._graph.loss_output, hook,
+                                   self._across_instances)
             WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         else:
             result = simulator.run(self._weights.current(), self._spec, args, kwargs)

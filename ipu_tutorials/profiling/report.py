@@ -33,7 +33,7 @@ def summarise(plan: Plan, model_name: str, options: dict | None = None) -> dict:
                    "memory_per_ipu": system.ipu.memory_bytes, "clock_hz": system.ipu.clock_hz},
         "batching": {"micro_batch": c.micro_batch, "device_iterations": c.device_iterations,
                      "gradient_accumulation": c.gradient_accumulation,
-                     "replicas": c.replication_factor,
+                     "replicas": c.pod_replicas,
                      "samples_per_call": c.samples_per_call, "output_mode": c.output_mode},
         "placement": {"strategy": c.strategy.text, "kind": c.strategy.kind.value,
                       "ipus_per_replica": plan.placement.ipus_per_replica,

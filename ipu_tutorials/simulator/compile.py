@@ -70,7 +70,7 @@ class Plan:
         c = self.spec
         return "\n".join([
             f"Placement ({c.strategy.text}, {self.placement.ipus_per_replica} IPU(s) per replica "
-            f"x {c.replication_factor} replica(s) on {c.system.describe()}):",
+            f"x {c.pod_replicas} replica(s) on {c.system.describe()}):",
             self.placement.describe(), "", "Memory plan (per replica):", self.memory.table(), "",
             "Schedule of one step:", self.grid(), "",
             f"Simulated time per call: {self.call_seconds * 1e3:.3f} ms for "
@@ -103,7 +103,7 @@ def _returned_micro_batches(spec: RunSpec) -> int:
 def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, spec: RunSpec,
                 kind: StrategyKind) -> StepCosts:
     in_bytes, out_bytes = host_io_bytes(graph)
-    r = spec.replication_factor
+    r = spec.pod_replicas
     steps = spec.device_iterations if spec.training or kind != StrategyKind.PIPELINED else 1
     returned = _returned_micro_batches(spec)
     update, streams, gradient_bytes = {}, {}, 0

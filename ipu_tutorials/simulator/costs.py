@@ -127,7 +127,7 @@ def update_seconds(weight_elements: int, touched_bytes: int, tensors: int,
 
 def allreduce_seconds(gradient_bytes: int, spec: RunSpec) -> float:
     """A ring all-reduce of the gradients across replicas."""
-    r = spec.replication_factor
+    r = spec.pod_replicas
     if r == 1 or not gradient_bytes:
         return 0.0
     return link_seconds(int(2 * (r - 1) / r * gradient_bytes), spec.system)

@@ -198,14 +198,14 @@ def place(graph: Graph, spec: RunSpec) -> Placement:
     verify_shared_weights(graph, stages)
     verify_counts(spec, len(stages))
     per_replica = 1 + max(s.ipu for s in stages)
-    needed = per_replica * spec.replication_factor
+    needed = per_replica * spec.pod_replicas
     acquired = _round_ipus(needed, spec)
     if acquired > spec.system.num_ipus:
         waiting = (" (POPTORCH_WAIT_FOR_IPU=1 waits for IPUs other jobs hold; this system has no "
                    "other jobs, so there is nothing to wait for)"
                    if spec.wait_for_ipu else "")
         raise Error(f"failed to acquire {acquired} IPUs: this model needs {per_replica} IPU(s) per "
-                    f"replica x {spec.replication_factor} replica(s), and the simulated system has "
+                    f"replica x {spec.pod_replicas} replica(s), and the simulated system has "
                     f"{spec.system.num_ipus}{waiting}. Use fewer IPUs or replicas, or a bigger "
                     f"system: ipu_tutorials.set_system(num_ipus={acquired}).")
-    return Placement(strategy.kind, stages, per_replica, spec.replication_factor, acquired)
+    return Placement(strategy.kind, stages, per_replica, spec.pod_replicas, acquired)

@@ -135,13 +135,16 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSp
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
-                 loss_output: int, on_update: Callable[[dict, float], None] | None = None):
+                 loss_output: int, on_update: Callable[[dict, float], None] | None = None,
+                 across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
     spec.mean_reduction averages the micro-batch gradients (else they are summed);
     spec.running_mean keeps that average as a running mean, which cannot overflow a float16
     accumulator. on_update(grads, scale), if given, sees each update's gradients before they
     are applied. `optimizer` is a DeviceOptimizer or a plain torch.optim optimizer.
+    across_instances(grads, count, running), if given, returns the gradients and micro-batch
+    count of the replicas of every instance (several host processes), as one Pod reduces them.
     """
     collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
@@ -160,6 +163,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
             collector.add(d, a, r, outputs)
             if (a, r) == last:
                 grads, count = gradients.take()
+                if across_instances is not None:
+                    grads, count = across_instances(grads, count, gradients.running)
                 divisor = count if spec.mean_reduction and not gradients.running else 1
                 _update(optimizer, device, params, grads, 1.0 / (loss_scaling * divisor),
                         on_update)

@@ -85,6 +85,9 @@ class Location:
 class RunSpec:
     """Everything downstream of the facade needs to know about a wrapped model's runs.
 
+    The numerics (runtime) run this process's R replicas; the plan (placement, memory, costs,
+    schedule) sees the pod_replicas of every instance.
+
     Legend of a call: D device_iterations, A gradient_accumulation, R replication_factor,
     G input groups (R / input_group_size), mb micro_batch. A call's input holds D x A x G
     micro-batches of mb samples.
@@ -94,7 +97,8 @@ class RunSpec:
     micro_batch: int = 1
     device_iterations: int = 1
     gradient_accumulation: int = 1
-    replication_factor: int = 1
+    replication_factor: int = 1  # replicas this host process drives
+    instances: int = 1  # host processes (poprun instances), each driving replication_factor
     input_group_size: int = 1  # replicas that share one slice of the input
     orthogonal_groups: bool = False  # replicas r, r+G, r+2G... share (else consecutive ones do)
     output_mode: str = OUTPUT_FINAL
@@ -115,6 +119,11 @@ class RunSpec:
         return self.locations.get(kind, Location())
 
     @property
+    def pod_replicas(self) -> int:
+        """Replicas of the whole run, every instance's: what the IPUs and the all-reduce see."""
+        return self.replication_factor * self.instances
+
+    @property
     def input_groups(self) -> int:
         return self.replication_factor // self.input_group_size
 
@@ -125,9 +134,9 @@ class RunSpec:
 
     @property
     def samples_per_call(self) -> int:
-        """Samples the replicas process in one call: mb x D x A x R."""
+        """Samples every instance's replicas process in one call: mb x D x A x R x instances."""
         return (self.micro_batch * self.device_iterations * self.gradient_accumulation
-                * self.replication_factor)
+                * self.pod_replicas)
 
     def group_of(self, replica: int) -> int:
         """The input group whose slice of the input `replica` reads."""

@@ -2,6 +2,7 @@
 from .memory import memory_planner, plan_memory_for
 from .pipeline import pipeline_explorer, simulate_pipeline
 from .precision import precision_explorer, survival
+from .replication import pod_split, replication_explorer
 
-__all__ = ["memory_planner", "pipeline_explorer", "plan_memory_for", "precision_explorer",
-           "simulate_pipeline", "survival"]
+__all__ = ["memory_planner", "pipeline_explorer", "plan_memory_for", "pod_split",
+           "precision_explorer", "replication_explorer", "simulate_pipeline", "survival"]

@@ -1,0 +1,285 @@
+"""Several host processes ("instances") as one replicated run, over torch.distributed (gloo).
+
+opts.Distributed.configureProcessId(i, n) (or popdist, under poprun) makes each process drive
+its own replicas; this module joins the processes, checks at compile that they agree, gives
+them instance 0's weights, and sums the gradients of all replicas with all_reduce.
+
+Failures are turned into errors that name the instance: one that never joins (bounded by
+IPU_TUTORIALS_INSTANCE_TIMEOUT seconds), one that exits mid-run (its pid is gone), one that
+stops answering (the collective times out).
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import signal
+import socket
+import threading
+import time
+
+import torch
+import torch.distributed as dist
+
+from ..errors import Error
+
+TIMEOUT_ENV = "IPU_TUTORIALS_INSTANCE_TIMEOUT"
+DEFAULT_TIMEOUT = 120.0  # seconds: generous for a loaded laptop, yet bounded
+_KEY = "ipu_tutorials/instance/"
+
+
+class InstanceError(Error):
+    """Another instance of a multi-instance run failed, never joined, or disagrees."""
+
+
+class _Group:
+    """This process's place in the run: its index, and every instance's host and pid."""
+
+    def __init__(self, index: int, count: int, peers: list[tuple[str, int]]):
+        self.index, self.count, self.peers = index, count, peers
+        self.updates = 0
+
+
+_group: _Group | None = None
+
+
+def timeout_seconds() -> float:
+    text = os.environ.get(TIMEOUT_ENV, str(DEFAULT_TIMEOUT))
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise ValueError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def join(index: int, count: int) -> _Group:
+    """Join the run as instance `index` of `count` (once per process); return the group.
+
+    Raises:
+        InstanceError: another instance did not join in time, or torch.distributed was set
+            up for a different rank or world size.
+    """
+    global _group
+    if _group is not None:
+        if (_group.index, _group.count) != (index, count):
+            raise InstanceError(f"this process already joined as instance {_group.index} of "
+                                f"{_group.count}; it cannot also be instance {index} of {count}")
+        return _group
+    me = (socket.gethostname(), os.getpid())
+    if dist.is_initialized():  # the program set up torch.distributed itself: use its group
+        if (dist.get_rank(), dist.get_world_size()) != (index, count):
+            raise InstanceError(f"torch.distributed is initialised as rank {dist.get_rank()} "
+                                f"of {dist.get_world_size()}, but the options say instance "
+                                f"{index} of {count}: make opts.Distributed.configureProcessId "
+                                f"match")
+        peers: list = [None] * count
+        dist.all_gather_object(peers, me)
+    else:
+        peers = _meet(index, count, me)
+    _group = _Group(index, count, [tuple(peer) for peer in peers])
+    return _group
+
+
+def _meet(index: int, count: int, me: tuple[str, int]) -> list[tuple[str, int]]:
+    """Register in the run's store, wait (bounded) for every instance, then form the group."""
+    timeout = timeout_seconds()
+    store = _connect_store(index, count, timeout)
+    store.set(f"{_KEY}joined/{index}", f"{me[0]} {me[1]}")
+    _wait_for_all(store, count, timeout)
+    peers = []
+    for i in range(count):
+        host, pid = store.get(f"{_KEY}joined/{i}").decode().split()
+        peers.append((host, int(pid)))
+    dist.init_process_group("gloo", store=dist.PrefixStore(_KEY + "pg", store), rank=index,
+                            world_size=count, timeout=datetime.timedelta(seconds=timeout))
+    return peers
+
+
+def _connect_store(index: int, count: int, timeout: float):
+    """The launcher's key-value store under poprun/torchrun; instance 0 hosts one otherwise."""
+    host, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+    if host is None or port is None:
+        raise InstanceError(f"instance {index} of {count} needs to know where the others meet: "
+                            f"launch with poprun (or torchrun), or set MASTER_ADDR and "
+                            f"MASTER_PORT in every instance's environment")
+    agent_store = os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+    try:
+        return dist.TCPStore(host, int(port), count, is_master=index == 0 and not agent_store,
+                             timeout=datetime.timedelta(seconds=timeout),
+                             wait_for_workers=False)
+    except (RuntimeError, OSError) as error:
+        raise InstanceError(f"instance {index} could not reach the run's store at "
+                            f"{host}:{port} within {timeout:.0f} s ({error}); is instance 0 "
+                            f"running?") from error
+
+
+def _wait_for_all(store, count: int, timeout: float) -> None:
+    keys = [f"{_KEY}joined/{i}" for i in range(count)]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        missing = [i for i, key in enumerate(keys) if not store.check([key])]
+        if not missing:
+            return
+        time.sleep(0.05)
+    raise InstanceError(f"instance(s) {_names(missing)} of {count} never joined the run within "
+                        f"{timeout:.0f} s ({TIMEOUT_ENV}); check that every instance was "
+                        f"started and reaches its first compile")
+
+
+def _names(indices: list[int]) -> str:
+    return ", ".join(str(i) for i in indices)
+
+
+def agree(group: _Group, fingerprint: dict) -> None:
+    """Check at compile that every instance compiled the same configuration.
+
+    Raises:
+        InstanceError: naming each setting that differs and the values per instance.
+    """
+    everyone: list = [None] * group.count
+    _collective(group, "compile", lambda: dist.all_gather_object(everyone, fingerprint))
+    differing = [key for key in fingerprint if any(f.get(key) != fingerprint[key] for f in everyone)]
+    if differing:
+        lines = "; ".join(f"{key}: " + ", ".join(f"instance {i} has {f.get(key)!r}"
+                                                  for i, f in enumerate(everyone))
+                          for key in differing)
+        raise InstanceError(f"the instances compiled different configurations ({lines}). Every "
+                            f"instance must run the same program with the same options: under "
+                            f"poprun use popdist.poptorch.Options(), and set the same options "
+                            f"and batch size everywhere")
+
+
+def broadcast_weights(group: _Group, module: torch.nn.Module) -> None:
+    """Give every instance instance 0's weights and buffers, so the replicas start equal."""
+    tensors = [t for t in list(module.parameters()) + list(module.buffers())
+               if t.is_floating_point()]
+    if not tensors:
+        return
+    with torch.no_grad():
+        for dtype in {t.dtype for t in tensors}:
+            same = [t for t in tensors if t.dtype == dtype]
+            flat = torch.cat([t.detach().reshape(-1) for t in same])
+            _collective(group, "compile", lambda: dist.broadcast(flat, src=0))
+            _unflatten_into(flat, same)
+
+
+def _unflatten_into(flat: torch.Tensor, tensors: list[torch.Tensor]) -> None:
+    start = 0
+    for t in tensors:
+        t.copy_(flat[start:start + t.numel()].view_as(t))
+        start += t.numel()
+
+
+def gradient_reducer(group: _Group):
+    """The hook the runtime calls before each weight update: sum gradients over instances.
+
+    It gets (grads, count, running): the local replicas' gradients, the micro-batches they
+    hold, and whether they are already a running mean. It returns the Pod-wide ones.
+    """
+
+    def reduce(grads: dict, count: int, running: bool) -> tuple[dict, int]:
+        group.updates += 1
+        params = list(grads)
+        with torch.no_grad():
+            for dtype in {grads[p].dtype for p in params}:
+                same = [p for p in params if grads[p].dtype == dtype]
+                flat = torch.cat([grads[p].reshape(-1) for p in same])
+                _collective(group, f"gradient all-reduce of weight update {group.updates}",
+                            lambda: dist.all_reduce(flat))
+                if running:  # a mean of equal-sized means
+                    flat /= group.count
+                _unflatten_into(flat, [grads[p] for p in same])
+        return grads, count if running else count * group.count
+
+    return reduce
+
+
+def _collective(group: _Group, what: str, call) -> None:
+    """Run a collective; if it fails, say which instance is to blame."""
+    try:
+        call()
+    except Exception as error:  # gloo raises RuntimeError subclasses of several kinds
+        raise InstanceError(f"instance {group.index}: the {what} across {group.count} "
+                            f"instances failed: {lost_instances(group)}. ({error})") from error
+
+
+def lost_instances(group: _Group, wait: float = 3.0) -> str:
+    """Name the instances that exited (same host: their pid is gone); else the silent ones."""
+    deadline = time.monotonic() + wait
+    while True:
+        gone = [i for i, peer in enumerate(group.peers) if i != group.index and _exited(peer)]
+        if gone or time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    if gone:
+        return (f"instance(s) {_names(gone)} exited "
+                f"({', '.join(f'pid {group.peers[i][1]} on {group.peers[i][0]}' for i in gone)})")
+    others = [i for i in range(group.count) if i != group.index]
+    return (f"instance(s) {_names(others)} did not answer within {timeout_seconds():.0f} s "
+            f"({TIMEOUT_ENV}); one of them stopped, hangs, or runs a different program")
+
+
+def _exited(peer: tuple[str, int]) -> bool:
+    host, pid = peer
+    if host != socket.gethostname():
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")  # a zombie has exited
+    except FileNotFoundError:
+        return True
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+
+def stop_on_sigterm() -> None:
+    """Under poprun, the launcher stops the other instances with SIGTERM when one fails: turn
+    that into an InstanceError naming the failed instance instead of a silent death."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_sigterm(signum, frame):
+        group = _group
+        if group is None:
+            raise InstanceError("stopped by the launcher (SIGTERM) before joining the run: "
+                                "another instance failed to start")
+        raise InstanceError(f"instance {group.index}: stopped by the launcher because "
+                            f"{lost_instances(group)}")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def fingerprint(options, training: bool, model: torch.nn.Module, micro_batch: int,
+                optimizer) -> dict:
+    """What every instance of one run must agree on (compared at compile)."""
+    return {
+        "model": "training" if training else "inference",
+        "replicationFactor (local replicas)": options.replication_factor,
+        "deviceIterations": options.device_iterations,
+        "gradientAccumulation": options.Training.gradient_accumulation,
+        "micro-batch size": micro_batch,
+        "reduction": str(options.Training.accumulation_and_replication_reduction_type),
+        "execution strategy": repr(options.execution_strategy),
+        "optimizer": type(optimizer).__name__ if training else None,
+        "parameters": [(name, tuple(p.shape)) for name, p in model.named_parameters()],
+    }
+
+
+def prepare(options, training: bool, model: torch.nn.Module, micro_batch: int, optimizer):
+    """At compile: join the other instances, check agreement, share instance 0's weights.
+
+    Returns:
+        The runtime's gradient hook for a multi-instance training model, else None.
+    """
+    count = options.Distributed.num_distributed_processes
+    if count == 1:
+        return None
+    group = join(options.Distributed.distributed_process_id, count)
+    agree(group, fingerprint(options, training, model, micro_batch, optimizer))
+    broadcast_weights(group, model)
+    return gradient_reducer(group) if training else None

@@ -1,0 +1,327 @@
+# %% [markdown]
+# # Lesson 6: Replication and data parallelism
+#
+# A replica is a full copy of the model on its own IPUs. With R replicas, every weight update
+# uses R times as many samples: each replica computes gradients on its own data, an all-reduce
+# adds them up, and every replica applies the same update. On a Pod the replicas are driven by
+# several host processes ("instances"), launched by `poprun` and written against `popdist`.
+#
+# **What you will learn**
+# - `replicationFactor` in one process: batch sizes, IPU count, and identical numerics;
+# - `ReductionType.Mean` against `ReductionType.Sum`;
+# - where the gradient all-reduce sits on the timeline, and what it costs;
+# - the same program under `poprun` with 2 instances, with `popdist`;
+# - how to split a Pod16 between pipeline depth and replicas.
+#
+# **Prerequisites:** lessons 1 and 2 (blocks, pipelining, gradient accumulation).
+
+# %%
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+
+import matplotlib.pyplot as plt
+import torch
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.tutorial.datasets import load_mnist
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
+from ipu_tutorials.profiling import plot_timeline
+
+torch.manual_seed(0)
+train_set = load_mnist(train=True, source="embedded")
+
+# %% [markdown]
+# ## Replicas in one process
+#
+# Start from lesson 2's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
+# DataLoader's combined batch now holds a share for each replica, and the model takes twice
+# the IPUs:
+
+# %%
+def replicated(replicas, accumulation=8, seed=0):
+    torch.manual_seed(seed)
+    opts = tutorial.training_options("pipelined", device_iterations=1,
+                                     gradient_accumulation=accumulation, output_all=False)
+    opts.replicationFactor(replicas).showCompilationProgressBar(False)
+    net = Network()
+    model = poptorch.trainingModel(TrainingModelWithLoss(net), opts,
+                                   poptorch.optim.SGD(net.parameters(), lr=0.05))
+    return net, model, opts
+
+
+net, model, opts = replicated(2)
+data = poptorch.DataLoader(opts, train_set, batch_size=10)
+images, labels = next(iter(data))
+model(images, labels)
+print(f"combined batch {data.combinedBatchSize} = micro-batch 10 x accumulation 8 x 2 replicas")
+print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "
+      f"{model.plan.spec.pod_replicas} replicas = {model.plan.placement.ipus_acquired}")
+
+# %% [markdown]
+# ## The same weights as plain PyTorch
+#
+# Replication changes where the work runs, not the math: with `ReductionType.Mean` (the
+# default) the update uses the mean gradient over every micro-batch of every replica. A plain
+# PyTorch loop over the same 16 micro-batches gives the same weights:
+
+# %%
+def plain_step(seed, images, labels, micro_batches):
+    torch.manual_seed(seed)
+    net = Network()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
+    for x, y in zip(images.chunk(micro_batches), labels.chunk(micro_batches)):
+        (torch.nn.functional.cross_entropy(net(x), y) / micro_batches).backward()
+    optimizer.step()
+    return net
+
+
+reference = plain_step(0, images, labels, micro_batches=16)
+difference = max((p - q).abs().max().item() for p, q in zip(net.parameters(),
+                                                              reference.parameters()))
+print(f"simulator (2 replicas) == plain PyTorch within 1e-5: {difference < 1e-5}")
+
+# %% [markdown]
+# ## Mean or Sum
+#
+# `opts.Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)` adds the
+# gradients instead of averaging them. The update is then replicas x accumulation times larger,
+# so a plain SGD step needs a learning rate that much smaller to land in the same place:
+
+# %%
+def one_update(reduction, lr):
+    torch.manual_seed(0)
+    opts = poptorch.Options().replicationFactor(2).showCompilationProgressBar(False)
+    opts.setExecutionStrategy(tutorial.strategy("pipelined"))
+    opts.Training.gradientAccumulation(8).accumulationAndReplicationReductionType(reduction)
+    net = Network()
+    poptorch.trainingModel(TrainingModelWithLoss(net), opts,
+                           poptorch.optim.SGD(net.parameters(), lr=lr))(images, labels)
+    return net
+
+
+mean_net = one_update(poptorch.ReductionType.Mean, lr=0.05)
+sum_net = one_update(poptorch.ReductionType.Sum, lr=0.05 / (2 * 8))
+gap = max((p - q).abs().max().item() for p, q in zip(mean_net.parameters(), sum_net.parameters()))
+print(f"Sum with lr 0.05 / 16 == Mean with lr 0.05 (within 1e-5): {gap < 1e-5}")
+
+# %% [markdown]
+# Sum is what you want when the loss is already a sum over the samples, or to keep the
+# gradients larger in float16; Mean keeps the learning rate independent of the replica count.
+#
+# ## The all-reduce on the timeline
+#
+# Before each update the replicas exchange gradients: a ring all-reduce sends
+# 2 (R - 1) / R of each IPU's gradient bytes over the IPU-Links. Its cost grows with R towards
+# twice the gradient size, and it is paid once per update, however long the accumulation:
+
+# %%
+for replicas in (1, 2, 4):
+    _, m, _ = replicated(replicas)
+    m.compile(torch.zeros(10 * 8 * replicas, 1, 28, 28), torch.zeros(10 * 8 * replicas,
+                                                                    dtype=torch.long))
+    reduce = [e for e in m.plan.timeline.events if e.kind == "allreduce"]
+    cost = max((e.duration for e in reduce), default=0.0)
+    print(f"{replicas} replica(s): all-reduce {cost * 1e6:6.2f} µs of a "
+          f"{m.plan.call_seconds * 1e6:,.0f} µs step, {m.plan.samples_per_second:,.0f} images/s")
+
+# %% [markdown]
+# The blue boxes at the end of the step are the all-reduce, on every IPU of the replica at the
+# same time, just before the weight update:
+
+# %%
+fig, ax = plt.subplots(figsize=(11, 3))
+plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
+              title="4 replicas: one device iteration of one replica")
+plt.show()
+
+# %% [markdown]
+# ## The same program under poprun
+#
+# On a Pod, one host process cannot feed every replica: `poprun` starts several instances and
+# each drives its share. The program asks `popdist` which share is its own, and
+# `popdist.poptorch.Options()` sets the local replication factor and the process id. Here is a
+# small program that trains on fixed data; each instance feeds only its replicas' rows:
+
+# %%
+PROGRAM = '''
+import os, sys
+import torch
+from ipu_tutorials import popdist, poptorch
+import ipu_tutorials.popdist.poptorch as popdist_poptorch
+
+D, A, MICRO, STEPS = 1, 4, 5, 4
+
+def train(out_dir, replicas=4):
+    if popdist.isPopdistEnvSet():
+        opts = popdist_poptorch.Options()          # local replicas + process id
+    else:
+        opts = poptorch.Options().replicationFactor(replicas)
+    opts.Training.gradientAccumulation(A)
+    opts.showCompilationProgressBar(False)
+    torch.manual_seed(popdist.getInstanceIndex())   # differs: compile shares instance 0's
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 32),
+                              torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    class WithLoss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+        def forward(self, x, y):
+            out = self.net(x)
+            return out, torch.nn.functional.cross_entropy(out, y)
+    model = poptorch.trainingModel(WithLoss(), opts, poptorch.optim.SGD(net.parameters(), lr=0.1))
+    total = popdist.getNumTotalReplicas() if popdist.isPopdistEnvSet() else replicas
+    local, offset = opts.replication_factor, popdist.getReplicaIndexOffset()
+    g = torch.Generator().manual_seed(0)
+    for step in range(STEPS):
+        x = torch.randn(D, A, total, MICRO, 1, 28, 28, generator=g)
+        y = torch.randint(0, 10, (D, A, total, MICRO), generator=g)
+        mine = slice(offset, offset + local)        # this instance's replicas
+        model(x[:, :, mine].reshape(-1, 1, 28, 28), y[:, :, mine].reshape(-1))
+    print(f"instance {popdist.getInstanceIndex()} of {popdist.getNumInstances()}: replicas "
+          f"{offset}..{offset + local - 1} of {total}, trained {STEPS} steps")
+    torch.save(net.state_dict(), os.path.join(out_dir, f"weights-{popdist.getInstanceIndex()}.pt"))
+
+if __name__ == "__main__":
+    train(sys.argv[1])
+'''
+workdir = tempfile.mkdtemp()
+program = os.path.join(workdir, "train.py")
+with open(program, "w") as f:
+    f.write(PROGRAM)
+print(f"{len(PROGRAM.splitlines())} lines written")
+
+# %% [markdown]
+# Launch it with 2 instances of 2 replicas each. `poprun` is a console script (here run as
+# `python -m ipu_tutorials.poprun`); every line an instance prints comes back with its prefix
+# `[1,<instance>]`. The two instances print in whatever order they finish, so we sort them:
+
+# %%
+command = [sys.executable, "-m", "ipu_tutorials.poprun", "--num-instances", "2",
+           "--num-replicas", "4", "python", program, workdir]
+result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+print("exit status", result.returncode)
+print("\n".join(sorted(line for line in result.stdout.splitlines() if "instance" in line)))
+
+# %% [markdown]
+# Each instance computed 2 replicas; `torch.distributed.all_reduce` added their gradients to
+# the other instance's before every update. So both instances hold the same weights, and they
+# are the weights of one process with all 4 replicas:
+
+# %%
+two_instances = [torch.load(os.path.join(workdir, f"weights-{i}.pt")) for i in (0, 1)]
+runpy.run_path(program)["train"](workdir, replicas=4)  # overwrites weights-0.pt
+one_process = torch.load(os.path.join(workdir, "weights-0.pt"))
+same = all(torch.allclose(two_instances[i][k], one_process[k], atol=1e-5)
+           for i in (0, 1) for k in one_process)
+print(f"2 instances x 2 replicas == 1 process x 4 replicas (within 1e-5): {same}")
+
+# %% [markdown]
+# On the simulated timeline nothing changes: the Pod has 4 replicas either way, and their
+# all-reduce runs over the IPU-Links whichever host feeds them. What the instances change is
+# the host side: each one prepares and sends only its replicas' data.
+#
+# ## Pipeline depth x replicas on a Pod16
+#
+# Sixteen IPUs can run one 16-stage pipeline, sixteen one-IPU replicas, or anything between.
+# Deeper pipelines need less memory per IPU; more replicas go faster, while they fit. Here is a
+# 40M-parameter transformer trained with AdamW at one global batch of 512 sequences:
+
+# %%
+from ipu_tutorials.classroom.explorers.replication import DEPTHS, GLOBAL_BATCH, pod_split
+
+for depth in DEPTHS:
+    s = pod_split("40M", depth)
+    verdict = f"{s.samples_per_second:7,.0f} seq/s" if s.fits else "  out of memory"
+    print(f"{s.replicas:2d} replicas x {depth:2d} IPUs, accumulation {s.accumulation:3d}: "
+          f"fullest IPU {s.fullest_bytes / 2**20:6,.0f} MiB, {verdict}")
+
+# %% [markdown]
+# The fastest configuration is the shallowest pipeline that fits. Try the other model sizes
+# and the offload switch:
+
+# %%
+from ipu_tutorials.classroom.explorers.replication import replication_explorer
+
+replication_explorer("40M", depth=4)
+
+# %% [markdown]
+# ## What a real IPU would do, and where the simulator differs
+#
+# Real `poprun` starts the instances through MPI (`mpirun`) on the hosts of a Pod and reserves
+# an IPU partition for each; here `poprun` starts them with torch.distributed's elastic agent
+# and they meet over gloo on the loopback interface (or through the rendezvous on the first
+# host listed in `--host`). On hardware the gradients of all replicas are reduced by the IPUs
+# themselves over the IPU-Links (GW-Links between Pods); here the IPU time of that all-reduce is
+# simulated and the numbers are added by `torch.distributed.all_reduce` between the host
+# processes. The simulator gives every instance instance 0's weights at compile; on hardware,
+# seed the model the same way in every instance.
+#
+# ## Summary
+#
+# - R replicas multiply the samples per update by R and the IPUs by R; with Mean the math is
+#   the same as one big batch.
+# - Sum instead of Mean scales the gradients by replicas x accumulation: scale the learning
+#   rate down to match.
+# - The all-reduce costs about twice the gradient bytes over the links, once per update.
+# - Under `poprun`, each instance drives its share of the replicas; the program stays the same.
+# - On a Pod, choose the shallowest pipeline that fits, and replicate it.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom.exercises import replication as exercises
+
+# %% [markdown]
+# ### Exercise 6.1: samples per update
+#
+# `poprun --num-instances 2 --num-replicas 4` runs a model with micro-batch 8 and
+# `gradientAccumulation(3)`. How many samples contribute to each weight update?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_samples = 2 * 2 * 8 * 3
+### END SOLUTION
+
+# %%
+exercises.samples_per_update.check(my_samples)
+
+# %% [markdown]
+# ### Exercise 6.2: Mean or Sum
+#
+# A run with 4 replicas and `gradientAccumulation(8)` trains well with `ReductionType.Mean`
+# and SGD at learning rate 0.1. What learning rate gives the same updates with
+# `ReductionType.Sum`?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_learning_rate = 0.1 / (4 * 8)
+### END SOLUTION
+
+# %%
+exercises.sum_learning_rate.check(my_learning_rate)
+
+# %% [markdown]
+# ### Exercise 6.3: options for one instance, without poprun
+#
+# Write `options_for(instance)` returning the `poptorch.Options` of instance 0 or 1 of a run
+# with 4 replicas in total, ready for a shuffling `poptorch.DataLoader`. The check builds both
+# instances' DataLoaders from your options and compares what they read.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+def options_for(instance):
+    opts = poptorch.Options().replicationFactor(2).randomSeed(42)
+    opts.Distributed.configureProcessId(instance, 2)
+    return opts
+### END SOLUTION
+
+# %%
+exercises.instance_options.check(options_for)
+
+# %% [markdown]
+# **Further reading:** Graphcore's PopDist and PopRun user guide; the PopTorch user guide,
+# "Distributed execution" and "poptorch.DataLoader"; graphcore/examples,
+# `tutorials/feature_examples/pytorch/popdist`; PyTorch's torchrun (elastic launch) documentation.
