@@ -122,7 +122,7 @@ class OutputCollector:
         if not self.wants(d, a):
             return
         flat, self.spec = tree_flatten(outputs)
-        flat = [t.detach() if isinstance(t, torch.Tensor) else t for t in flat]
+        flat = [_owned(t) for t in flat]
         if self.b.output_mode == OUTPUT_SUM:
             running = self.sums.get(r)
             self.sums[r] = flat if running is None else [
@@ -139,6 +139,12 @@ class OutputCollector:
             if isinstance(t, torch.Tensor):
                 t.backward = _no_backward
         return tree_unflatten(joined, self.spec)
+
+
+def _owned(value):
+    """A copy of an output taken when it is produced: an output that is a buffer, a weight or
+    an input must not change when the model's state changes later (PopTorch copies it to host)."""
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
 def _join(parts: list):

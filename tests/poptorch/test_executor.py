@@ -306,3 +306,50 @@ def test_meta_models_plan_but_do_not_run():
     assert model.plan.memory[0].weights == (15 + 3) * 4
     with pytest.raises(poptorch.Error, match="meta device"):
         model(torch.randn(2, 5))
+
+
+# --- PopTorch behaviours (issue 9: no silent divergence) ----------------------------------------
+class Counter(nn.Module):
+    """Adds one to a buffer on every call and returns the buffer itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(1))
+
+    def forward(self):
+        self.count += 1
+        return self.count
+
+
+def test_outputs_do_not_alias_a_buffer_between_calls():
+    model = poptorch.inferenceModel(Counter())
+    first, second = model(), model()
+    assert first.item() == 1 and second.item() == 2
+
+
+def test_outputs_do_not_alias_a_buffer_within_a_call():
+    class CounterOfInput(Counter):
+        def forward(self, x):
+            self.count += 1
+            return self.count + 0 * x.sum(), self.count
+
+    opts = poptorch.Options().deviceIterations(3).outputMode(poptorch.OutputMode.All)
+    computed, returned = poptorch.inferenceModel(CounterOfInput(), opts)(torch.zeros(3, 1))
+    assert computed.tolist() == [1, 2, 3]
+    assert returned.tolist() == [1, 2, 3]
+
+
+def test_a_returned_weight_is_the_value_before_the_update():
+    class ReturnsWeight(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(2))
+
+        def forward(self, x):
+            return self.w, poptorch.identity_loss((self.w * x).sum(), reduction="sum")
+
+    module = ReturnsWeight()
+    model = poptorch.trainingModel(module, optimizer=torch.optim.SGD(module.parameters(), lr=0.5))
+    weight, _ = model(torch.ones(1, 2))
+    assert torch.equal(weight, torch.ones(2))
+    assert torch.allclose(module.w.detach(), torch.full((2,), 0.5))
