@@ -16,6 +16,7 @@ from tqdm import tqdm
 from ..errors import Error
 from ..simulator.capture import Graph, capture
 from ..simulator.compile import Plan, compile_plan
+from ..simulator.replica_state import ReplicaState
 from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
                                  run_inference, run_training)
 from ..profiling import autoreport
@@ -75,6 +76,7 @@ class PoplarExecutor(PerfCounters):
         self._last_call_start = None
         self._host_seconds = 0.0  # wall-clock time the host spent on calls
         self._anchors: dict[str, torch.Tensor] = {}
+        self._replica_state: ReplicaState | None = None
 
     # --- validation ---------------------------------------------------------------------------
     def _check_options(self):
@@ -146,7 +148,14 @@ class PoplarExecutor(PerfCounters):
         if not self._training:  # the weights are uploaded with the executable
             self._device_model = copy.deepcopy(self._user_model).eval()
             self._uploaded = _VERSION[0]
+        self._replica_state = self._new_replica_state()
         autoreport.write_if_enabled(self)
+
+    def _new_replica_state(self) -> ReplicaState:
+        """Each replica's buffers, starting from the weights uploaded with the executable."""
+        model = self._user_model if self._training else self._device_model
+        return ReplicaState(model, self._options.replication_factor,
+                            self._options.broadcast_buffers)
 
     def _check_loss(self, graph: Graph):
         if graph.losses_found == 0:
@@ -186,7 +195,7 @@ class PoplarExecutor(PerfCounters):
         if self._training:
             result = self._train(args, kwargs, batching)
         else:
-            result = run_inference(self._device(), args, kwargs, batching)
+            result = run_inference(self._device(), args, kwargs, batching, self._replica_state)
         self._host_seconds += time.perf_counter() - started
         self._last_call_start = self._clock
         self._clock += self._plan.call_seconds
@@ -202,7 +211,7 @@ class PoplarExecutor(PerfCounters):
                    == MeanReductionStrategy.Running)
         on_update = self._record_anchors if self._options.anchored_tensors else None
         result = run_training(model, optimizer, args, kwargs, batching, self._graph.loss_output,
-                              mean, running, on_update)
+                              mean, running, on_update, self._replica_state)
         _mark_written(model.parameters())
         return result
 
@@ -240,6 +249,7 @@ class PoplarExecutor(PerfCounters):
         if self._device_model is not None:
             self._device_model.load_state_dict(self._user_model.state_dict())
         self._uploaded = _VERSION[0]
+        self._replica_state.reset()
 
     def copyWeightsToHost(self) -> None:
         """Download the device weights into the host model (training models do this implicitly)."""

@@ -164,22 +164,31 @@ def _no_backward(*args, **kwargs):
                 "only, use poptorch.inferenceModel.")
 
 
-def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching):
+def _forward(model, replicas, r: int, args: tuple, kwargs: dict):
+    """Replica r's forward pass, against its own buffers when `replicas` (a ReplicaState) is given."""
+    if replicas is None:
+        return model(*args, **kwargs)
+    return replicas.forward(r, lambda: model(*args, **kwargs))
+
+
+def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching,
+                  replicas=None):
     collector = OutputCollector(b)
     with torch.no_grad(), tracing.running_on_ipu(), _precision(b):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
-            collector.add(d, a, r, model(*mb_args, **mb_kwargs))
+            collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs))
     return collector.result()
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b: Batching,
                  loss_output: int, mean_reduction: bool, running_mean: bool = False,
-                 on_update=None):
+                 on_update=None, replicas=None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
     mean_reduction averages the micro-batch gradients (else they are summed); running_mean
     keeps that average as a running mean, which cannot overflow a float16 accumulator.
     on_update(grads, scale), if given, sees each update's gradients before they are applied.
+    replicas (a ReplicaState), if given, gives each replica its own buffers.
     """
     collector = OutputCollector(b)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
@@ -190,7 +199,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b
     with tracing.running_on_ipu():
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
             with _precision(b):
-                outputs = model(*mb_args, **mb_kwargs)
+                outputs = _forward(model, replicas, r, mb_args, mb_kwargs)
             loss = tree_flatten(outputs)[0][loss_output]
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
             gradients.add()

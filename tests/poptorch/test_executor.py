@@ -353,3 +353,84 @@ def test_a_returned_weight_is_the_value_before_the_update():
     weight, _ = model(torch.ones(1, 2))
     assert torch.equal(weight, torch.ones(2))
     assert torch.allclose(module.w.detach(), torch.full((2,), 0.5))
+
+
+class AccumulatingBuffer(nn.Module):
+    """PopTorch's buffers_test ReplicaBufferModel: buffer += x, returned per replica."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buffer", torch.zeros(1, 2))
+
+    def forward(self, x):
+        self.buffer.copy_(self.buffer + x)
+        return poptorch.identity_loss(self.buffer, reduction="none")
+
+
+def test_each_replica_keeps_its_own_buffers_without_broadcast():
+    opts = poptorch.Options().replicationFactor(2).broadcastBuffers(False)
+    module = AccumulatingBuffer()
+    model = poptorch.inferenceModel(module, opts)
+    for _ in range(50):
+        y = model(torch.tensor([[9.0], [2.0]]))
+    assert y.tolist() == [[450.0, 450.0], [100.0, 100.0]]
+    model.copyWeightsToHost()  # the host reads replica 0's copy
+    assert module.buffer.tolist() == [[450.0, 450.0]]
+
+
+class BufferFromBias(nn.Module):
+    """PopTorch's buffers_test BufferUpdatingModel: a buffer updated in place from a weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 1)
+        self.register_buffer("test_buff", torch.zeros(2))
+
+    def forward(self, x, target):
+        out = self.conv(x)
+        with torch.no_grad():
+            self.test_buff += self.conv.bias[0]
+        return out, nn.functional.l1_loss(out, target)
+
+
+def test_in_place_buffer_update_with_broadcast_buffers_is_refused():
+    module = BufferFromBias()
+    model = poptorch.trainingModel(module, poptorch.Options().replicationFactor(2),
+                                   optimizer=torch.optim.SGD(module.parameters(), lr=0.1))
+    with pytest.raises(poptorch.Error, match=r"PopTorch does not support broadcasting buffers.*"
+                       r"poptorch.Options.broadcastBuffers\(False\).*test_buff"):
+        model(torch.ones(4, 2, 2, 2), torch.zeros(4, 2, 2, 2))
+    assert module.test_buff.tolist() == [0.0, 0.0]  # nothing ran
+
+
+def test_batch_norm_statistics_under_replication():
+    class Normalised(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(2, momentum=0.5)
+
+        def forward(self, x):
+            y = self.bn(x)
+            return y, nn.functional.mse_loss(y, torch.zeros_like(y))
+
+    x = torch.tensor([[0.0, 0.0], [2.0, 2.0], [10.0, 10.0], [20.0, 20.0]])
+    with pytest.raises(poptorch.Error, match="broadcastBuffers"):
+        poptorch.trainingModel(Normalised(), poptorch.Options().replicationFactor(2))(x)
+    module = Normalised()
+    opts = poptorch.Options().replicationFactor(2).broadcastBuffers(False)
+    poptorch.trainingModel(module, opts)(x)
+    assert module.bn.running_mean.tolist() == [0.5, 0.5]  # replica 0's batch [0, 2] only
+    assert module.bn.num_batches_tracked.item() == 1
+
+
+def test_constant_buffers_are_fine_with_replicas():
+    class ConstantBuffer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("stuff", torch.tensor([1, 2, 3], dtype=torch.int32))
+
+        def forward(self, x):
+            return torch.sum(x + 1 + self.stuff)
+
+    model = poptorch.inferenceModel(ConstantBuffer(), poptorch.Options().replicationFactor(2))
+    assert model(torch.tensor([2, 2])).tolist() == [15, 15]
