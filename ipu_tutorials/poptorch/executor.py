@@ -1,6 +1,7 @@
 """trainingModel, inferenceModel and the PoplarExecutor they return."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sys
@@ -36,6 +37,21 @@ def _mark_written(params) -> None:
     _VERSION[0] += 1
     for p in params:
         _WEIGHT_VERSIONS[p] = _VERSION[0]
+
+
+@contextlib.contextmanager
+def _in_modes(modes: dict):
+    """Run with each module's train/eval flag as it was at compile; leave the user's flags as
+    they are (PopTorch compiles a copy of the model, so model.train()/eval() made later do not
+    reach the compiled graph)."""
+    saved = {module: module.training for module in modes}
+    for module, training in modes.items():
+        module.training = training
+    try:
+        yield
+    finally:
+        for module, training in saved.items():
+            module.training = training
 
 
 def _batched(tensors) -> list[torch.Tensor]:
@@ -146,9 +162,10 @@ class PoplarExecutor(PerfCounters):
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
         self._attached = opts.connection_type != ConnectionType.Never
         if not self._training:  # the weights are uploaded with the executable
-            self._device_model = copy.deepcopy(self._user_model).eval()
+            self._device_model = copy.deepcopy(self._user_model)
             self._uploaded = _VERSION[0]
         self._replica_state = self._new_replica_state()
+        self._modes = {m: m.training for m in self._user_model.modules()}
         autoreport.write_if_enabled(self)
 
     def _new_replica_state(self) -> ReplicaState:
@@ -203,15 +220,17 @@ class PoplarExecutor(PerfCounters):
         return result
 
     def _train(self, args, kwargs, batching):
-        model = self._user_model.train()
+        model = self._user_model
         optimizer = self._optimizer
         training = self._options.Training
         mean = training.accumulation_and_replication_reduction_type == ReductionType.Mean
         running = (training.meanAccumulationAndReplicationReductionStrategy
                    == MeanReductionStrategy.Running)
         on_update = self._record_anchors if self._options.anchored_tensors else None
-        result = run_training(model, optimizer, args, kwargs, batching, self._graph.loss_output,
-                              mean, running, on_update, self._replica_state)
+        with _in_modes(self._modes):
+            result = run_training(model, optimizer, args, kwargs, batching,
+                                  self._graph.loss_output, mean, running, on_update,
+                                  self._replica_state)
         _mark_written(model.parameters())
         return result
 

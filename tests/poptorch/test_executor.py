@@ -1,4 +1,5 @@
 """trainingModel / inferenceModel: output shapes, the batch rule, device state and errors."""
+import copy
 import datetime
 
 import pytest
@@ -434,3 +435,54 @@ def test_constant_buffers_are_fine_with_replicas():
 
     model = poptorch.inferenceModel(ConstantBuffer(), poptorch.Options().replicationFactor(2))
     assert model(torch.tensor([2, 2])).tolist() == [15, 15]
+
+
+class NormalisedRegression(nn.Module):
+    """BatchNorm then Linear: batch statistics in train mode, running statistics in eval."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(5)
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x, y):
+        out = self.fc(self.bn(x))
+        return out, nn.functional.mse_loss(out, y)
+
+
+def test_training_model_keeps_the_eval_flag_set_before_wrapping():
+    module = NormalisedRegression().eval()  # fine-tuning with frozen BatchNorm
+    reference = copy.deepcopy(module)
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    model = poptorch.trainingModel(module, optimizer=torch.optim.SGD(module.parameters(), lr=0.1))
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    out, loss = model(x, y)
+    ref_out, ref_loss = reference(x, y)
+    ref_loss.backward()
+    optimizer.step()
+    assert not module.training and not module.bn.training
+    assert torch.allclose(out, ref_out, atol=1e-5) and torch.allclose(loss, ref_loss, atol=1e-5)
+    assert torch.equal(module.bn.running_mean, torch.zeros(5))  # frozen statistics
+    assert torch.allclose(module.fc.weight, reference.fc.weight, atol=1e-5)
+
+
+def test_mode_changes_after_compile_do_not_reach_the_compiled_model():
+    module = NormalisedRegression()
+    model = poptorch.trainingModel(module)
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    module.eval()
+    model(x, y)
+    assert not module.training  # the user's flag is left alone
+    assert module.bn.num_batches_tracked.item() == 2  # the compiled graph still trains BatchNorm
+
+
+def test_inference_model_keeps_the_train_flag():
+    module = NormalisedRegression()  # left in train mode: BatchNorm uses batch statistics
+    reference = copy.deepcopy(module)
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    out, _ = poptorch.inferenceModel(module)(x, y)
+    with torch.no_grad():
+        expected, _ = reference(x, y)
+    assert torch.allclose(out, expected, atol=1e-5)
+    assert module.training
