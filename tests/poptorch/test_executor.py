@@ -486,3 +486,19 @@ def test_inference_model_keeps_the_train_flag():
         expected, _ = reference(x, y)
     assert torch.allclose(out, expected, atol=1e-5)
     assert module.training
+
+
+def test_anchored_updated_weight_is_the_weight_after_the_step():
+    net = Regression()
+    reference = copy.deepcopy(net)
+    opts = options().anchorTensor("new_w", "UpdatedVar___fc.weight")
+    model = poptorch.trainingModel(net, opts, torch.optim.SGD(net.parameters(), lr=0.1))
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    reference(x, y)[1].backward()
+    optimizer.step()
+    torch.testing.assert_close(model.getAnchoredTensor("new_w"), reference.fc.weight.detach(),
+                               atol=1e-5, rtol=1e-5)
+    net.fc.weight.data.zero_()  # the anchor is a copy, not the live weight
+    assert model.getAnchoredTensor("new_w").abs().sum() > 0
