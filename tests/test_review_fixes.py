@@ -135,9 +135,6 @@ def test_set_optimizer_applies_the_wrapping_checks_and_plans_again():
         _Loss(net), options(), poptorch.optim.SGD(net.parameters(), lr=0.1))
     model(torch.randn(2, 3), torch.randn(2, 2))
     assert model.plan.memory[0].optimizer == 0
-    with pytest.raises(ValueError, match="Nesterov"):
-        model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9,
-                                              nesterov=True))
     with pytest.raises(ValueError, match="not in the wrapped model"):
         model.setOptimizer(poptorch.optim.SGD(nn.Linear(3, 2).parameters(), lr=0.1))
     model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9))

@@ -118,9 +118,6 @@ class PoplarExecutor(PerfCounters):
                     MeanReductionStrategy.Running)
 
     def _check_optimizer(self, optimizer):
-        if any(g.get("nesterov") for g in optimizer.param_groups):
-            raise ValueError("Nesterov momentum is not supported by PopTorch's SGD; use "
-                             "nesterov=False")
         owned = {id(p) for p in self._user_model.parameters()}
         if any(id(p) not in owned for g in optimizer.param_groups for p in g["params"]):
             raise ValueError("the optimizer holds parameters that are not in the wrapped "

@@ -502,3 +502,20 @@ def test_anchored_updated_weight_is_the_weight_after_the_step():
                                atol=1e-5, rtol=1e-5)
     net.fc.weight.data.zero_()  # the anchor is a copy, not the live weight
     assert model.getAnchoredTensor("new_w").abs().sum() > 0
+
+
+@pytest.mark.parametrize("sgd", [poptorch.optim.SGD, torch.optim.SGD])
+def test_nesterov_sgd_trains_like_torch(sgd):
+    net = Regression()
+    reference = copy.deepcopy(net)
+    hyper = dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)
+    model = poptorch.trainingModel(net, optimizer=sgd(net.parameters(), **hyper))
+    optimizer = torch.optim.SGD(reference.parameters(), **hyper)
+    for _ in range(3):
+        x, y = torch.randn(4, 5), torch.randn(4, 3)
+        model(x, y)
+        optimizer.zero_grad()
+        reference(x, y)[1].backward()
+        optimizer.step()
+    for ours, theirs in zip(net.parameters(), reference.parameters()):
+        torch.testing.assert_close(ours.detach(), theirs.detach(), atol=1e-5, rtol=1e-5)
