@@ -22,6 +22,7 @@ from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
                                  run_inference, run_training)
 from ..profiling import autoreport
 from . import _to_simulator
+from .ops import training_graph
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
 from .options import Options
 from .perf_counters import PerfCounters
@@ -144,8 +145,9 @@ class PoplarExecutor(PerfCounters):
                    bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
                    disable=not opts.show_compilation_progress_bar)
         try:
-            graph = capture(self._user_model, *first,
-                            compute_dtype=torch.float16 if self._mixed == MIXED_DOWNCAST else None)
+            with training_graph(self._training):
+                graph = capture(self._user_model, *first, compute_dtype=torch.float16
+                                if self._mixed == MIXED_DOWNCAST else None)
             bar.update(20)
             if self._training:
                 self._check_loss(graph)
@@ -224,7 +226,7 @@ class PoplarExecutor(PerfCounters):
         running = (training.meanAccumulationAndReplicationReductionStrategy
                    == MeanReductionStrategy.Running)
         on_update = self._record_anchors if self._options.anchored_tensors else None
-        with _in_modes(self._modes):
+        with _in_modes(self._modes), training_graph(True):
             result = run_training(model, optimizer, args, kwargs, batching,
                                   self._graph.loss_output, mean, running, on_update,
                                   self._replica_state)

@@ -1,6 +1,7 @@
 """PopTorch's model-level ops and utilities, with their CPU and simulated-IPU behaviour."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -132,13 +133,25 @@ def set_available_memory(tensor: torch.Tensor, available_memory_proportion: floa
 
 
 def recomputationCheckpoint(*tensors: torch.Tensor):
-    """Keep these activations (stash them) instead of recomputing them in the backward pass."""
+    """Keep these activations (stash them) instead of recomputing them in the backward pass.
+
+    Returns one tensor for one tensor, a tuple for several, and a list or tuple of the same
+    type when given a single list or tuple.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return type(tensors[0])(_checkpoint(tensors[0]))
+    out = _checkpoint(tensors)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _checkpoint(tensors) -> list[torch.Tensor]:
     for t in tensors:
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"recomputationCheckpoint expects tensors, got {type(t).__name__}")
+            raise ValueError(f"All inputs must be tensors: recomputationCheckpoint got a "
+                             f"{type(t).__name__}")
         if tracing.STATE.capture is not None:
             tracing.STATE.capture.checkpoint(t)
-    return tensors[0] if len(tensors) == 1 else tensors
+    return list(tensors)
 
 
 def serializedMatMul(lhs: torch.Tensor, rhs: torch.Tensor, mode: MatMulSerializationMode,
@@ -251,12 +264,48 @@ def custom_op(inputs, name: str, domain: str, domain_version: int, example_outpu
     return outputs
 
 
+_IN_TRAINING_MODEL = [False]  # set while a trainingModel compiles or runs its forward pass
+
+
+@contextlib.contextmanager
+def training_graph(training: bool):
+    """Mark the forward passes of a trainingModel (for_loop is inference-only in PopTorch)."""
+    saved, _IN_TRAINING_MODEL[0] = _IN_TRAINING_MODEL[0], training
+    try:
+        yield
+    finally:
+        _IN_TRAINING_MODEL[0] = saved
+
+
+def _check_loop_inputs(inputs) -> None:
+    if not isinstance(inputs, list):
+        raise ValueError(f"poptorch.for_loop expects input tensors (inputs) to be a list of "
+                         f"tensors. (Object is not list: got {type(inputs).__name__}; wrap it "
+                         f"as [tensor])")
+    for index, tensor in enumerate(inputs):
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"poptorch.for_loop expects input tensors (inputs) to be a list of "
+                             f"tensors. (Object contained in list at index {index} is not "
+                             f"torch.tensor: got {type(tensor).__name__})")
+
+
 def for_loop(count: int, body, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Run `inputs = body(*inputs)` `count` times (a loop compiled once on the IPU)."""
+    """Run `inputs = body(*inputs)` `count` times (a loop compiled once on the IPU).
+
+    The inputs are passed by value: in-place ops in the body do not change the caller's tensors.
+
+    Raises:
+        ValueError: inputs is not a list of tensors.
+        Error: inside a trainingModel (PopTorch supports for_loop in inference only).
+    """
     check_int("for_loop(count)", count)
     if not callable(body):
         raise TypeError("for_loop body must be callable")
-    inputs = list(inputs)
+    _check_loop_inputs(inputs)
+    if _IN_TRAINING_MODEL[0] and tracing.STATE.on_ipu:
+        raise Error("poptorch.for_loop() is only supported in inference: use it in a model "
+                    "wrapped with poptorch.inferenceModel, or write a Python loop for training")
+    inputs = [t.clone() for t in inputs]
     for _ in range(count):
         result = body(*inputs)
         result = list(result) if isinstance(result, (list, tuple)) else [result]

@@ -151,8 +151,15 @@ def test_recomputation_checkpoint_returns_its_inputs():
     assert poptorch.recomputationCheckpoint(a) is a
     both = poptorch.recomputationCheckpoint(a, b)
     assert isinstance(both, tuple) and both[0] is a and both[1] is b
-    with pytest.raises(TypeError, match=r"recomputationCheckpoint expects tensors, got list"):
+    with pytest.raises(ValueError, match=r"All inputs must be tensors: .* got a list"):
         poptorch.recomputationCheckpoint(a, [b])
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_recomputation_checkpoint_keeps_a_single_list_or_tuple(container):
+    a, b = torch.randn(2), torch.randn(3)
+    out = poptorch.recomputationCheckpoint(container([a, b]))
+    assert type(out) is container and out[0] is a and out[1] is b
 
 
 # --- custom ops -------------------------------------------------------------------------------------------
@@ -300,3 +307,53 @@ def test_set_log_level_rejects_unknown_levels(log_level):
     with pytest.raises(TypeError, match=r"setLogLevel\(\) expects an integer, got float 1.5"):
         poptorch.setLogLevel(1.5)
     assert log_level.level == logging.INFO
+
+
+def loop_model(forward):
+    """An inference model whose forward is `forward(x)`."""
+    return poptorch.inferenceModel(type("Loop", (torch.nn.Module,), {"forward": forward})())
+
+
+def test_for_loop_passes_inputs_by_value():
+    def body(y):
+        y += 1
+        return y
+
+    def inside_only(self, x):
+        return poptorch.for_loop(3, body, [x])[0]
+
+    def before_and_after(self, x):
+        x += 1
+        z = poptorch.for_loop(3, body, [x])[0]
+        x += 1
+        return z
+
+    x = torch.ones(1, 5, dtype=torch.int32)
+    assert loop_model(inside_only)(x).tolist() == [[4] * 5]
+    assert x.tolist() == [[1] * 5]  # the body's in-place ops worked on a copy
+    assert loop_model(before_and_after)(x).tolist() == [[5] * 5]
+    assert x.tolist() == [[3] * 5]  # in-place ops on a model input reach the caller's tensor
+
+
+def test_for_loop_needs_a_list_of_tensors():
+    x = torch.ones(2, 3)
+    with pytest.raises(ValueError, match=r"expects input tensors \(inputs\) to be a list of "
+                                         r"tensors. \(Object is not list"):
+        loop_model(lambda self, x: poptorch.for_loop(2, lambda t: t + 1, x))(x)
+    with pytest.raises(ValueError, match=r"Object contained in list at index 1 is not "
+                                         r"torch.tensor"):
+        poptorch.for_loop(2, lambda t, n: (t, n), [x, 5])
+
+
+def test_for_loop_is_inference_only():
+    class LoopTraining(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            (out,) = poptorch.for_loop(2, lambda t: t * self.w, [x])
+            return poptorch.identity_loss(out.sum(), reduction="sum")
+
+    with pytest.raises(Error, match=r"poptorch.for_loop\(\) is only supported in inference"):
+        poptorch.trainingModel(LoopTraining())(torch.ones(2, 3))
