@@ -230,6 +230,7 @@ class PoplarExecutor(PerfCounters):
             result = run_training(model, optimizer, args, kwargs, batching,
                                   self._graph.loss_output, mean, running, on_update,
                                   self._replica_state)
+        self._record_updated_weights()
         _mark_written(model.parameters())
         return result
 
@@ -238,9 +239,16 @@ class PoplarExecutor(PerfCounters):
         for short, anchor in self._options.anchored_tensors.items():
             kind, _, name = anchor["long_name"].rpartition("___")
             for p, g in grads.items():
-                if names.get(p) == name:
-                    value = g.float() * scale if kind == "Gradient" else p.detach()
-                    self._anchors[short] = value.clone()
+                if names.get(p) == name and kind == "Gradient":
+                    self._anchors[short] = (g.float() * scale).clone()
+
+    def _record_updated_weights(self):
+        """UpdatedVar___<name> anchors: each weight after this call's (last) update."""
+        params = dict(self._user_model.named_parameters())
+        for short, anchor in self._options.anchored_tensors.items():
+            kind, _, name = anchor["long_name"].rpartition("___")
+            if kind == "UpdatedVar" and name in params:
+                self._anchors[short] = params[name].detach().clone()
 
     @staticmethod
     def _detach_input(x):
