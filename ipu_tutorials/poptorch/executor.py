@@ -22,6 +22,7 @@ from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
                                  run_inference, run_training)
 from ..profiling import autoreport
 from . import _to_simulator
+from ._device_optimizer import DeviceOptimizer, same_family
 from .ops import training_graph
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
 from .options import Options
@@ -38,6 +39,12 @@ def _mark_written(params) -> None:
     _VERSION[0] += 1
     for p in params:
         _WEIGHT_VERSIONS[p] = _VERSION[0]
+
+
+def _needs_running_mean(optimizer) -> bool:
+    """float16 accumulators use running means, except the combined SGD accumulator (Post)."""
+    return (getattr(optimizer, "accum_type", None) == torch.float16
+            and not getattr(optimizer, "use_combined_accum", False))
 
 
 @contextlib.contextmanager
@@ -113,7 +120,8 @@ class PoplarExecutor(PerfCounters):
                         f"again after changing replicationFactor")
         if self._training and self._optimizer is not None:
             self._check_optimizer(self._optimizer)
-            if getattr(self._optimizer, "accum_type", None) == torch.float16:
+            self._device_optimizer = DeviceOptimizer(self._optimizer)
+            if _needs_running_mean(self._optimizer):
                 # PopTorch switches to running means so float16 accumulators cannot overflow.
                 opts.Training.setMeanAccumulationAndReplicationReductionStrategy(
                     MeanReductionStrategy.Running)
@@ -226,7 +234,8 @@ class PoplarExecutor(PerfCounters):
         running = (training.meanAccumulationAndReplicationReductionStrategy
                    == MeanReductionStrategy.Running)
         on_update = self._record_anchors if self._options.anchored_tensors else None
-        with _in_modes(self._modes), training_graph(True):
+        with _in_modes(self._modes), training_graph(True), \
+                self._device_optimizer.applied(optimizer):
             result = run_training(model, optimizer, args, kwargs, batching,
                                   self._graph.loss_output, mean, running, on_update,
                                   self._replica_state)
@@ -315,19 +324,25 @@ class PoplarExecutor(PerfCounters):
         """Use a new optimizer's hyperparameters from the next call; optimizer state carries over."""
         if not self._training:
             raise Error("setOptimizer() is for training models; an inferenceModel has no optimizer")
-        if type(optimizer) is not type(self._optimizer):
-            raise TypeError(f"setOptimizer() expects a {type(self._optimizer).__name__} like the "
-                            f"one the model was compiled with, got {type(optimizer).__name__}")
         self._check_optimizer(optimizer)
+        device = DeviceOptimizer(optimizer)
+        if self._plan is not None and not same_family(device.kind, self._device_optimizer.kind):
+            raise TypeError(f"setOptimizer() expects an optimizer of the kind the model was "
+                            f"compiled with ({self._device_optimizer.kind.__name__}), got "
+                            f"{type(optimizer).__name__}: wrap the model again to change kind")
+        if self._plan is not None:
+            self._device_optimizer.check_constants(optimizer)
         running = (self._options.Training.meanAccumulationAndReplicationReductionStrategy
                    == MeanReductionStrategy.Running)
-        if getattr(optimizer, "accum_type", None) == torch.float16 and not running:
-            raise ValueError("float16 accumulators need MeanReductionStrategy.Running, but this "
-                             "model was compiled with Post: wrap the model again with the new "
-                             "optimizer instead")
+        if _needs_running_mean(optimizer) and not running:
+            raise ValueError("Invalid optimizer: the new optimizer would require changing "
+                             "options.Training.meanAccumulationAndReplicationReductionStrategy "
+                             "to poptorch.MeanReductionStrategy.Running but the executable is "
+                             "already compiled (float16 accumulators need running means): wrap "
+                             "the model again with the new optimizer instead")
         for p, state in self._optimizer.state.items():
             optimizer.state.setdefault(p, state)
-        self._optimizer = optimizer
+        self._optimizer, self._device_optimizer = optimizer, device
         if self._plan is not None:  # its state and update cost may differ: plan again
             config = _to_simulator.run_config(self._options, True, self._micro_batch, optimizer)
             self._plan = compile_plan(self._graph, config)

@@ -519,3 +519,128 @@ def test_nesterov_sgd_trains_like_torch(sgd):
         optimizer.step()
     for ours, theirs in zip(net.parameters(), reference.parameters()):
         torch.testing.assert_close(ours.detach(), theirs.detach(), atol=1e-5, rtol=1e-5)
+
+
+# --- optimizers on the device: setOptimizer, constants, supported types --------------------------
+def trained_bias(edit, lr=0.0):
+    """Train Regression one step with `edit(model, optimizer)` applied after the first call."""
+    net = Regression()
+    optimizer = torch.optim.SGD(net.parameters(), lr=lr)
+    model = poptorch.trainingModel(net, optimizer=optimizer)
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    before = net.fc.bias.detach().clone()
+    edit(model, optimizer)
+    model(x, y)
+    return before, net.fc.bias.detach().clone()
+
+
+def test_editing_param_groups_needs_set_optimizer():
+    def edit_only(model, optimizer):
+        optimizer.param_groups[0]["lr"] = 0.5
+
+    with pytest.warns(UserWarning, match=r"call poptorch_model.setOptimizer\(optimizer\)"):
+        before, after = trained_bias(edit_only)
+    assert torch.equal(before, after)  # the device still has lr=0
+
+    def edit_and_set(model, optimizer):
+        optimizer.param_groups[0]["lr"] = 0.5
+        model.setOptimizer(optimizer)
+
+    before, after = trained_bias(edit_and_set)
+    assert not torch.equal(before, after)
+
+
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)`")  # as in PopTorch
+def test_scheduler_reaches_the_device_through_set_optimizer():
+    net = Regression()
+    optimizer = poptorch.optim.SGD(net.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.5)
+    model = poptorch.trainingModel(net, optimizer=optimizer)
+    reference = copy.deepcopy(net)
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    scheduler.step()
+    model.setOptimizer(optimizer)
+    model(x, y)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=1.0)
+    for lr in (1.0, 0.5):
+        ref_opt.param_groups[0]["lr"] = lr
+        ref_opt.zero_grad()
+        reference(x, y)[1].backward()
+        ref_opt.step()
+    torch.testing.assert_close(net.fc.weight.detach(), reference.fc.weight.detach(),
+                               atol=1e-5, rtol=1e-5)
+
+
+def test_a_constant_attribute_cannot_change_after_compile():
+    net = Regression()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)  # momentum left at its default
+    model = poptorch.trainingModel(net, optimizer=optimizer)
+    model(torch.randn(4, 5), torch.randn(4, 3))
+    optimizer.param_groups[0]["momentum"] = 0.9
+    with pytest.raises(ValueError, match=r"param_groups\[0\]\['momentum'\] changed from 0 to "
+                                         r"0.9, but 'momentum' is a constant"):
+        model.setOptimizer(optimizer)
+    optimizer.param_groups[0]["momentum"] = 0
+    model.setOptimizer(torch.optim.SGD(net.parameters(), lr=0.2))  # lr is always variable
+
+
+def test_attributes_passed_to_a_poptorch_optimizer_are_variable():
+    net = Regression()
+    optimizer = poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.0)
+    assert not optimizer.variable_attrs.isConstant("momentum")
+    assert optimizer.variable_attrs.isConstant("loss_scaling")
+    model = poptorch.trainingModel(net, optimizer=optimizer)
+    model(torch.randn(4, 5), torch.randn(4, 3))
+    model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9))
+    optimizer.variable_attrs.markAsVariable("loss_scaling")
+    optimizer.loss_scaling = 4.0
+    model.setOptimizer(optimizer)
+    with pytest.raises(AssertionError, match="Unknown attribute wibble"):
+        optimizer.variable_attrs.markAsConstant("wibble")
+
+
+def test_set_optimizer_accepts_the_torch_twin_of_the_compiled_optimizer():
+    before, after = trained_bias(lambda model, _: model.setOptimizer(
+        torch.optim.SGD(model.model.parameters(), lr=0.5)), lr=0.0)
+    assert not torch.equal(before, after)
+    with pytest.raises(TypeError, match=r"compiled with \(SGD\), got Adam"):
+        trained_bias(lambda model, _: model.setOptimizer(
+            torch.optim.Adam(model.model.parameters())))
+
+
+def test_poptorch_optimizer_arguments_accept_none_for_their_default():
+    net = Regression()
+    optimizer = poptorch.optim.SGD(net.parameters(), lr=0.1, loss_scaling=None,
+                                   velocity_scaling=None, use_combined_accum=None,
+                                   max_grad_norm=None)
+    assert optimizer.loss_scaling == 1.0 and not optimizer.use_combined_accum
+    poptorch.trainingModel(net, optimizer=optimizer)(torch.randn(4, 5), torch.randn(4, 3))
+
+
+def test_unsupported_optimizers_are_refused():
+    net = Regression()
+    with pytest.raises(AssertionError, match="Unsupported optimizer type Adagrad"):
+        poptorch.trainingModel(net, optimizer=torch.optim.Adagrad(net.parameters()))
+    with pytest.raises(ValueError, match="Only non-amsgrad Adam/AdamW optimizers are supported"):
+        poptorch.trainingModel(net, optimizer=torch.optim.Adam(net.parameters(), amsgrad=True))
+
+
+def test_a_subclassed_optimizer_warns_and_runs_as_its_native_base(caplog):
+    class NoStep(torch.optim.SGD):
+        def step(self, closure=None):  # PopTorch never runs Python optimizer code
+            raise AssertionError("the subclass's step ran")
+
+    net = Regression()
+    reference = copy.deepcopy(net)
+    with caplog.at_level("WARNING", logger="poptorch"):
+        model = poptorch.trainingModel(net, optimizer=NoStep(net.parameters(), lr=0.1))
+    assert "Poptorch does not run Python optimizer code directly" in caplog.text
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    reference(x, y)[1].backward()
+    ref_opt.step()
+    torch.testing.assert_close(net.fc.weight.detach(), reference.fc.weight.detach(),
+                               atol=1e-5, rtol=1e-5)
