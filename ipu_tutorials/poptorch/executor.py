@@ -382,6 +382,27 @@ class PoplarExecutor(PerfCounters):
                     "optimizer": self._optimizer, "example": self._example,
                     "rng_state": torch.get_rng_state() if save_rng_state else None}, filename)
 
+    # --- the wrapped model's attributes ---------------------------------------------------------
+    def __getattr__(self, name: str):
+        """Anything the executor lacks comes from the wrapped model (poptorch_model.fc.weight,
+        .parameters(), .state_dict(), ...), as in PopTorch. A training model's weights are
+        always current on the host here, so nothing needs copying first."""
+        model = self.__dict__.get("_user_model")
+        if model is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(model, name)
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True):
+        """Load into the wrapped model, then into the device when attached (as PopTorch does).
+
+        Returns:
+            torch's NamedTuple of missing_keys and unexpected_keys.
+        """
+        result = self._user_model.load_state_dict(state_dict, strict)
+        if self.isCompiled() and self.isAttachedToDevice():
+            self.copyWeightsToDevice()
+        return result
+
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
     def model(self) -> torch.nn.Module:

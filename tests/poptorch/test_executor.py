@@ -644,3 +644,39 @@ def test_a_subclassed_optimizer_warns_and_runs_as_its_native_base(caplog):
     ref_opt.step()
     torch.testing.assert_close(net.fc.weight.detach(), reference.fc.weight.detach(),
                                atol=1e-5, rtol=1e-5)
+
+
+# --- the executor behaves like the module ------------------------------------------------------
+def test_executor_forwards_attributes_to_the_model():
+    net = Regression()
+    net.note = "MyAttr"
+    model = poptorch.trainingModel(net)
+    assert model.note == "MyAttr"
+    assert model.fc.weight is net.fc.weight
+    assert [p for p in model.parameters()] == list(net.parameters())
+    assert dict(model.named_parameters()).keys() == {"fc.weight", "fc.bias"}
+    assert list(model.buffers()) == []
+    with pytest.raises(AttributeError, match="no attribute 'missing'"):
+        model.missing
+
+
+def test_state_dict_reads_the_trained_weights():
+    net = Regression()
+    model = poptorch.trainingModel(net, optimizer=torch.optim.SGD(net.parameters(), lr=0.1))
+    before = copy.deepcopy(net.state_dict())
+    model(torch.randn(4, 5), torch.randn(4, 3))
+    state = model.state_dict()
+    assert not torch.equal(state["fc.weight"], before["fc.weight"])
+    assert torch.equal(state["fc.weight"], net.fc.weight.detach())
+
+
+def test_load_state_dict_reaches_the_device():
+    net = Regression()
+    model = poptorch.inferenceModel(net)
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    fresh = Regression()
+    result = model.load_state_dict(fresh.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    out, _ = model(x, y)
+    torch.testing.assert_close(out, fresh(x, y)[0].detach(), atol=1e-5, rtol=1e-5)
