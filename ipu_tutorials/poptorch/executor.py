@@ -23,6 +23,7 @@ from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
 from ..profiling import autoreport
 from . import _to_simulator
 from ._device_optimizer import DeviceOptimizer, same_family
+from ._input_signature import check_inputs
 from .ops import training_graph
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
 from .options import Options
@@ -215,6 +216,7 @@ class PoplarExecutor(PerfCounters):
                         f"({self._micro_batch * batching.factor} samples per call) but got "
                         f"{micro * batching.factor} samples; keep the batch size fixed (a "
                         f"poptorch.DataLoader with drop_last=True does), or wrap the model again")
+        check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()
         if self._training:
             result = self._train(args, kwargs, batching)

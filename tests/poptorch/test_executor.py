@@ -680,3 +680,42 @@ def test_load_state_dict_reaches_the_device():
     assert result.missing_keys == [] and result.unexpected_keys == []
     out, _ = model(x, y)
     torch.testing.assert_close(out, fresh(x, y)[0].detach(), atol=1e-5, rtol=1e-5)
+
+
+# --- inputs must match the compiled signature --------------------------------------------------
+def test_a_changed_input_dtype_is_refused():
+    model = poptorch.inferenceModel(nn.Identity())
+    model(torch.tensor([1.0]))
+    with pytest.raises(poptorch.Error, match=r"Data type mismatch for input: expected "
+                                             r"torch.float32 but got torch.int64"):
+        model(torch.tensor([3]))
+
+
+def test_a_changed_non_batch_shape_is_refused():
+    model = poptorch.inferenceModel(nn.Identity())
+    model(torch.zeros(2, 3))
+    with pytest.raises(poptorch.Error, match=r"Shape mismatch for input: expected "
+                                             r"torch.Size\(\[2, 3\]\) but got torch.Size\(\[2, 4\]\)"):
+        model(torch.zeros(2, 4))
+
+
+class WithOptionalInputs(nn.Module):
+    def forward(self, x, y=None, z=None, u=5):
+        out = x * u
+        return out if z is None else out + z
+
+
+def test_missing_extra_and_changed_arguments_are_refused():
+    model = poptorch.inferenceModel(WithOptionalInputs())
+    x = torch.ones(2)
+    model(x, z=torch.ones(2), u=5)
+    with pytest.raises(poptorch.Error, match=r"Missing arguments: z\."):
+        model(x, u=5)
+    with pytest.raises(poptorch.Error, match=r"Unexpected arguments: y\."):
+        model(x, y=x, z=x, u=5)
+    with pytest.raises(poptorch.Error, match=r"Value mismatch for u: expected 5 but got 3"):
+        model(x, z=x, u=3)
+    with pytest.raises(poptorch.Error, match=r"Number of positional arguments mismatch: "
+                                             r"expected 1 arguments but got 2"):
+        model(x, x, z=x, u=5)
+    assert model(x, z=torch.zeros(2), u=5).tolist() == [5.0, 5.0]
