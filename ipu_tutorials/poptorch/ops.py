@@ -19,13 +19,26 @@ LOG_LEVELS = {"TRACE": logging.DEBUG - 5, "TRACE_ALL": logging.DEBUG - 5, "DEBUG
               "OFF": logging.CRITICAL + 10}
 
 
+LEGACY_LOG_LEVELS = {0: "TRACE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERR", 6: "OFF"}
+
+
 def setLogLevel(level: str | int) -> None:
-    """Set PopTorch's log level: TRACE, DEBUG, INFO, WARN, ERR or OFF (or a logging number)."""
-    if isinstance(level, str):
-        if level.upper() not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; valid levels: {', '.join(LOG_LEVELS)}")
-        level = LOG_LEVELS[level.upper()]
-    logger.setLevel(check_int("setLogLevel()", level, minimum=0))
+    """Set PopTorch's log level: TRACE, DEBUG, INFO, WARN, ERR or OFF, or PopTorch's legacy
+    integers 0 (TRACE) to 4 (ERR) and 6 (OFF).
+
+    Raises:
+        ValueError: for an unknown name or integer.
+    """
+    if isinstance(level, int) and not isinstance(level, bool):
+        if level not in LEGACY_LOG_LEVELS:
+            raise ValueError(f"Invalid log level integer {level}: use 0 (TRACE), 1 (DEBUG), "
+                             f"2 (INFO), 3 (WARN), 4 (ERR) or 6 (OFF)")
+        level = LEGACY_LOG_LEVELS[level]
+    if not isinstance(level, str) or level.upper() not in LOG_LEVELS:
+        valid = sorted(n for n in LOG_LEVELS if n != "TRACE_ALL")
+        raise ValueError(f"Unknown log level: {level}. Valid values are "
+                         f"{', '.join(valid[:-1])} and {valid[-1]}")
+    logger.setLevel(LOG_LEVELS[level.upper()])
 
 
 if os.environ.get("POPTORCH_LOG_LEVEL"):
@@ -117,6 +130,8 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
 
 def nop(tensor: torch.Tensor) -> torch.Tensor:
     """An identity op that is never optimised away (for debugging)."""
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"nop must take a torch.tensor argument. {type(tensor)} is not supported.")
     return tensor.clone()
 
 
@@ -126,6 +141,9 @@ def set_available_memory(tensor: torch.Tensor, available_memory_proportion: floa
     The simulator's cost model gives that op less working memory and, if it wanted more,
     more cycles.
     """
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"You may only set available memory for torch.tensor values. "
+                    f"{type(tensor)} is not supported.")
     check_fraction("set_available_memory()", available_memory_proportion)
     if tracing.STATE.capture is not None:
         tracing.STATE.capture.set_available_memory(tensor, available_memory_proportion)

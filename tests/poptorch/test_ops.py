@@ -292,21 +292,34 @@ def test_set_log_level_accepts_poptorch_names(log_level, name, level):
     assert log_level.level == level
 
 
-def test_set_log_level_accepts_logging_numbers(log_level):
-    poptorch.setLogLevel(logging.WARNING)
-    assert log_level.level == logging.WARNING
+@pytest.mark.parametrize("number, level", [(0, logging.DEBUG - 5), (1, logging.DEBUG),
+                                           (2, logging.INFO), (3, logging.WARNING),
+                                           (4, logging.ERROR), (6, logging.CRITICAL + 10)])
+def test_set_log_level_accepts_poptorch_legacy_integers(log_level, number, level):
+    poptorch.setLogLevel(number)
+    assert log_level.level == level
 
 
 def test_set_log_level_rejects_unknown_levels(log_level):
     log_level.setLevel(logging.INFO)
-    with pytest.raises(ValueError, match=r"unknown log level 'LOUD'; valid levels: TRACE, "
-                                         r"TRACE_ALL, DEBUG, INFO, WARN, ERR, OFF"):
-        poptorch.setLogLevel("LOUD")
-    with pytest.raises(ValueError, match=r"setLogLevel\(\) must be an integer >= 0, got -1"):
-        poptorch.setLogLevel(-1)
-    with pytest.raises(TypeError, match=r"setLogLevel\(\) expects an integer, got float 1.5"):
+    with pytest.raises(ValueError, match=r"Unknown log level: wibble. Valid values are DEBUG, "
+                                         r"ERR, INFO, OFF, TRACE and WARN"):
+        poptorch.setLogLevel("wibble")
+    for number in (5, -1, logging.WARNING):  # PopTorch's integers are not logging's
+        with pytest.raises(ValueError, match=rf"Invalid log level integer {number}"):
+            poptorch.setLogLevel(number)
+    with pytest.raises(ValueError, match=r"Unknown log level: 1.5"):
         poptorch.setLogLevel(1.5)
     assert log_level.level == logging.INFO
+
+
+def test_nop_and_set_available_memory_need_a_tensor():
+    with pytest.raises(Error, match=r"nop must take a torch.tensor argument. <class 'int'> is "
+                                    r"not supported"):
+        poptorch.nop(3)
+    with pytest.raises(Error, match=r"You may only set available memory for torch.tensor "
+                                    r"values. <class 'list'> is not supported"):
+        poptorch.set_available_memory([torch.ones(1)], 0.5)
 
 
 def loop_model(forward):
