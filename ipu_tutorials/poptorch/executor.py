@@ -63,6 +63,24 @@ def _in_modes(modes: dict):
             module.training = training
 
 
+def _buffer_ids(model: torch.nn.Module) -> dict[str, int]:
+    return {name: id(buffer) for name, buffer in model.named_buffers()}
+
+
+def _check_buffers_kept(before: dict[str, int], model: torch.nn.Module) -> None:
+    """PopTorch compiles buffers as device tensors: forward may update them in place only."""
+    after = _buffer_ids(model)
+    for name, identity in before.items():
+        if name not in after:
+            raise Error(f"Buffer {name} is removed from the model when calling the forward "
+                        f"method. Keep it registered: PopTorch compiles buffers into the graph.")
+        if after[name] != identity:
+            raise Error(f"Buffer {name} is reassigned within the model when calling the forward "
+                        f"method. This is not supported. Consider using self.{name}.copy_(src) "
+                        f"to copy data from a source tensor, where src is the name of the "
+                        f"source tensor.")
+
+
 def _batched(tensors) -> list[torch.Tensor]:
     return [t for t in tensors if isinstance(t, torch.Tensor)]
 
@@ -154,9 +172,11 @@ class PoplarExecutor(PerfCounters):
                    bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
                    disable=not opts.show_compilation_progress_bar)
         try:
+            buffers = _buffer_ids(self._user_model)
             with training_graph(self._training):
                 graph = capture(self._user_model, *first, compute_dtype=torch.float16
                                 if self._mixed == MIXED_DOWNCAST else None)
+            _check_buffers_kept(buffers, self._user_model)
             bar.update(20)
             if self._training:
                 self._check_loss(graph)
@@ -218,10 +238,14 @@ class PoplarExecutor(PerfCounters):
                         f"poptorch.DataLoader with drop_last=True does), or wrap the model again")
         check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()
+        watched = self._user_model if self._training else self._device()
+        buffers = _buffer_ids(watched) if self._calls == 0 else None
         if self._training:
             result = self._train(args, kwargs, batching)
         else:
             result = run_inference(self._device(), args, kwargs, batching, self._replica_state)
+        if buffers is not None:
+            _check_buffers_kept(buffers, watched)
         self._host_seconds += time.perf_counter() - started
         self._last_call_start = self._clock
         self._clock += self._plan.call_seconds

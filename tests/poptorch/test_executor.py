@@ -719,3 +719,34 @@ def test_missing_extra_and_changed_arguments_are_refused():
                                              r"expected 1 arguments but got 2"):
         model(x, x, z=x, u=5)
     assert model(x, z=torch.zeros(2), u=5).tolist() == [5.0, 5.0]
+
+
+# --- buffers stay registered ---------------------------------------------------------------------
+class RemovesBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("y", torch.tensor([2]))
+
+    def forward(self, x):
+        if "y" in self._buffers:
+            del self._buffers["y"]
+        return x + 1
+
+
+class ReassignsBuffer(RemovesBuffer):
+    def forward(self, x):
+        self.y = x + 1
+        return self.y
+
+
+def test_a_buffer_removed_in_forward_is_refused():
+    with pytest.raises(poptorch.Error, match="Buffer y is removed from the model when calling "
+                                             "the forward method"):
+        poptorch.inferenceModel(RemovesBuffer())(torch.tensor([5.0]))
+
+
+def test_a_buffer_reassigned_in_forward_is_refused():
+    with pytest.raises(poptorch.Error, match=r"Buffer y is reassigned within the model when "
+                                             r"calling the forward method. This is not "
+                                             r"supported. Consider using self.y.copy_\(src\)"):
+        poptorch.inferenceModel(ReassignsBuffer())(torch.tensor([5.0]))
