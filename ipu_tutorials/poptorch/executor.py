@@ -408,6 +408,28 @@ class PoplarExecutor(PerfCounters):
                     "optimizer": self._optimizer, "example": self._example,
                     "rng_state": torch.get_rng_state() if save_rng_state else None}, filename)
 
+    def compileAndExport(self, filename: str, *args, export_model: bool = True, **kwargs) -> None:
+        """Compile for inputs like these and save the result to `filename` (PopTorch's
+        precompilation). Restore it with poptorch.load, or, when export_model is False, with
+        loadExecutable on a new wrapper of the same model."""
+        self.compile(*args, **kwargs)
+        self.save(filename, export_model)
+
+    def loadExecutable(self, filename: str) -> None:
+        """Compile this wrapper for the inputs a compileAndExport file was made for; the weights
+        stay this wrapper's model's own.
+
+        Raises:
+            Error: when the file was saved from a wrapper of the other kind.
+        """
+        saved = torch.load(filename, weights_only=False)
+        if saved["training"] != self._training:
+            kinds = {True: "poptorch.trainingModel", False: "poptorch.inferenceModel"}
+            raise Error(f"Invalid file {filename}: it holds a {kinds[saved['training']]} "
+                        f"executable but this is a {kinds[self._training]}")
+        args, kwargs = saved["example"]
+        self.compile(*args, **kwargs)
+
     # --- the wrapped model's attributes ---------------------------------------------------------
     def __getattr__(self, name: str):
         """Anything the executor lacks comes from the wrapped model (poptorch_model.fc.weight,

@@ -750,3 +750,30 @@ def test_a_buffer_reassigned_in_forward_is_refused():
                                              r"calling the forward method. This is not "
                                              r"supported. Consider using self.y.copy_\(src\)"):
         poptorch.inferenceModel(ReassignsBuffer())(torch.tensor([5.0]))
+
+
+# --- precompilation ------------------------------------------------------------------------------
+def test_compile_and_export_then_load(tmp_path):
+    net = Regression()
+    path = str(tmp_path / "model.poptorch")
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    poptorch.inferenceModel(net).compileAndExport(path, x, y)
+    loaded = poptorch.load(path)
+    assert loaded.isCompiled()
+    torch.testing.assert_close(loaded(x, y)[0], net(x, y)[0].detach())
+
+
+def test_load_executable_into_a_new_wrapper(tmp_path):
+    net = Regression()
+    path = str(tmp_path / "model.poptorch")
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    poptorch.inferenceModel(net).compileAndExport(path, x, y, export_model=False)
+    with pytest.raises(poptorch.Error, match="export_model=False"):
+        poptorch.load(path)
+    fresh = poptorch.inferenceModel(net)
+    fresh.loadExecutable(path)
+    assert fresh.isCompiled()
+    torch.testing.assert_close(fresh(x, y)[0], net(x, y)[0].detach())
+    with pytest.raises(poptorch.Error, match="holds a poptorch.inferenceModel executable but this "
+                                             "is a poptorch.trainingModel"):
+        poptorch.trainingModel(Regression()).loadExecutable(path)
