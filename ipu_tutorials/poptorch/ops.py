@@ -332,3 +332,74 @@ def for_loop(count: int, body, inputs: list[torch.Tensor]) -> list[torch.Tensor]
                         f"got {len(result)}")
         inputs = result
     return inputs
+
+
+def cond(condition: torch.Tensor, then_body, then_inps: list, else_body, else_inps: list) -> list:
+    """On-device if/else (inference only): run `then_body(*then_inps)` when `condition` is
+    true, else `else_body(*else_inps)`; both branches return the same number of tensors.
+
+    The inputs are passed by value. While the simulator captures the graph (shapes only) both
+    branches are recorded, as the IPU compiles both.
+
+    Raises:
+        ValueError: the inputs are not lists.
+        Error: inside a trainingModel.
+    """
+    if not isinstance(then_inps, list) or not isinstance(else_inps, list):
+        raise ValueError("poptorch.cond expects then_inps and else_inps tensors to be a list of "
+                         "tensors. (Object is not list)")
+    if _IN_TRAINING_MODEL[0] and tracing.STATE.on_ipu:
+        raise Error("poptorch.cond() is only supported in inference: use it in a model wrapped "
+                    "with poptorch.inferenceModel")
+
+    def run(body, inputs):
+        out = body(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
+        return [out] if isinstance(out, torch.Tensor) else list(out)
+
+    if isinstance(condition, torch.Tensor) and condition.is_meta:  # capture: both branches
+        then_out, else_out = run(then_body, then_inps), run(else_body, else_inps)
+        if len(then_out) != len(else_out):
+            raise Error(f"poptorch.cond: then_body returns {len(then_out)} tensors but else_body "
+                        f"returns {len(else_out)}; both branches must return the same number")
+        return then_out
+    return run(then_body, then_inps) if bool(condition) else run(else_body, else_inps)
+
+
+def _check_dynamic(op: str, tensor, dim, start, size) -> None:
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"{op} must take a torch.tensor input. {type(tensor)} is not supported.")
+    if not isinstance(dim, int):
+        raise Error("Dimension must be an integer.")
+    if not isinstance(start, torch.Tensor):
+        raise Error(f"Slice start argument to {op} must be a torch.tensor. {type(start)} is not "
+                    f"supported.")
+    if not isinstance(size, int):
+        raise Error("Size must be an integer.")
+
+
+def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor, size: int,
+                  step: int) -> torch.Tensor:
+    """tensor[start:start + size:step] along `dim`, where `start` is a tensor known only at run
+    time and `size` and `step` are constants."""
+    _check_dynamic("dynamic_slice", tensor, dim, start, size)
+    if not isinstance(step, int):
+        raise Error("Step must be an integer.")
+    index = start.reshape(()).long() + torch.arange(0, size, step, device=tensor.device)
+    return tensor.index_select(dim, index)
+
+
+def dynamic_update(input: torch.Tensor, src: torch.Tensor, dim: int, start: torch.Tensor,
+                   size: int) -> torch.Tensor:
+    """A copy of `input` with `src` written at [start:start + size] along `dim` (`start` a
+    tensor known only at run time)."""
+    _check_dynamic("dynamic_update", input, dim, start, size)
+    if not isinstance(src, torch.Tensor):
+        raise Error(f"Src argument to dynamic_update must be a torch.tensor. {type(src)} is not "
+                    f"supported.")
+    if input.dim() != src.dim():
+        raise Error(f"input and src tensors must have same dimensionality. ({input.dim()}) vs "
+                    f"({src.dim()})")
+    if input.dtype != src.dtype:
+        raise Error(f"input and src tensor must have same dtype. ({input.dtype} vs {src.dtype})")
+    index = start.reshape(()).long() + torch.arange(size, device=input.device)
+    return input.index_copy(dim, index, src)

@@ -370,3 +370,50 @@ def test_for_loop_is_inference_only():
 
     with pytest.raises(Error, match=r"poptorch.for_loop\(\) is only supported in inference"):
         poptorch.trainingModel(LoopTraining())(torch.ones(2, 3))
+
+
+# --- cond, dynamic_slice, dynamic_update ---------------------------------------------------------
+class Branching(torch.nn.Module):
+    def forward(self, x, condition):
+        return poptorch.cond(condition, lambda t: t + 1, [x], lambda t: t * 10, [x])[0]
+
+
+def test_cond_runs_the_chosen_branch_on_copies():
+    model = poptorch.inferenceModel(Branching())
+    x = torch.ones(1, 2)
+    assert model(x, torch.tensor([True])).tolist() == [[2.0, 2.0]]
+    assert model(x, torch.tensor([False])).tolist() == [[10.0, 10.0]]
+    assert x.tolist() == [[1.0, 1.0]]
+    with pytest.raises(ValueError, match=r"then_inps and else_inps tensors to be a list"):
+        poptorch.cond(torch.tensor(True), lambda t: t, x, lambda t: t, [x])
+
+
+def test_cond_is_inference_only():
+    class CondTraining(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(2))
+
+        def forward(self, x):
+            out = poptorch.cond(torch.tensor(True), lambda t: t * self.w, [x],
+                                lambda t: t, [x])[0]
+            return poptorch.identity_loss(out.sum(), reduction="sum")
+
+    with pytest.raises(Error, match=r"poptorch.cond\(\) is only supported in inference"):
+        poptorch.trainingModel(CondTraining())(torch.ones(1, 2))
+
+
+def test_dynamic_slice_and_update_equal_plain_indexing():
+    x = torch.arange(12.0).reshape(3, 4)
+    start = torch.tensor([1])
+    assert torch.equal(poptorch.dynamic_slice(x, 1, start, 2, 1), x[:, 1:3])
+    assert torch.equal(poptorch.dynamic_slice(x, 1, start, 3, 2), x[:, 1:4:2])
+    src = -torch.ones(3, 2)
+    expected = x.clone()
+    expected[:, 1:3] = src
+    assert torch.equal(poptorch.dynamic_update(x, src, 1, start, 2), expected)
+    with pytest.raises(Error, match=r"Slice start argument to dynamic_slice must be a "
+                                    r"torch.tensor"):
+        poptorch.dynamic_slice(x, 1, 1, 2, 1)
+    with pytest.raises(Error, match=r"input and src tensor must have same dtype"):
+        poptorch.dynamic_update(x, src.half(), 1, start, 2)
