@@ -777,3 +777,171 @@ def test_load_executable_into_a_new_wrapper(tmp_path):
     with pytest.raises(poptorch.Error, match="holds a poptorch.inferenceModel executable but this "
                                              "is a poptorch.trainingModel"):
         poptorch.trainingModel(Regression()).loadExecutable(path)
+
+
+# --- behaviours from PopTorch's test suite the simulator shares (checklist of issue 9) ---------
+def test_inference_buffer_counts_on_the_device_until_copied_to_host():  # buffers_test
+    module = Counter()
+    model = poptorch.inferenceModel(module)
+    assert [model().item() for _ in range(4)] == [1.0, 2.0, 3.0, 4.0]
+    assert module.count.item() == 0  # not copied back implicitly
+    model.copyWeightsToHost()
+    assert module.count.item() == 4
+
+
+def test_batch_norm_statistics_reach_the_host_after_training():  # test_buffer_implicit_copy
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(10, momentum=0.1)
+
+        def forward(self, x, target):
+            y = self.bn(x)
+            return y, nn.functional.mse_loss(y, target)
+
+    module = Model()
+    model = poptorch.trainingModel(module)
+    model(torch.ones(4, 10), torch.ones(4, 10) + 1)
+    torch.testing.assert_close(module.bn.running_mean, torch.full((10,), 0.1))
+    model.copyWeightsToHost()
+    torch.testing.assert_close(module.bn.running_mean, torch.full((10,), 0.1))
+
+
+def test_buffer_updated_from_a_parameter_matches_a_cpu_loop():  # test_buffer_update_with_param
+    d, a = 3, 3
+    module, reference = BufferFromBias(), BufferFromBias()
+    reference.load_state_dict(module.state_dict())
+    opts = options(d=d, a=a)
+    model = poptorch.trainingModel(module, opts, torch.optim.SGD(module.parameters(), lr=0.1))
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    x, target = torch.randn(d * a, 2, 2, 2), torch.zeros(d * a, 2, 2, 2)
+    model(x, target)
+    for step in range(d):
+        ref_opt.zero_grad()
+        for micro in range(a):
+            i = step * a + micro
+            (reference(x[i:i + 1], target[i:i + 1])[1] / a).backward()
+        ref_opt.step()
+    torch.testing.assert_close(model.conv.bias, reference.conv.bias, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(model.test_buff, reference.test_buff, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode, period, rows", [
+    (poptorch.OutputMode.All, None, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),
+    (poptorch.OutputMode.EveryN, 5, [4, 9]),
+    (poptorch.OutputMode.Final, None, [9])])
+def test_inference_output_modes(mode, period, rows):  # batching_test::test_inferenceOutputModes
+    net = nn.Linear(6, 2)
+    x = torch.randn(10, 6)
+    out = poptorch.inferenceModel(net, options(d=10, mode=mode, period=period))(x)
+    torch.testing.assert_close(out, net(x)[rows].detach())
+
+
+def test_inference_sum_output_mode_adds_the_iterations():
+    net = nn.Linear(6, 2)
+    x = torch.randn(10, 6)
+    out = poptorch.inferenceModel(net, options(d=10, mode=poptorch.OutputMode.Sum))(x)
+    torch.testing.assert_close(out, net(x).sum(0, keepdim=True).detach(), atol=1e-5, rtol=1e-5)
+
+
+def test_output_structures_are_kept():  # outputs_test
+    class Structured(nn.Module):
+        def forward(self, x):
+            return {"a": x + 1, "b": [x, (x * 2, x * 3)]}, None
+
+    out, nothing = poptorch.inferenceModel(Structured())(torch.ones(2, 1))
+    assert nothing is None and set(out) == {"a", "b"}
+    assert isinstance(out["b"], list) and isinstance(out["b"][1], tuple)
+    assert out["b"][1][1].tolist() == [[3.0], [3.0]]
+
+
+def test_a_forward_that_returns_nothing_gives_none():  # test_no_inputs_no_output
+    class Silent(nn.Module):
+        def forward(self, x):
+            return None
+
+    assert poptorch.inferenceModel(Silent())(torch.ones(1)) is None
+
+
+def test_inputs_with_requires_grad_are_detached_with_a_warning():
+    net = nn.Linear(2, 1)
+    x = torch.ones(1, 2, requires_grad=True)
+    with pytest.warns(UserWarning, match="requires_grad=True"):
+        out = poptorch.inferenceModel(net)(x)
+    assert not out.requires_grad
+
+
+def test_destroy_then_call_recompiles_for_the_new_batch():  # inputs_test::test_shape_change
+    model = poptorch.inferenceModel(nn.Identity())
+    model(torch.ones(1))
+    with pytest.raises(poptorch.Error, match="compiled for micro-batches of 1"):
+        model(torch.ones(2))
+    model.destroy()
+    assert model(torch.ones(2)).tolist() == [1.0, 1.0]
+
+
+def test_param_group_learning_rates_freeze_or_train_each_group():  # test_optimizer_groups
+    net = Regression()
+    weight, bias = net.fc.weight.detach().clone(), net.fc.bias.detach().clone()
+    optimizer = torch.optim.SGD([{"params": [net.fc.weight], "lr": 0.0},
+                                 {"params": [net.fc.bias], "lr": 0.1}])
+    poptorch.trainingModel(net, optimizer=optimizer)(torch.randn(4, 5), torch.randn(4, 3))
+    assert torch.equal(net.fc.weight.detach(), weight)
+    assert not torch.equal(net.fc.bias.detach(), bias)
+
+
+def test_a_copied_optimizer_keeps_its_ipu_settings():  # test_velocity_scaling_copy
+    net = Regression()
+    optimizer = poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, loss_scaling=2.0,
+                                   velocity_scaling=4.0, use_combined_accum=True)
+    model = poptorch.trainingModel(net, optimizer=optimizer)
+    model(torch.randn(4, 5), torch.randn(4, 3))
+    clone = copy.copy(optimizer)
+    assert (clone.loss_scaling, clone.use_combined_accum) == (2.0, True)
+    assert clone.param_groups[0]["velocity_scaling"] == 4.0
+    model.setOptimizer(clone)
+    model(torch.randn(4, 5), torch.randn(4, 3))
+
+
+def test_set_optimizer_keeps_the_momentum_state():
+    net = Regression()
+    reference = copy.deepcopy(net)
+    model = poptorch.trainingModel(net, optimizer=torch.optim.SGD(net.parameters(), lr=0.1,
+                                                                  momentum=0.9))
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    batches = [(torch.randn(4, 5), torch.randn(4, 3)) for _ in range(2)]
+    model(*batches[0])
+    model.setOptimizer(torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9))
+    model(*batches[1])
+    for x, y in batches:
+        ref_opt.zero_grad()
+        reference(x, y)[1].backward()
+        ref_opt.step()
+    torch.testing.assert_close(net.fc.weight, reference.fc.weight, atol=1e-5, rtol=1e-5)
+
+
+def test_destroyed_model_refuses_weight_copies_and_recompiles_when_called():
+    model = poptorch.trainingModel(Regression())
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    model(x, y)
+    model.destroy()
+    for method in (model.copyWeightsToHost, model.copyWeightsToDevice):
+        with pytest.raises(poptorch.Error, match="not been compiled, or has been destroyed"):
+            method()
+    model(x, y)
+    assert model.isCompiled()
+
+
+def test_compile_twice_warns():
+    model = poptorch.inferenceModel(nn.Linear(2, 1))
+    model.compile(torch.ones(1, 2))
+    with pytest.warns(UserWarning, match="already compiled"):
+        model.compile(torch.ones(1, 2))
+
+
+def test_calling_a_detached_model_reattaches_it():  # attach_detach_test
+    model = poptorch.inferenceModel(nn.Linear(2, 1))
+    model(torch.ones(1, 2))
+    model.detachFromDevice()
+    model(torch.ones(1, 2))
+    assert model.isAttachedToDevice()
