@@ -42,6 +42,10 @@ def optimizer_kind(optimizer) -> type:
         f"AdamW, RMSprop (torch.optim or poptorch.optim) and poptorch.optim.LAMB")
     if any(group.get("amsgrad") for group in optimizer.param_groups):
         raise ValueError("Only non-amsgrad Adam/AdamW optimizers are supported.")
+    centered = {bool(group.get("centered")) for group in optimizer.param_groups}
+    assert len(centered) == 1, (
+        "All parameter groups must have the same value for the 'centered' attribute of "
+        "RMSprop: the IPU compiles one variant for the whole optimizer")
     if type(optimizer) is not kind:
         logger.warning("Optimizer `%s` subclassed from classes in poptorch.optim or torch.optim "
                        "are unlikely to behave as intended. Poptorch does not run Python "

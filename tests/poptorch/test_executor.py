@@ -945,3 +945,11 @@ def test_calling_a_detached_model_reattaches_it():  # attach_detach_test
     model.detachFromDevice()
     model(torch.ones(1, 2))
     assert model.isAttachedToDevice()
+
+
+def test_rmsprop_centered_must_agree_between_groups():
+    net = Regression()
+    optimizer = torch.optim.RMSprop([{"params": [net.fc.weight], "centered": True},
+                                     {"params": [net.fc.bias]}], lr=0.01)
+    with pytest.raises(AssertionError, match="same value for the 'centered' attribute"):
+        poptorch.trainingModel(net, optimizer=optimizer)
