@@ -7,7 +7,8 @@ from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
                     HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
                     MultiConvPlanType, OutputMode, ReductionType, SyncPattern)
 from .executor import PoplarExecutor
-from .ops import (MultiConv, custom_op, for_loop, identity_loss, ipu_print_tensor,
+from .ops import (MultiConv, cond, custom_op, dynamic_slice, dynamic_update, for_loop,
+                  identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
                   recomputationCheckpoint, register_custom_op, serializedMatMul,
                   set_available_memory, setLogLevel)
@@ -24,7 +25,8 @@ __all__ = [
     "MultiConv", "MultiConvPlanType", "Options", "OutOfMemoryError", "OutputMode",
     "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PoplarExecutor", "ReductionType",
     "SerialPhasedExecution", "ShardedExecution", "Stage", "SyncPattern", "TensorLocationSettings",
-    "custom_op", "for_loop", "identity_loss", "inferenceModel", "ipuHardwareIsAvailable",
+    "cond", "custom_op", "dynamic_slice", "dynamic_update", "for_loop", "identity_loss",
+    "inferenceModel", "ipuHardwareIsAvailable",
     "ipuHardwareVersion", "ipu_print_tensor", "isRunningOnIpu", "load", "nop", "optim",
     "recomputationCheckpoint", "register_custom_op", "removeBlocks", "serializedMatMul",
     "set_available_memory", "setLogLevel", "trainingModel",

@@ -19,9 +19,16 @@ class Anchors:
         for short, anchor in self.anchored.items():
             kind, _, name = anchor["long_name"].rpartition("___")
             for p, g in grads.items():
-                if names.get(p) == name:
-                    value = g.float() * scale if kind == "Gradient" else p.detach()
-                    self.values[short] = value.clone()
+                if names.get(p) == name and kind == "Gradient":
+                    self.values[short] = (g.float() * scale).clone()
+
+    def record_updated_weights(self) -> None:
+        """UpdatedVar___<name> anchors: each weight after this call's (last) update."""
+        params = dict(self.model.named_parameters())
+        for short, anchor in self.anchored.items():
+            kind, _, name = anchor["long_name"].rpartition("___")
+            if kind == "UpdatedVar" and name in params:
+                self.values[short] = params[name].detach().clone()
 
     def get(self, short_name: str) -> torch.Tensor:
         if short_name not in self.anchored:

@@ -5,11 +5,14 @@ weights a training model last wrote) and TRAINING_WRAPPERS (one live trainingMod
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import weakref
 
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
+
+from ..errors import Error
 
 
 class WeightVersions:
@@ -44,7 +47,8 @@ class DeviceWeights:
 
     def __init__(self, host: torch.nn.Module, keep_copy: bool):
         self.host = host
-        self.copy = copy.deepcopy(host).eval() if keep_copy else None
+        # the copy keeps each module's train/eval flag as at compile, as PopTorch's graph does
+        self.copy = copy.deepcopy(host) if keep_copy else None
         self.uploaded = WEIGHT_VERSIONS.version
 
     def current(self) -> torch.nn.Module:
@@ -91,3 +95,40 @@ class TrainingWrappers:
 
 
 TRAINING_WRAPPERS = TrainingWrappers()
+
+
+@contextlib.contextmanager
+def in_modes(modes: dict[torch.nn.Module, bool]):
+    """Run with each module's train/eval flag as it was at compile; leave the user's flags as
+    they are (PopTorch compiles a copy of the model, so model.train()/eval() made later do not
+    reach the compiled graph)."""
+    saved = {module: module.training for module in modes}
+    for module, training in modes.items():
+        module.training = training
+    try:
+        yield
+    finally:
+        for module, training in saved.items():
+            module.training = training
+
+
+def buffer_ids(model: torch.nn.Module) -> dict[str, int]:
+    return {name: id(buffer) for name, buffer in model.named_buffers()}
+
+
+def check_buffers_kept(before: dict[str, int], model: torch.nn.Module) -> None:
+    """PopTorch compiles buffers as device tensors: forward may update them in place only.
+
+    Raises:
+        Error: a buffer was removed or reassigned by the forward pass.
+    """
+    after = buffer_ids(model)
+    for name, identity in before.items():
+        if name not in after:
+            raise Error(f"Buffer {name} is removed from the model when calling the forward "
+                        f"method. Keep it registered: PopTorch compiles buffers into the graph.")
+        if after[name] != identity:
+            raise Error(f"Buffer {name} is reassigned within the model when calling the forward "
+                        f"method. This is not supported. Consider using self.{name}.copy_(src) "
+                        f"to copy data from a source tensor, where src is the name of the "
+                        f"source tensor.")

@@ -18,6 +18,7 @@ from ..simulator.capture import Graph, capture, verify_loss
 from ..simulator.compile import Plan, compile_plan
 from ..simulator.hardware import CHOICE, System, ipu_spec
 from ..simulator.optimizer import DeviceOptimizer
+from ..simulator.replica_state import ReplicaState
 from ..simulator.runtime import micro_batch_size, run_inference, run_training
 from .enums import (AutoStage, CommGroupType, HalfFloatCastingBehavior, MeanReductionStrategy,
                     OutputMode, ReductionType)
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .options import Options
 
 __all__ = ["DeviceOptimizer", "Graph", "Plan", "check_version", "compile_model", "micro_batch_of",
-           "options_spec", "replan", "run", "run_spec", "tracing"]
+           "options_spec", "replan", "replica_state", "run", "run_spec", "tracing"]
 
 OUTPUT_NAMES = {OutputMode.All: sim.OUTPUT_ALL, OutputMode.Final: sim.OUTPUT_FINAL,
                 OutputMode.Sum: sim.OUTPUT_SUM, OutputMode.EveryN: sim.OUTPUT_EVERY_N}
@@ -202,14 +203,22 @@ def micro_batch_of(spec: sim.RunSpec, args: tuple, kwargs: dict) -> int:
     return micro_batch_size(_tensors(args, kwargs), spec)
 
 
+def replica_state(model: torch.nn.Module, replication_factor: int,
+                  broadcast_buffers: bool) -> ReplicaState:
+    """Each replica's buffers, starting from the weights uploaded with the executable."""
+    return ReplicaState(model, replication_factor, broadcast_buffers)
+
+
 def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
-        loss_output: int | None = None, on_update=None, across_instances=None):
+        loss_output: int | None = None, on_update=None, across_instances=None,
+        replicas: ReplicaState | None = None):
     """One call's numerics: D x A x R micro-batches, with the weight updates when training.
 
     across_instances, when several host processes share the run, reduces each update's
-    gradients over every instance's replicas (see _instances.gradient_reducer).
+    gradients over every instance's replicas (see _instances.gradient_reducer); replicas
+    gives each replica its own buffers (broadcastBuffers(False)).
     """
     if spec.training:
         return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update,
-                            across_instances)
-    return run_inference(model, args, kwargs, spec)
+                            across_instances, replicas)
+    return run_inference(model, args, kwargs, spec, replicas)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from ..errors import Error
+from ._device_optimizer import DeviceOptimizer, same_family
 from .enums import MeanReductionStrategy, OutputMode
 from .options import Options
 
@@ -26,10 +27,7 @@ def check_run_options(opts: Options, training: bool) -> None:
 
 
 def check_optimizer(model: torch.nn.Module, optimizer) -> None:
-    """The optimizer must be one PopTorch supports, over this model's parameters."""
-    if any(g.get("nesterov") for g in optimizer.param_groups):
-        raise ValueError("Nesterov momentum is not supported by PopTorch's SGD; use "
-                         "nesterov=False")
+    """The optimizer must be over this model's parameters (DeviceOptimizer checks its type)."""
     owned = {id(p) for p in model.parameters()}
     if any(id(p) not in owned for g in optimizer.param_groups for p in g["params"]):
         raise ValueError("the optimizer holds parameters that are not in the wrapped "
@@ -37,7 +35,9 @@ def check_optimizer(model: torch.nn.Module, optimizer) -> None:
 
 
 def float16_accumulators(optimizer) -> bool:
-    return getattr(optimizer, "accum_type", None) == torch.float16
+    """float16 accumulators use running means, except the combined SGD accumulator (Post)."""
+    return (getattr(optimizer, "accum_type", None) == torch.float16
+            and not getattr(optimizer, "use_combined_accum", False))
 
 
 def settle_reduction(opts: Options, optimizer) -> None:
@@ -47,15 +47,31 @@ def settle_reduction(opts: Options, optimizer) -> None:
             MeanReductionStrategy.Running)
 
 
-def check_new_optimizer(opts: Options, model: torch.nn.Module, old, new) -> None:
-    """setOptimizer's rules: same type, this model's parameters, a reduction that still holds."""
-    if type(new) is not type(old):
-        raise TypeError(f"setOptimizer() expects a {type(old).__name__} like the "
-                        f"one the model was compiled with, got {type(new).__name__}")
+def check_new_optimizer(opts: Options, model: torch.nn.Module, compiled: DeviceOptimizer | None,
+                        new) -> DeviceOptimizer:
+    """setOptimizer's rules: this model's parameters; once compiled, the same kind of optimizer
+    (poptorch.optim's or torch.optim's twin) and unchanged constants; a reduction that holds.
+
+    Args:
+        compiled: the optimizer the executable holds, None before compile.
+
+    Returns:
+        The new optimizer as the device will hold it.
+    """
     check_optimizer(model, new)
+    device = DeviceOptimizer(new)
+    if compiled is not None and not same_family(device.kind, compiled.kind):
+        raise TypeError(f"setOptimizer() expects an optimizer of the kind the model was "
+                        f"compiled with ({compiled.kind.__name__}), got "
+                        f"{type(new).__name__}: wrap the model again to change kind")
+    if compiled is not None:
+        compiled.check_constants(new)
     running = (opts.Training.meanAccumulationAndReplicationReductionStrategy
                == MeanReductionStrategy.Running)
     if float16_accumulators(new) and not running:
-        raise ValueError("float16 accumulators need MeanReductionStrategy.Running, but this "
-                         "model was compiled with Post: wrap the model again with the new "
-                         "optimizer instead")
+        raise ValueError("Invalid optimizer: the new optimizer would require changing "
+                         "options.Training.meanAccumulationAndReplicationReductionStrategy "
+                         "to poptorch.MeanReductionStrategy.Running but the executable is "
+                         "already compiled (float16 accumulators need running means): wrap "
+                         "the model again with the new optimizer instead")
+    return device

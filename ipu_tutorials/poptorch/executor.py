@@ -21,9 +21,13 @@ from ..profiling import autoreport
 from . import _instances
 from . import _to_simulator as simulator
 from ._anchors import Anchors
-from ._device_state import TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights
+from ._device_optimizer import DeviceOptimizer
+from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
+                            check_buffers_kept, in_modes)
+from ._input_signature import check_inputs
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
                           settle_reduction)
+from .ops import training_graph
 from .enums import ConnectionType, OutputMode
 from .options import Options
 from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters
@@ -66,8 +70,10 @@ class PoplarExecutor:
         self._options = _frozen_copy(options, training)
         self._optimizer = optimizer
         check_run_options(self._options, training)
+        self._device_optimizer = None  # the optimizer as the executable holds it
         if training and optimizer is not None:
             check_optimizer(self._user_model, optimizer)
+            self._device_optimizer = DeviceOptimizer(optimizer)
             settle_reduction(self._options, optimizer)
         self._options._freeze()
         self._spec = self._plan = self._graph = self._weights = self._example = None
@@ -75,6 +81,8 @@ class PoplarExecutor:
         self._record = CallRecord()
         self._anchors = Anchors(self._user_model, self._options.anchored_tensors)
         self._across_instances = None  # gradient hook when several processes share the run
+        self._replica_state = None  # each replica's buffers (simulator.replica_state)
+        self._modes: dict[torch.nn.Module, bool] = {}  # train/eval flags at compile
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(self, *args, **kwargs) -> None:
@@ -90,7 +98,11 @@ class PoplarExecutor:
                    bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
                    disable=not opts.show_compilation_progress_bar)
         try:
-            graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs, bar.update)
+            buffers = buffer_ids(self._user_model)
+            with training_graph(self._training):
+                graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
+                                                      bar.update)
+            check_buffers_kept(buffers, self._user_model)
         finally:
             bar.close()
         self._record.compile_seconds = time.perf_counter() - started
@@ -102,6 +114,10 @@ class PoplarExecutor:
         self._attached = opts.connection_type != ConnectionType.Never
         # the weights are uploaded with the executable; an inference model keeps its own copy
         self._weights = DeviceWeights(self._user_model, keep_copy=not self._training)
+        self._replica_state = simulator.replica_state(
+            self._user_model if self._training else self._weights.copy,
+            opts.replication_factor, opts.broadcast_buffers)
+        self._modes = {m: m.training for m in self._user_model.modules()}
         name = opts.model_name or ("training" if self._training else "inference")
         autoreport.write_if_enabled(opts.profile_dir, env.engine_options, name, self.report)
 
@@ -119,16 +135,27 @@ class PoplarExecutor:
         self._attached = True
         args, kwargs = tree_map(_detach_input, (args, kwargs))
         self._check_batch(args, kwargs)
+        check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()
-        if self._training:
-            hook = self._anchors.record if self._options.anchored_tensors else None
-            result = simulator.run(self._user_model.train(), self._spec, args, kwargs,
-                                   self._optimizer, self._graph.loss_output, hook,
-                                   self._across_instances)
-            WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
-        else:
-            result = simulator.run(self._weights.current(), self._spec, args, kwargs)
+        watched = self._user_model if self._training else self._weights.current()
+        buffers = buffer_ids(watched) if self._record.calls == 0 else None
+        result = self._train(args, kwargs) if self._training else simulator.run(
+            self._weights.current(), self._spec, args, kwargs, replicas=self._replica_state)
+        if buffers is not None:
+            check_buffers_kept(buffers, watched)
         self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
+        return result
+
+    def _train(self, args: tuple, kwargs: dict):
+        """One training call, with the module flags and optimizer values the device holds."""
+        hook = self._anchors.record if self._options.anchored_tensors else None
+        with in_modes(self._modes), training_graph(True), \
+                self._device_optimizer.applied(self._optimizer):
+            result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
+                                   self._graph.loss_output, hook, self._across_instances,
+                                   self._replica_state)
+        self._anchors.record_updated_weights()
+        WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         return result
 
     def _check_batch(self, args: tuple, kwargs: dict) -> None:
@@ -149,6 +176,7 @@ class PoplarExecutor:
         """Upload the host model's weights (needed after training it on the CPU)."""
         self._require_compiled()
         self._weights.upload()
+        self._replica_state.reset()
 
     def copyWeightsToHost(self) -> None:
         """Download the device weights into the host model (training models do this implicitly)."""
@@ -186,10 +214,11 @@ class PoplarExecutor:
         """Use a new optimizer's hyperparameters from the next call; optimizer state carries over."""
         if not self._training:
             raise Error("setOptimizer() is for training models; an inferenceModel has no optimizer")
-        check_new_optimizer(self._options, self._user_model, self._optimizer, optimizer)
+        device = check_new_optimizer(self._options, self._user_model,
+                                     self._device_optimizer if self._plan else None, optimizer)
         for p, state in self._optimizer.state.items():
             optimizer.state.setdefault(p, state)
-        self._optimizer = optimizer
+        self._optimizer, self._device_optimizer = optimizer, device
         if self._plan is not None:  # its state and update cost may differ: plan again
             self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
 
@@ -222,6 +251,49 @@ class PoplarExecutor:
                     "model": self._user_model if export_model else None,
                     "optimizer": self._optimizer, "example": self._example,
                     "rng_state": torch.get_rng_state() if save_rng_state else None}, filename)
+
+    def compileAndExport(self, filename: str, *args, export_model: bool = True, **kwargs) -> None:
+        """Compile for inputs like these and save the result to `filename` (PopTorch's
+        precompilation). Restore it with poptorch.load, or, when export_model is False, with
+        loadExecutable on a new wrapper of the same model."""
+        self.compile(*args, **kwargs)
+        self.save(filename, export_model)
+
+    def loadExecutable(self, filename: str) -> None:
+        """Compile this wrapper for the inputs a compileAndExport file was made for; the weights
+        stay this wrapper's model's own.
+
+        Raises:
+            Error: when the file was saved from a wrapper of the other kind.
+        """
+        saved = torch.load(filename, weights_only=False)
+        if saved["training"] != self._training:
+            kinds = {True: "poptorch.trainingModel", False: "poptorch.inferenceModel"}
+            raise Error(f"Invalid file {filename}: it holds a {kinds[saved['training']]} "
+                        f"executable but this is a {kinds[self._training]}")
+        args, kwargs = saved["example"]
+        self.compile(*args, **kwargs)
+
+    # --- the wrapped model's attributes ---------------------------------------------------------
+    def __getattr__(self, name: str):
+        """Anything the executor lacks comes from the wrapped model (poptorch_model.fc.weight,
+        .parameters(), .state_dict(), ...), as in PopTorch. A training model's weights are
+        always current on the host here, so nothing needs copying first."""
+        model = self.__dict__.get("_user_model")
+        if model is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(model, name)
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True):
+        """Load into the wrapped model, then into the device when attached (as PopTorch does).
+
+        Returns:
+            torch's NamedTuple of missing_keys and unexpected_keys.
+        """
+        result = self._user_model.load_state_dict(state_dict, strict)
+        if self.isCompiled() and self.isAttachedToDevice():
+            self.copyWeightsToDevice()
+        return result
 
     # --- performance queries (simulated time) ----------------------------------------------------
     def _counters(self) -> PerfCounters:

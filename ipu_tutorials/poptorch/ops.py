@@ -1,6 +1,7 @@
 """PopTorch's model-level ops and utilities, with their CPU and simulated-IPU behaviour."""
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import numpy as np
@@ -18,13 +19,26 @@ LOG_LEVELS = {"TRACE": logging.DEBUG - 5, "TRACE_ALL": logging.DEBUG - 5, "DEBUG
               "OFF": logging.CRITICAL + 10}
 
 
+LEGACY_LOG_LEVELS = {0: "TRACE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERR", 6: "OFF"}
+
+
 def setLogLevel(level: str | int) -> None:
-    """Set PopTorch's log level: TRACE, DEBUG, INFO, WARN, ERR or OFF (or a logging number)."""
-    if isinstance(level, str):
-        if level.upper() not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; valid levels: {', '.join(LOG_LEVELS)}")
-        level = LOG_LEVELS[level.upper()]
-    logger.setLevel(check_int("setLogLevel()", level, minimum=0))
+    """Set PopTorch's log level: TRACE, DEBUG, INFO, WARN, ERR or OFF, or PopTorch's legacy
+    integers 0 (TRACE) to 4 (ERR) and 6 (OFF).
+
+    Raises:
+        ValueError: for an unknown name or integer.
+    """
+    if isinstance(level, int) and not isinstance(level, bool):
+        if level not in LEGACY_LOG_LEVELS:
+            raise ValueError(f"Invalid log level integer {level}: use 0 (TRACE), 1 (DEBUG), "
+                             f"2 (INFO), 3 (WARN), 4 (ERR) or 6 (OFF)")
+        level = LEGACY_LOG_LEVELS[level]
+    if not isinstance(level, str) or level.upper() not in LOG_LEVELS:
+        valid = sorted(n for n in LOG_LEVELS if n != "TRACE_ALL")
+        raise ValueError(f"Unknown log level: {level}. Valid values are "
+                         f"{', '.join(valid[:-1])} and {valid[-1]}")
+    logger.setLevel(LOG_LEVELS[level.upper()])
 
 
 if environment.read().log_level:  # read once, when poptorch is first imported
@@ -116,6 +130,8 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
 
 def nop(tensor: torch.Tensor) -> torch.Tensor:
     """An identity op that is never optimised away (for debugging)."""
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"nop must take a torch.tensor argument. {type(tensor)} is not supported.")
     return tensor.clone()
 
 
@@ -125,6 +141,9 @@ def set_available_memory(tensor: torch.Tensor, available_memory_proportion: floa
     The simulator's cost model gives that op less working memory and, if it wanted more,
     more cycles.
     """
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"You may only set available memory for torch.tensor values. "
+                    f"{type(tensor)} is not supported.")
     check_fraction("set_available_memory()", available_memory_proportion)
     if tracing.STATE.capture is not None:
         tracing.STATE.capture.set_available_memory(tensor, available_memory_proportion)
@@ -132,13 +151,25 @@ def set_available_memory(tensor: torch.Tensor, available_memory_proportion: floa
 
 
 def recomputationCheckpoint(*tensors: torch.Tensor):
-    """Keep these activations (stash them) instead of recomputing them in the backward pass."""
+    """Keep these activations (stash them) instead of recomputing them in the backward pass.
+
+    Returns one tensor for one tensor, a tuple for several, and a list or tuple of the same
+    type when given a single list or tuple.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return type(tensors[0])(_checkpoint(tensors[0]))
+    out = _checkpoint(tensors)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _checkpoint(tensors) -> list[torch.Tensor]:
     for t in tensors:
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"recomputationCheckpoint expects tensors, got {type(t).__name__}")
+            raise ValueError(f"All inputs must be tensors: recomputationCheckpoint got a "
+                             f"{type(t).__name__}")
         if tracing.STATE.capture is not None:
             tracing.STATE.capture.checkpoint(t)
-    return tensors[0] if len(tensors) == 1 else tensors
+    return list(tensors)
 
 
 def serializedMatMul(lhs: torch.Tensor, rhs: torch.Tensor, mode: MatMulSerializationMode,
@@ -251,12 +282,48 @@ def custom_op(inputs, name: str, domain: str, domain_version: int, example_outpu
     return outputs
 
 
+_IN_TRAINING_MODEL = [False]  # set while a trainingModel compiles or runs its forward pass
+
+
+@contextlib.contextmanager
+def training_graph(training: bool):
+    """Mark the forward passes of a trainingModel (for_loop is inference-only in PopTorch)."""
+    saved, _IN_TRAINING_MODEL[0] = _IN_TRAINING_MODEL[0], training
+    try:
+        yield
+    finally:
+        _IN_TRAINING_MODEL[0] = saved
+
+
+def _check_loop_inputs(inputs) -> None:
+    if not isinstance(inputs, list):
+        raise ValueError(f"poptorch.for_loop expects input tensors (inputs) to be a list of "
+                         f"tensors. (Object is not list: got {type(inputs).__name__}; wrap it "
+                         f"as [tensor])")
+    for index, tensor in enumerate(inputs):
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"poptorch.for_loop expects input tensors (inputs) to be a list of "
+                             f"tensors. (Object contained in list at index {index} is not "
+                             f"torch.tensor: got {type(tensor).__name__})")
+
+
 def for_loop(count: int, body, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Run `inputs = body(*inputs)` `count` times (a loop compiled once on the IPU)."""
+    """Run `inputs = body(*inputs)` `count` times (a loop compiled once on the IPU).
+
+    The inputs are passed by value: in-place ops in the body do not change the caller's tensors.
+
+    Raises:
+        ValueError: inputs is not a list of tensors.
+        Error: inside a trainingModel (PopTorch supports for_loop in inference only).
+    """
     check_int("for_loop(count)", count)
     if not callable(body):
         raise TypeError("for_loop body must be callable")
-    inputs = list(inputs)
+    _check_loop_inputs(inputs)
+    if _IN_TRAINING_MODEL[0] and tracing.STATE.on_ipu:
+        raise Error("poptorch.for_loop() is only supported in inference: use it in a model "
+                    "wrapped with poptorch.inferenceModel, or write a Python loop for training")
+    inputs = [t.clone() for t in inputs]
     for _ in range(count):
         result = body(*inputs)
         result = list(result) if isinstance(result, (list, tuple)) else [result]
@@ -265,3 +332,74 @@ def for_loop(count: int, body, inputs: list[torch.Tensor]) -> list[torch.Tensor]
                         f"got {len(result)}")
         inputs = result
     return inputs
+
+
+def cond(condition: torch.Tensor, then_body, then_inps: list, else_body, else_inps: list) -> list:
+    """On-device if/else (inference only): run `then_body(*then_inps)` when `condition` is
+    true, else `else_body(*else_inps)`; both branches return the same number of tensors.
+
+    The inputs are passed by value. While the simulator captures the graph (shapes only) both
+    branches are recorded, as the IPU compiles both.
+
+    Raises:
+        ValueError: the inputs are not lists.
+        Error: inside a trainingModel.
+    """
+    if not isinstance(then_inps, list) or not isinstance(else_inps, list):
+        raise ValueError("poptorch.cond expects then_inps and else_inps tensors to be a list of "
+                         "tensors. (Object is not list)")
+    if _IN_TRAINING_MODEL[0] and tracing.STATE.on_ipu:
+        raise Error("poptorch.cond() is only supported in inference: use it in a model wrapped "
+                    "with poptorch.inferenceModel")
+
+    def run(body, inputs):
+        out = body(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
+        return [out] if isinstance(out, torch.Tensor) else list(out)
+
+    if isinstance(condition, torch.Tensor) and condition.is_meta:  # capture: both branches
+        then_out, else_out = run(then_body, then_inps), run(else_body, else_inps)
+        if len(then_out) != len(else_out):
+            raise Error(f"poptorch.cond: then_body returns {len(then_out)} tensors but else_body "
+                        f"returns {len(else_out)}; both branches must return the same number")
+        return then_out
+    return run(then_body, then_inps) if bool(condition) else run(else_body, else_inps)
+
+
+def _check_dynamic(op: str, tensor, dim, start, size) -> None:
+    if not isinstance(tensor, torch.Tensor):
+        raise Error(f"{op} must take a torch.tensor input. {type(tensor)} is not supported.")
+    if not isinstance(dim, int):
+        raise Error("Dimension must be an integer.")
+    if not isinstance(start, torch.Tensor):
+        raise Error(f"Slice start argument to {op} must be a torch.tensor. {type(start)} is not "
+                    f"supported.")
+    if not isinstance(size, int):
+        raise Error("Size must be an integer.")
+
+
+def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor, size: int,
+                  step: int) -> torch.Tensor:
+    """tensor[start:start + size:step] along `dim`, where `start` is a tensor known only at run
+    time and `size` and `step` are constants."""
+    _check_dynamic("dynamic_slice", tensor, dim, start, size)
+    if not isinstance(step, int):
+        raise Error("Step must be an integer.")
+    index = start.reshape(()).long() + torch.arange(0, size, step, device=tensor.device)
+    return tensor.index_select(dim, index)
+
+
+def dynamic_update(input: torch.Tensor, src: torch.Tensor, dim: int, start: torch.Tensor,
+                   size: int) -> torch.Tensor:
+    """A copy of `input` with `src` written at [start:start + size] along `dim` (`start` a
+    tensor known only at run time)."""
+    _check_dynamic("dynamic_update", input, dim, start, size)
+    if not isinstance(src, torch.Tensor):
+        raise Error(f"Src argument to dynamic_update must be a torch.tensor. {type(src)} is not "
+                    f"supported.")
+    if input.dim() != src.dim():
+        raise Error(f"input and src tensors must have same dimensionality. ({input.dim()}) vs "
+                    f"({src.dim()})")
+    if input.dtype != src.dtype:
+        raise Error(f"input and src tensor must have same dtype. ({input.dtype} vs {src.dtype})")
+    index = start.reshape(()).long() + torch.arange(size, device=input.device)
+    return input.index_copy(dim, index, src)

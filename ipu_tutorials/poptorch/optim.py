@@ -7,6 +7,7 @@ the update, in float32, so scaled gradients never round to zero on the way.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -29,17 +30,70 @@ def _check_positive(name: str, value: float) -> float:
     return float(value)
 
 
+class VariableAttributes:
+    """Which attributes of an optimizer may change after compile (through setOptimizer).
+
+    The others are compiled in as constants. By default the attributes passed to the
+    constructor are variable, and lr always is.
+    """
+
+    def __init__(self, variable: list[str], allowed: list[str]):
+        self._variable, self._allowed = list(variable), list(allowed)
+
+    def isConstant(self, attr: str) -> bool:
+        return attr not in self._variable
+
+    def markAsConstant(self, attr: str) -> None:
+        self._check(attr)
+        self._variable = [a for a in self._variable if a != attr]
+
+    def markAsVariable(self, attr: str) -> None:
+        self._check(attr)
+        self._variable.append(attr)
+
+    def _check(self, attr: str) -> None:
+        assert attr in self._allowed, f"Unknown attribute {attr}, allowed values: {self._allowed}"
+
+
+def _explicit_arguments(cls, args: tuple, kwargs: dict) -> list[str]:
+    """The constructor arguments given a value other than None (params excluded)."""
+    bound = inspect.signature(cls.__init__).bind_partial(None, *args, **kwargs).arguments
+    names = []
+    for name, value in list(bound.items())[1:]:
+        if isinstance(value, dict) and inspect.signature(cls.__init__).parameters[
+                name].kind == inspect.Parameter.VAR_KEYWORD:
+            names += [k for k, v in value.items() if v is not None]
+        elif name != "params" and value is not None:
+            names.append(name)
+    return names
+
+
 class _IpuOptimizer:
     """Mixin: the IPU extras and one float32 update loop shared by every optimizer."""
 
     _state_tensors: tuple[str, ...] = ()  # names of per-weight state tensors
     flops_per_param = 4
 
-    def _setup(self, loss_scaling: float, accum_type, max_grad_norm: float, **state_types):
-        """state_types maps a state tensor to (the argument that sets its type, that type)."""
-        self.loss_scaling = _check_positive("loss_scaling", loss_scaling)
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        if args or kwargs:  # not when unpickling or copying, which restore variable_attrs
+            allowed = [n for n in inspect.signature(cls.__init__).parameters
+                       if n not in ("self", "params")]
+            self.variable_attrs = VariableAttributes(
+                ["lr"] + _explicit_arguments(cls, args, kwargs), allowed)
+        return self
+
+    def _setup(self, loss_scaling: float | None, accum_type, max_grad_norm: float | None,
+               **state_types):
+        """state_types maps a state tensor to (the argument that sets its type, that type).
+
+        None means the default for every IPU-specific argument, as in PopTorch.
+        """
+        self.loss_scaling = _check_positive("loss_scaling",
+                                            1.0 if loss_scaling is None else loss_scaling)
         self.accum_type = _check_accum_type("accum_type", accum_type)
-        if max_grad_norm is None or math.isnan(max_grad_norm):
+        max_grad_norm = math.inf if max_grad_norm is None else max_grad_norm
+        if math.isnan(max_grad_norm):
             raise ValueError("max_grad_norm must be a number (math.inf disables clipping), "
                              f"got {max_grad_norm!r}")
         self.max_grad_norm = float(max_grad_norm)
@@ -147,6 +201,7 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
         self._setup(loss_scaling, accum_type, max_grad_norm,
                     momentum_buffer=("velocity_accum_type", velocity_accum_type))
         self.use_combined_accum = bool(use_combined_accum)
+        velocity_scaling = 1.0 if velocity_scaling is None else velocity_scaling
         _check_positive("velocity_scaling", velocity_scaling)
         if velocity_scaling != 1.0 and not use_combined_accum:
             warnings.warn("velocity_scaling is ignored unless use_combined_accum=True (PopTorch's "
@@ -299,4 +354,4 @@ class LAMB(_IpuOptimizer, torch.optim.Optimizer):
         return w - group["lr"] * trust * u
 
 
-__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "LAMB"]
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "LAMB", "VariableAttributes"]

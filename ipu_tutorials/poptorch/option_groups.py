@@ -58,6 +58,15 @@ class _OptionGroup:
     def _freeze(self):
         object.__setattr__(self, "_frozen", True)
 
+    def __deepcopy__(self, memo):
+        """A deep copy is a fresh, modifiable set of options, as in PopTorch."""
+        clone = object.__new__(type(self))
+        memo[id(self)] = clone
+        for name, value in self.__dict__.items():
+            object.__setattr__(clone, name, copy.deepcopy(value, memo))
+        object.__setattr__(clone, "_frozen", False)
+        return clone
+
     def _unfrozen_copy(self):
         clone = copy.deepcopy(self)
         object.__setattr__(clone, "_frozen", False)

@@ -17,6 +17,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from ..errors import Error
 from . import tracing
 from .optimizer import DeviceOptimizer
+from .replica_state import ReplicaState
 from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
 
 
@@ -90,7 +91,7 @@ class OutputCollector:
         if not self.wants(d, a):
             return
         flat, self.tree = tree_flatten(outputs)
-        flat = [t.detach() if isinstance(t, torch.Tensor) else t for t in flat]
+        flat = [_owned(t) for t in flat]
         if self.spec.output_mode == OUTPUT_SUM:
             running = self.sums.get(r)
             self.sums[r] = flat if running is None else [
@@ -107,6 +108,12 @@ class OutputCollector:
             if isinstance(t, torch.Tensor):
                 t.backward = _no_backward
         return tree_unflatten(joined, self.tree)
+
+
+def _owned(value):
+    """A copy of an output taken when it is produced: an output that is a buffer, a weight or
+    an input must not change when the model's state changes later (PopTorch copies it to host)."""
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
 def _join(parts: list):
@@ -126,17 +133,26 @@ def _no_backward(*args, **kwargs):
                 "only, use poptorch.inferenceModel.")
 
 
-def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec):
+def _forward(model, replicas, r: int, args: tuple, kwargs: dict):
+    """Replica r's forward pass, against its own buffers when `replicas` (a ReplicaState) is given."""
+    if replicas is None:
+        return model(*args, **kwargs)
+    return replicas.forward(r, lambda: model(*args, **kwargs))
+
+
+def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec,
+                  replicas: ReplicaState | None = None):
     collector = OutputCollector(spec)
     with torch.no_grad(), tracing.running_on_ipu(), _precision(spec):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
-            collector.add(d, a, r, model(*mb_args, **mb_kwargs))
+            collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs))
     return collector.result()
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
                  loss_output: int, on_update: Callable[[dict, float], None] | None = None,
-                 across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None):
+                 across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None,
+                 replicas: ReplicaState | None = None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
     spec.mean_reduction averages the micro-batch gradients (else they are summed);
@@ -145,6 +161,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     are applied. `optimizer` is a DeviceOptimizer or a plain torch.optim optimizer.
     across_instances(grads, count, running), if given, returns the gradients and micro-batch
     count of the replicas of every instance (several host processes), as one Pod reduces them.
+    replicas (a ReplicaState), if given, gives each replica its own buffers.
     """
     collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
@@ -156,7 +173,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     with tracing.running_on_ipu():
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             with _precision(spec):
-                outputs = model(*mb_args, **mb_kwargs)
+                outputs = _forward(model, replicas, r, mb_args, mb_kwargs)
             loss = tree_flatten(outputs)[0][loss_output]
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
             gradients.add()

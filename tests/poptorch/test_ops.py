@@ -151,8 +151,15 @@ def test_recomputation_checkpoint_returns_its_inputs():
     assert poptorch.recomputationCheckpoint(a) is a
     both = poptorch.recomputationCheckpoint(a, b)
     assert isinstance(both, tuple) and both[0] is a and both[1] is b
-    with pytest.raises(TypeError, match=r"recomputationCheckpoint expects tensors, got list"):
+    with pytest.raises(ValueError, match=r"All inputs must be tensors: .* got a list"):
         poptorch.recomputationCheckpoint(a, [b])
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_recomputation_checkpoint_keeps_a_single_list_or_tuple(container):
+    a, b = torch.randn(2), torch.randn(3)
+    out = poptorch.recomputationCheckpoint(container([a, b]))
+    assert type(out) is container and out[0] is a and out[1] is b
 
 
 # --- custom ops -------------------------------------------------------------------------------------------
@@ -285,18 +292,128 @@ def test_set_log_level_accepts_poptorch_names(log_level, name, level):
     assert log_level.level == level
 
 
-def test_set_log_level_accepts_logging_numbers(log_level):
-    poptorch.setLogLevel(logging.WARNING)
-    assert log_level.level == logging.WARNING
+@pytest.mark.parametrize("number, level", [(0, logging.DEBUG - 5), (1, logging.DEBUG),
+                                           (2, logging.INFO), (3, logging.WARNING),
+                                           (4, logging.ERROR), (6, logging.CRITICAL + 10)])
+def test_set_log_level_accepts_poptorch_legacy_integers(log_level, number, level):
+    poptorch.setLogLevel(number)
+    assert log_level.level == level
 
 
 def test_set_log_level_rejects_unknown_levels(log_level):
     log_level.setLevel(logging.INFO)
-    with pytest.raises(ValueError, match=r"unknown log level 'LOUD'; valid levels: TRACE, "
-                                         r"TRACE_ALL, DEBUG, INFO, WARN, ERR, OFF"):
-        poptorch.setLogLevel("LOUD")
-    with pytest.raises(ValueError, match=r"setLogLevel\(\) must be an integer >= 0, got -1"):
-        poptorch.setLogLevel(-1)
-    with pytest.raises(TypeError, match=r"setLogLevel\(\) expects an integer, got float 1.5"):
+    with pytest.raises(ValueError, match=r"Unknown log level: wibble. Valid values are DEBUG, "
+                                         r"ERR, INFO, OFF, TRACE and WARN"):
+        poptorch.setLogLevel("wibble")
+    for number in (5, -1, logging.WARNING):  # PopTorch's integers are not logging's
+        with pytest.raises(ValueError, match=rf"Invalid log level integer {number}"):
+            poptorch.setLogLevel(number)
+    with pytest.raises(ValueError, match=r"Unknown log level: 1.5"):
         poptorch.setLogLevel(1.5)
     assert log_level.level == logging.INFO
+
+
+def test_nop_and_set_available_memory_need_a_tensor():
+    with pytest.raises(Error, match=r"nop must take a torch.tensor argument. <class 'int'> is "
+                                    r"not supported"):
+        poptorch.nop(3)
+    with pytest.raises(Error, match=r"You may only set available memory for torch.tensor "
+                                    r"values. <class 'list'> is not supported"):
+        poptorch.set_available_memory([torch.ones(1)], 0.5)
+
+
+def loop_model(forward):
+    """An inference model whose forward is `forward(x)`."""
+    return poptorch.inferenceModel(type("Loop", (torch.nn.Module,), {"forward": forward})())
+
+
+def test_for_loop_passes_inputs_by_value():
+    def body(y):
+        y += 1
+        return y
+
+    def inside_only(self, x):
+        return poptorch.for_loop(3, body, [x])[0]
+
+    def before_and_after(self, x):
+        x += 1
+        z = poptorch.for_loop(3, body, [x])[0]
+        x += 1
+        return z
+
+    x = torch.ones(1, 5, dtype=torch.int32)
+    assert loop_model(inside_only)(x).tolist() == [[4] * 5]
+    assert x.tolist() == [[1] * 5]  # the body's in-place ops worked on a copy
+    assert loop_model(before_and_after)(x).tolist() == [[5] * 5]
+    assert x.tolist() == [[3] * 5]  # in-place ops on a model input reach the caller's tensor
+
+
+def test_for_loop_needs_a_list_of_tensors():
+    x = torch.ones(2, 3)
+    with pytest.raises(ValueError, match=r"expects input tensors \(inputs\) to be a list of "
+                                         r"tensors. \(Object is not list"):
+        loop_model(lambda self, x: poptorch.for_loop(2, lambda t: t + 1, x))(x)
+    with pytest.raises(ValueError, match=r"Object contained in list at index 1 is not "
+                                         r"torch.tensor"):
+        poptorch.for_loop(2, lambda t, n: (t, n), [x, 5])
+
+
+def test_for_loop_is_inference_only():
+    class LoopTraining(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            (out,) = poptorch.for_loop(2, lambda t: t * self.w, [x])
+            return poptorch.identity_loss(out.sum(), reduction="sum")
+
+    with pytest.raises(Error, match=r"poptorch.for_loop\(\) is only supported in inference"):
+        poptorch.trainingModel(LoopTraining())(torch.ones(2, 3))
+
+
+# --- cond, dynamic_slice, dynamic_update ---------------------------------------------------------
+class Branching(torch.nn.Module):
+    def forward(self, x, condition):
+        return poptorch.cond(condition, lambda t: t + 1, [x], lambda t: t * 10, [x])[0]
+
+
+def test_cond_runs_the_chosen_branch_on_copies():
+    model = poptorch.inferenceModel(Branching())
+    x = torch.ones(1, 2)
+    assert model(x, torch.tensor([True])).tolist() == [[2.0, 2.0]]
+    assert model(x, torch.tensor([False])).tolist() == [[10.0, 10.0]]
+    assert x.tolist() == [[1.0, 1.0]]
+    with pytest.raises(ValueError, match=r"then_inps and else_inps tensors to be a list"):
+        poptorch.cond(torch.tensor(True), lambda t: t, x, lambda t: t, [x])
+
+
+def test_cond_is_inference_only():
+    class CondTraining(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(2))
+
+        def forward(self, x):
+            out = poptorch.cond(torch.tensor(True), lambda t: t * self.w, [x],
+                                lambda t: t, [x])[0]
+            return poptorch.identity_loss(out.sum(), reduction="sum")
+
+    with pytest.raises(Error, match=r"poptorch.cond\(\) is only supported in inference"):
+        poptorch.trainingModel(CondTraining())(torch.ones(1, 2))
+
+
+def test_dynamic_slice_and_update_equal_plain_indexing():
+    x = torch.arange(12.0).reshape(3, 4)
+    start = torch.tensor([1])
+    assert torch.equal(poptorch.dynamic_slice(x, 1, start, 2, 1), x[:, 1:3])
+    assert torch.equal(poptorch.dynamic_slice(x, 1, start, 3, 2), x[:, 1:4:2])
+    src = -torch.ones(3, 2)
+    expected = x.clone()
+    expected[:, 1:3] = src
+    assert torch.equal(poptorch.dynamic_update(x, src, 1, start, 2), expected)
+    with pytest.raises(Error, match=r"Slice start argument to dynamic_slice must be a "
+                                    r"torch.tensor"):
+        poptorch.dynamic_slice(x, 1, 1, 2, 1)
+    with pytest.raises(Error, match=r"input and src tensor must have same dtype"):
+        poptorch.dynamic_update(x, src.half(), 1, start, 2)

@@ -606,3 +606,30 @@ def test_load_from_file_reports_the_bad_line(tmp_path, line, error, message):
 ])
 def test_enum_names_and_values(enum, values):
     assert {m.name: m.value for m in enum} == values
+
+
+def test_deepcopy_of_frozen_options_is_modifiable():
+    import copy as copying
+
+    opts = poptorch.Options().deviceIterations(2)
+    model = poptorch.inferenceModel(torch.nn.Identity(), opts)
+    assert opts.is_frozen and model.options.is_frozen
+    for frozen in (opts, model.options):
+        fresh = copying.deepcopy(frozen)
+        fresh.deviceIterations(4)
+        fresh.Training.gradientAccumulation(5)
+        assert fresh.device_iterations == 4 and fresh.Training.gradient_accumulation == 5
+    assert opts.device_iterations == 2 and opts.is_frozen
+
+
+def test_float16_accumulation_switches_to_running_means_except_the_combined_accumulator():
+    net = torch.nn.Linear(2, 1)
+    running = poptorch.MeanReductionStrategy.Running
+    separate = poptorch.trainingModel(net, optimizer=poptorch.optim.SGD(
+        net.parameters(), lr=0.1, accum_type=torch.float16))
+    strategy = separate.options.Training.meanAccumulationAndReplicationReductionStrategy
+    assert strategy == running
+    separate.destroy()
+    combined = poptorch.trainingModel(net, optimizer=poptorch.optim.SGD(
+        net.parameters(), lr=0.1, accum_type=torch.float16, use_combined_accum=True))
+    assert combined.options.Training.meanAccumulationAndReplicationReductionStrategy != running

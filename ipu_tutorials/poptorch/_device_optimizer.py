@@ -1,0 +1,143 @@
+"""The optimizer as the IPU holds it: supported types, and hyperparameters that change only
+through setOptimizer.
+
+PopTorch converts the optimizer into the compiled program when the model is wrapped and again
+at each setOptimizer(); editing optimizer.param_groups afterwards does not reach the device.
+Attributes it embeds as constants cannot change after compile at all: for poptorch.optim
+optimizers those not passed to the constructor (unless marked with variable_attrs), for
+torch.optim ones those left at their default; lr is always variable.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import warnings
+
+import torch
+
+from . import optim
+
+logger = logging.getLogger("poptorch")
+
+# The optimizers PopTorch runs natively, most derived first (AdamW before Adam).
+SUPPORTED = (optim.SGD, optim.AdamW, optim.Adam, optim.RMSprop, optim.LAMB,
+             torch.optim.SGD, torch.optim.AdamW, torch.optim.Adam, torch.optim.RMSprop)
+# torch's implementation switches, which PopTorch ignores
+IGNORED_KEYS = {"params", "foreach", "fused", "differentiable", "capturable", "initial_lr"}
+# optimizer-level settings PopTorch reads as constants unless they were passed explicitly
+OPTIMIZER_ATTRS = ("loss_scaling", "max_grad_norm")
+
+
+def optimizer_kind(optimizer) -> type:
+    """The natively supported optimizer type this optimizer runs as.
+
+    Raises:
+        AssertionError: for a type PopTorch does not support (as PopTorch does).
+        ValueError: for amsgrad, which the IPU's Adam does not implement.
+    """
+    kind = next((t for t in type(optimizer).__mro__ if t in SUPPORTED), None)
+    assert kind is not None, (
+        f"Unsupported optimizer type {type(optimizer).__name__}. Types supported: SGD, Adam, "
+        f"AdamW, RMSprop (torch.optim or poptorch.optim) and poptorch.optim.LAMB")
+    if any(group.get("amsgrad") for group in optimizer.param_groups):
+        raise ValueError("Only non-amsgrad Adam/AdamW optimizers are supported.")
+    centered = {bool(group.get("centered")) for group in optimizer.param_groups}
+    assert len(centered) == 1, (
+        "All parameter groups must have the same value for the 'centered' attribute of "
+        "RMSprop: the IPU compiles one variant for the whole optimizer")
+    if type(optimizer) is not kind:
+        logger.warning("Optimizer `%s` subclassed from classes in poptorch.optim or torch.optim "
+                       "are unlikely to behave as intended. Poptorch does not run Python "
+                       "optimizer code directly; but instead uses IPU native optimisers "
+                       "implemented in PopART.", type(optimizer).__name__)
+    return kind
+
+
+def same_family(kind: type, other: type) -> bool:
+    """poptorch.optim.SGD and torch.optim.SGD compile to the same IPU optimizer, and so on."""
+    def torch_base(t):
+        return next((b for b in t.__mro__ if b.__module__.startswith("torch.optim")), t)
+    return torch_base(kind) is torch_base(other)
+
+
+def _defaults(kind: type) -> dict:
+    params = inspect.signature(kind.__init__).parameters
+    return {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
+
+
+def _hyperparameters(optimizer) -> list[dict]:
+    return [{k: v for k, v in group.items() if k not in IGNORED_KEYS}
+            for group in optimizer.param_groups]
+
+
+def _is_variable(optimizer, name: str, value) -> bool:
+    if name == "lr":
+        return True
+    attrs = getattr(optimizer, "variable_attrs", None)
+    if attrs is not None:
+        return not attrs.isConstant(name)
+    default = _defaults(optimizer_kind(optimizer)).get(name, inspect.Parameter.empty)
+    return default is inspect.Parameter.empty or value != default
+
+
+class DeviceOptimizer:
+    """A snapshot of the hyperparameters the device uses, taken at wrap time and setOptimizer."""
+
+    def __init__(self, optimizer):
+        self.kind = optimizer_kind(optimizer)
+        self.groups = _hyperparameters(optimizer)
+        self.attrs = {a: getattr(optimizer, a) for a in OPTIMIZER_ATTRS if hasattr(optimizer, a)}
+        self.warned = False
+
+    def check_constants(self, optimizer) -> None:
+        """Refuse a new optimizer that changes an attribute compiled in as a constant.
+
+        Raises:
+            ValueError: naming the attribute, both values and the fix.
+        """
+        new_groups = _hyperparameters(optimizer)
+        pairs = [(f"param_groups[{i}]['{k}']", k, old.get(k), new.get(k))
+                 for i, (old, new) in enumerate(zip(self.groups, new_groups)) for k in new]
+        pairs += [(a, a, v, getattr(optimizer, a, v)) for a, v in self.attrs.items()]
+        for where, name, old, new in pairs:
+            if old != new and not _is_variable(optimizer, name, old):
+                raise ValueError(
+                    f"{where} changed from {old!r} to {new!r}, but {name!r} is a constant of "
+                    f"the compiled model: PopTorch embeds attributes left at their default (or, "
+                    f"for poptorch.optim, not passed to the constructor) as constants. Pass "
+                    f"{name}= to the optimizer's constructor before wrapping (or, for "
+                    f"poptorch.optim, call optimizer.variable_attrs.markAsVariable({name!r})), "
+                    f"or wrap the model again.")
+
+    @contextlib.contextmanager
+    def applied(self, optimizer):
+        """Run with the device's hyperparameters; the user's edits come back afterwards."""
+        user_groups = _hyperparameters(optimizer)
+        user_attrs = {a: getattr(optimizer, a) for a in self.attrs}
+        self._warn_once(user_groups, user_attrs)
+        for group, device in zip(optimizer.param_groups, self.groups):
+            group.update(device)
+        for name, value in self.attrs.items():
+            setattr(optimizer, name, value)
+        step_override = type(optimizer).step is not self.kind.step
+        if step_override:  # PopTorch runs its native optimizer, never a subclass's Python step
+            optimizer.step = lambda *args, **kwargs: self.kind.step(optimizer, *args, **kwargs)
+        try:
+            yield
+        finally:
+            if step_override:
+                del optimizer.step
+            for group, user in zip(optimizer.param_groups, user_groups):
+                group.update(user)
+            for name, value in user_attrs.items():
+                setattr(optimizer, name, value)
+
+    def _warn_once(self, user_groups: list[dict], user_attrs: dict) -> None:
+        if self.warned or (user_groups == self.groups and user_attrs == self.attrs):
+            return
+        self.warned = True
+        warnings.warn("the optimizer's hyperparameters were changed after the model was wrapped, "
+                      "but the IPU keeps the values it was given: call "
+                      "poptorch_model.setOptimizer(optimizer) to apply the new values (as on "
+                      "real hardware)", stacklevel=5)
