@@ -6,6 +6,7 @@ import dataclasses
 import torch
 
 from ..simulator import config as sim
+from ..simulator.half import Rounding
 from ..simulator.hardware import default_system, ipu_spec
 from ..simulator.runtime import MIXED_DOWNCAST, MIXED_UPCAST, Batching
 from .enums import AutoStage, CommGroupType, HalfFloatCastingBehavior, OutputMode
@@ -115,4 +116,12 @@ def batching(options: Options, micro_batch: int, mixed: str | None = None) -> Ba
                     input_group_size=options.input_group_size,
                     orthogonal_groups=options.input_group_type == CommGroupType.Orthogonal,
                     output_mode=OUTPUT_NAMES[options.output_mode],  # the executor resolved Default
-                    output_period=options.output_return_period)
+                    output_period=options.output_return_period, rounding=rounding(options))
+
+
+def rounding(options: Options) -> Rounding:
+    """How the simulator rounds float16 results: partials type, stochastic rounding, seed."""
+    precision = options.Precision
+    return Rounding(half_partials=precision.partials_type == torch.float16,
+                    stochastic=precision.enable_stochastic_rounding,
+                    seed=options.random_seed or 0, owner=options)

@@ -14,7 +14,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ..errors import Error
-from . import tracing
+from . import half, tracing
 from .config import OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_FINAL, OUTPUT_SUM
 
 MIXED_DOWNCAST, MIXED_UPCAST = "downcast", "upcast"  # float16 inputs meeting float32 weights
@@ -31,6 +31,7 @@ class Batching:
     output_mode: str = OUTPUT_FINAL
     output_period: int = 1
     mixed: str | None = None  # MIXED_DOWNCAST, MIXED_UPCAST or None
+    rounding: half.Rounding = half.Rounding()  # how float16 results round (half.py)
 
     @property
     def input_groups(self) -> int:
@@ -160,7 +161,9 @@ def _no_backward(*args, **kwargs):
 
 def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, b: Batching):
     collector = OutputCollector(b)
-    with torch.no_grad(), tracing.running_on_ipu(), _precision(b):
+    float16 = half.involves_half(model, (args, kwargs), mixed=b.mixed == MIXED_DOWNCAST)
+    with torch.no_grad(), tracing.running_on_ipu(), _precision(b), \
+            half.emulation(float16, b.rounding):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
             collector.add(d, a, r, model(*mb_args, **mb_kwargs))
     return collector.result()
@@ -181,7 +184,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, b
     gradients = _Gradients(params, getattr(optimizer, "accum_type", None),
                            running=mean_reduction and running_mean)
     last = (b.accumulation - 1, b.replicas - 1)
-    with tracing.running_on_ipu():
+    float16 = half.involves_half(model, (args, kwargs), optimizer, b.mixed == MIXED_DOWNCAST)
+    with tracing.running_on_ipu(), half.emulation(float16, b.rounding):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, b):
             with _precision(b):
                 outputs = model(*mb_args, **mb_kwargs)
