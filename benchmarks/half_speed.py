@@ -7,7 +7,7 @@ alternate between the two so a busy machine slows both alike. The simulator emul
 (simulator/half.py). With --native it also times the float16 model on PyTorch's own CPU float16
 kernels, what the simulator did before the emulation. Target: float16 / float32 <= 1.5.
 
-    python benchmarks/half_speed.py [--rounds 5] [--steps 4] [--native]
+    python benchmarks/half_speed.py [--rounds 5] [--steps 4] [--native] [--threads N]
 """
 import argparse
 import contextlib
@@ -15,6 +15,7 @@ import sys
 import time
 from unittest import mock
 
+import torch
 from mixed_precision_model import synthetic_images, training_model
 
 TARGET = 1.5
@@ -29,7 +30,7 @@ def main(rounds: int, steps: int, native: bool) -> int:
     runs = {"float32": (False, contextlib.nullcontext), "float16": (True, contextlib.nullcontext)}
     if native:
         runs["float16, CPU float16 kernels"] = (True, native_float16)
-    models, seconds = {}, dict.fromkeys(runs, 0.0)
+    models, seconds, cpu = {}, dict.fromkeys(runs, 0.0), dict.fromkeys(runs, 0.0)
     for name, (half, context) in runs.items():
         _, _, model = training_model(execution_half=half, optimizer_half=half)
         models[name] = model, synthetic_images(12, half)
@@ -39,14 +40,16 @@ def main(rounds: int, steps: int, native: bool) -> int:
         for name, (_, context) in runs.items():
             model, batch = models[name]
             with context():
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 for _ in range(steps):
                     model(*batch)
                 seconds[name] += time.perf_counter() - started
+                cpu[name] += time.process_time() - cpu_started
     per_step = {name: s / (rounds * steps) for name, s in seconds.items()}
     for name, s in per_step.items():
         print(f"{name:>30}: {s * 1e3:7.1f} ms per training step "
-              f"({s / per_step['float32']:.2f} x float32)")
+              f"({s / per_step['float32']:.2f} x float32; CPU time "
+              f"{cpu[name] / cpu['float32']:.2f} x)")
     ratio = per_step["float16"] / per_step["float32"]
     print(f"float16 / float32 step time: {ratio:.2f} (target <= {TARGET})")
     return 0 if ratio <= TARGET else 1
@@ -58,5 +61,9 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--native", action="store_true",
                         help="also time PyTorch's CPU float16 kernels (slow: the 'before' figure)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (default: torch's default)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     sys.exit(main(args.rounds, args.steps, args.native))

@@ -23,7 +23,7 @@ import dataclasses
 import weakref
 
 import torch
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_leaves
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import partials
@@ -82,6 +82,23 @@ def _has_half(values) -> bool:
     return False
 
 
+# Op arguments are tensors, scalars, or flat lists of them; results are a tensor or a flat
+# tuple/list. These helpers walk that one level (torch's pytree costs ~100 us an op).
+
+def _map(fn, value):
+    if isinstance(value, (list, tuple)):
+        return type(value)(fn(x) for x in value)
+    return fn(value)
+
+
+def _map_args(fn, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    return (tuple(_map(fn, a) for a in args), {k: _map(fn, v) for k, v in kwargs.items()})
+
+
+def _leaves(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
 def _up(x):
     if isinstance(x, torch.Tensor) and x.dtype == HALF:
         return x.float()
@@ -94,15 +111,28 @@ def _meta(x):
     return x
 
 
+def _describe(x):
+    if isinstance(x, torch.Tensor):
+        return x.dtype, x.dim() == 0
+    return x if isinstance(x, (torch.dtype, bool)) else None
+
+
 def _key(func, args, kwargs) -> tuple:
     """What decides an op's result types: the op, its tensors' types (and 0-dim), dtype args."""
     parts = [func]
-    for v in torch.utils._pytree.tree_leaves((args, kwargs)):
-        if isinstance(v, torch.Tensor):
-            parts.append((v.dtype, v.dim() == 0))
-        elif isinstance(v, (torch.dtype, bool)):
-            parts.append(v)
+    for value in (*args, *kwargs.values()):
+        parts += [_describe(x) for x in _leaves(value)]
     return tuple(parts)
+
+
+_WRITES: dict = {}  # op -> (position, name) of each argument it writes to
+
+
+def _writes(func) -> list[tuple[int, str]]:
+    if func not in _WRITES:
+        _WRITES[func] = [(i, a.name) for i, a in enumerate(func._schema.arguments)
+                         if a.alias_info is not None and a.alias_info.is_write]
+    return _WRITES[func]
 
 
 class HalfEmulation(TorchDispatchMode):
@@ -146,10 +176,9 @@ class HalfEmulation(TorchDispatchMode):
         key = _key(func, args, kwargs)
         if key not in _RESULT_TYPES:
             try:
-                out = func(*tree_map(_meta, args), **tree_map(_meta, kwargs))
-                leaves = torch.utils._pytree.tree_leaves(out)
+                meta_args, meta_kwargs = _map_args(_meta, args, kwargs)
                 _RESULT_TYPES[key] = [v.dtype if isinstance(v, torch.Tensor) else None
-                                      for v in leaves]
+                                      for v in _leaves(func(*meta_args, **meta_kwargs))]
             except (NotImplementedError, RuntimeError):
                 _RESULT_TYPES[key] = None
         return _RESULT_TYPES[key]
@@ -169,18 +198,19 @@ class HalfEmulation(TorchDispatchMode):
         return copy
 
     def _emulate(self, func, args, kwargs, wanted: list):
-        up = _up if func._schema.is_mutable else self._upcast  # never share a copy an op writes
-        up_args, up_kwargs = tree_map(up, args), tree_map(up, kwargs)
+        writes = _writes(func)
+        up = self._upcast if not writes else _up  # never share a copy an op writes to
+        up_args, up_kwargs = _map_args(up, args, kwargs)
         if func in (aten._softmax.default, aten._log_softmax.default):
             up_args = (*up_args[:2], False)  # half_to_float: the float32 input needs no flag
         out = func(*up_args, **up_kwargs)
-        written = _written_pairs(func, args, kwargs, up_args, up_kwargs)
+        written = _written_pairs(writes, args, kwargs, up_args, up_kwargs) if writes else []
         for original, upcast in written:
             original.copy_(to_half(upcast, self.generator))
-        flat, spec = torch.utils._pytree.tree_flatten(out)
         by_copy = {id(upcast): original for original, upcast in written}
-        rounded = [self._round(v, dtype, by_copy) for v, dtype in zip(flat, wanted)]
-        return torch.utils._pytree.tree_unflatten(rounded, spec)
+        if isinstance(out, (list, tuple)):
+            return type(out)(self._round(v, t, by_copy) for v, t in zip(out, wanted))
+        return self._round(out, wanted[0], by_copy)
 
     def _round(self, value, dtype, by_copy: dict):
         if not isinstance(value, torch.Tensor):
@@ -192,16 +222,14 @@ class HalfEmulation(TorchDispatchMode):
         return value
 
 
-def _written_pairs(func, args, kwargs, up_args, up_kwargs) -> list:
+def _written_pairs(writes, args, kwargs, up_args, up_kwargs) -> list:
     """(float16 original, float32 copy) for every float16 argument the op writes to."""
     pairs = []
-    for i, argument in enumerate(func._schema.arguments):
-        if argument.alias_info is None or not argument.alias_info.is_write:
-            continue
+    for i, name in writes:
         if i < len(args):
             original, upcast = args[i], up_args[i]
         else:
-            original, upcast = kwargs.get(argument.name), up_kwargs.get(argument.name)
+            original, upcast = kwargs.get(name), up_kwargs.get(name)
         originals = original if isinstance(original, (list, tuple)) else [original]
         upcasts = upcast if isinstance(upcast, (list, tuple)) else [upcast]
         pairs += [(o, u) for o, u in zip(originals, upcasts)
@@ -213,8 +241,7 @@ def involves_half(model: torch.nn.Module, inputs, optimizer=None, mixed: bool = 
     """Whether a call touches float16: weights, inputs, autocast to float16, optimizer state."""
     if mixed or any(p.dtype == HALF for p in model.parameters()):
         return True
-    if any(isinstance(x, torch.Tensor) and x.dtype == HALF
-           for x in torch.utils._pytree.tree_leaves(inputs)):
+    if any(isinstance(x, torch.Tensor) and x.dtype == HALF for x in tree_leaves(inputs)):
         return True
     types = getattr(optimizer, "state_types", {}) or {}
     return getattr(optimizer, "accum_type", None) == HALF or HALF in types.values()
