@@ -137,10 +137,12 @@ def test_conv2d_differs_from_cpu_float16_kernels():
     assert_bitwise(emulated, F.conv2d(x.float(), w.float()))
 
 
-@pytest.mark.parametrize("pool", [lambda x: F.max_pool2d(x, 2), lambda x: F.avg_pool2d(x, 2),
+@pytest.mark.parametrize("pool", [lambda x: F.max_pool2d(x, 2), lambda x: F.max_pool2d(x, 3, 2),
+                                  lambda x: F.avg_pool2d(x, 2),
                                   lambda x: F.adaptive_avg_pool2d(x, 1)])
 def test_pooling(pool):
     check_op(pool, wide(2, 3, 8, 8))
+    check_op_input_gradients(pool, wide(2, 3, 8, 8))
 
 
 @pytest.mark.parametrize("norm", [
