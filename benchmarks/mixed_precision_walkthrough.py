@@ -64,7 +64,7 @@ def main(args) -> float:
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     print(f"Eval accuracy on IPU: {100 * correct / len(test_set):.2f}%")
     print(f"host wall time {wall:.0f} s (target < {TARGET_SECONDS} s), process CPU time {cpu:.0f} s;"
-          f" simulated IPU time {simulated:.1f} s")
+          f" simulated IPU time {simulated:.3f} s")
     return wall
 
 

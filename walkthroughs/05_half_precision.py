@@ -151,7 +151,7 @@ opts = tutorial.training_options("pipelined", device_iterations=10, gradient_acc
 optimizer = poptorch.optim.AdamW(half_net.parameters(), lr=0.001, loss_scaling=1024.0)
 training_model = poptorch.trainingModel(TrainingModelWithLoss(half_net), opts, optimizer)
 data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
-history = tutorial.train(training_model, data, epochs=3, progress=False)
+history = tutorial.train(training_model, data, epochs=2, progress=False)
 
 # %% [markdown]
 # ## Velocity scaling for SGD
