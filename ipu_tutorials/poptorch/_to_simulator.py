@@ -16,6 +16,7 @@ from ..simulator import spec as sim
 from ..simulator import tracing
 from ..simulator.capture import Graph, capture, verify_loss
 from ..simulator.compile import Plan, compile_plan
+from ..simulator.half import Rounding
 from ..simulator.hardware import CHOICE, System, ipu_spec
 from ..simulator.optimizer import DeviceOptimizer
 from ..simulator.replica_state import ReplicaState
@@ -118,6 +119,14 @@ def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> s
     return sim.MIXED_UPCAST if upcast else sim.MIXED_DOWNCAST
 
 
+def rounding(options: Options) -> Rounding:
+    """How the simulator rounds float16 results: partials type, stochastic rounding, seed."""
+    precision = options.Precision
+    return Rounding(half_partials=precision.partials_type == torch.float16,
+                    stochastic=precision.enable_stochastic_rounding,
+                    seed=options.random_seed or 0, owner=options)
+
+
 def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
     return [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
 
@@ -144,7 +153,7 @@ def options_spec(options: Options, training: bool, optimizer, env: Environment,
         strategy=strategy, optimizer=optimizer_spec(optimizer if training else None),
         locations=locations(options, strategy.kind.phased),
         available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
-        partials_bytes=_width(options.Precision.partials_type),
+        partials_bytes=_width(options.Precision.partials_type), rounding=rounding(options),
         auto_round_num_ipus=options.auto_round_num_ipus, wait_for_ipu=env.wait_for_ipu,
         system=system_for(options, env))
 

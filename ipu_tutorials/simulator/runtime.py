@@ -15,7 +15,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ..errors import Error
-from . import tracing
+from . import half, tracing
 from .optimizer import DeviceOptimizer
 from .replica_state import ReplicaState
 from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
@@ -143,7 +143,10 @@ def _forward(model, replicas, r: int, args: tuple, kwargs: dict):
 def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec,
                   replicas: ReplicaState | None = None):
     collector = OutputCollector(spec)
-    with torch.no_grad(), tracing.running_on_ipu(), _precision(spec):
+    float16 = half.involves_half(model, (args, kwargs),
+                                 mixed=spec.mixed_precision == MIXED_DOWNCAST)
+    with torch.no_grad(), tracing.running_on_ipu(), _precision(spec), \
+            half.emulation(float16, spec.rounding):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs))
     return collector.result()
@@ -170,7 +173,9 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     gradients = _Gradients(params, optimizer.accum_type if device else None,
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
-    with tracing.running_on_ipu():
+    float16 = half.involves_half(model, (args, kwargs), optimizer,
+                                 spec.mixed_precision == MIXED_DOWNCAST)
+    with tracing.running_on_ipu(), half.emulation(float16, spec.rounding):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             with _precision(spec):
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs)

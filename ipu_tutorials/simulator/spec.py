@@ -11,6 +11,7 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 
+from .half import Rounding
 from .hardware import System
 
 OUTPUT_ALL, OUTPUT_FINAL, OUTPUT_SUM, OUTPUT_EVERY_N = "all", "final", "sum", "every_n"
@@ -111,6 +112,7 @@ class RunSpec:
     locations: Mapping[str, Location] = dataclasses.field(default_factory=dict)
     available_memory: Mapping[int, float] = dataclasses.field(default_factory=dict)  # by IPU
     partials_bytes: int = 4
+    rounding: Rounding = Rounding()  # how float16 results round (half.py)
     auto_round_num_ipus: bool = False
     wait_for_ipu: bool = False  # POPTORCH_WAIT_FOR_IPU=1
     system: System = System()

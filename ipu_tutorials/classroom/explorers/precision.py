@@ -11,6 +11,7 @@ import math
 
 import torch
 
+from ...simulator.half import emulation
 from ...tutorial.datasets import embedded_digits
 from ...tutorial.models import Network, TrainingModelWithLoss
 from .widgets import Explorer, choice, slider
@@ -42,11 +43,16 @@ def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module,
 
 
 def gradients(dtype: torch.dtype = torch.float32, loss_scale: float = 1.0) -> torch.Tensor:
-    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float32."""
+    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float32.
+
+    Float16 runs as the simulator runs it (simulator/half.py): float32 arithmetic rounded to
+    float16 after every op, so the counts do not depend on the CPU's float16 kernels or threads.
+    """
     model, images, labels = small_loss_network()
     model = copy.deepcopy(model).to(dtype)
-    _, loss = model(images.to(dtype), labels)
-    (loss * loss_scale).backward()
+    with emulation(dtype == torch.float16):
+        _, loss = model(images.to(dtype), labels)
+        (loss * loss_scale).backward()
     return torch.cat([p.grad.flatten().float() for p in model.parameters()]) / loss_scale
 
 
