@@ -240,6 +240,10 @@ class IPUStrategy(ParallelStrategy):
     # --- steps ---------------------------------------------------------------------------------
     def _step(self, stage: RunningStage, *args, **kwargs):
         model = self.poptorch_models[stage]
+        # as Lightning's IPUStrategy._prepare_input: a Python number (batch_idx) becomes a
+        # tensor, since a compiled PopTorch model refuses a changed non-tensor argument
+        args = tree_map(lambda x: torch.tensor(x) if isinstance(x, (int, float))
+                        and not isinstance(x, bool) else x, args)
         output = model(*args, **kwargs)
         stats = self.stats.setdefault(REPORT_NAMES.get(stage, "validation"), StageStats())
         batch = next((t for t in tree_flatten((args, kwargs))[0]

@@ -30,6 +30,12 @@ def _buffer_slots(model: torch.nn.Module) -> dict[str, tuple[torch.nn.Module, st
             for key, value in module._buffers.items() if value is not None}
 
 
+def _version(tensor: torch.Tensor) -> int | None:
+    """The in-place update counter; None for an inference tensor (torch.inference_mode, as
+    Lightning's evaluation loops use), which has none: its values are compared instead."""
+    return None if tensor.is_inference() else tensor._version
+
+
 class ReplicaState:
     """The buffers of replicas 1..R-1 (replica 0's are the module's own) and the rule check.
 
@@ -74,10 +80,12 @@ class ReplicaState:
     def _first_forward(self, run):
         """Run replica 0's first forward pass and refuse in-place updates that need a broadcast."""
         tensors = _state(self.model)
-        versions = {n: t._version for n, t in tensors.items()}
+        versions = {n: _version(t) for n, t in tensors.items()}
         saved = {n: t.detach().clone() for n, t in tensors.items()}
         result = run()
-        changed = [n for n, t in tensors.items() if t._version != versions[n]]
+        changed = [n for n, t in tensors.items()
+                   if (versions[n] is None and not torch.equal(t, saved[n]))
+                   or (versions[n] is not None and _version(t) != versions[n])]
         if changed:
             with torch.no_grad():  # leave the model as it was: PopTorch fails before running
                 for name in changed:

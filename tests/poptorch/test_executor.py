@@ -964,3 +964,15 @@ def test_rmsprop_centered_must_agree_between_groups():
                                      {"params": [net.fc.bias]}], lr=0.01)
     with pytest.raises(AssertionError, match="same value for the 'centered' attribute"):
         poptorch.trainingModel(net, optimizer=optimizer)
+
+
+def test_replicated_inference_of_a_model_built_in_inference_mode():
+    # torch.inference_mode (Lightning's evaluation loops) gives tensors without version
+    # counters: the broadcast-buffers check compares values instead.
+    with torch.inference_mode():
+        net, counter = nn.Linear(2, 2), Counter()
+        opts = poptorch.Options().replicationFactor(2)
+        out = poptorch.inferenceModel(net, opts)(torch.ones(2, 2))
+        assert torch.allclose(out, net(torch.ones(2, 2)))
+        with pytest.raises(poptorch.Error, match="does not support broadcasting buffers.*count"):
+            poptorch.inferenceModel(counter, opts)()

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ... import poptorch
 from ...profiling.plots import plot_timeline
 from ...tutorial.loops import strategy as tutorial_strategy
-from .pipeline import tutorial_plan
+from ..plans import tutorial_plan
 from .widgets import Explorer, choice, slider
 
 
