@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 import time
 import warnings
 import weakref
@@ -11,7 +10,6 @@ import weakref
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.weak import WeakIdKeyDictionary
-from tqdm import tqdm
 
 from ..errors import Error
 from ..simulator.capture import Graph, capture
@@ -20,6 +18,7 @@ from ..simulator.runtime import (MIXED_DOWNCAST, MIXED_UPCAST, micro_batch_size,
                                  run_inference, run_training)
 from ..profiling import autoreport
 from . import _to_simulator
+from ._progress import compilation_bar
 from .enums import ConnectionType, MeanReductionStrategy, OutputMode, ReductionType
 from .options import Options
 from .perf_counters import PerfCounters
@@ -125,9 +124,7 @@ class PoplarExecutor(PerfCounters):
             first = tree_map(lambda x: x.float() if isinstance(x, torch.Tensor)
                              and x.dtype == torch.float16 else x, first)
         started = time.perf_counter()
-        bar = tqdm(total=100, desc="Graph compilation", file=sys.stderr, mininterval=0,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
-                   disable=not opts.show_compilation_progress_bar)
+        bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
             graph = capture(self._user_model, *first,
                             compute_dtype=torch.float16 if self._mixed == MIXED_DOWNCAST else None)
