@@ -80,7 +80,20 @@ def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs = coalesce_streams(cell.outputs)
     check_savable(nb)
-    return nb
+    return as_javascript_numbers(nb)
+
+
+def as_javascript_numbers(value):
+    """Whole floats as integers (2.0 -> 2), as JupyterLab's JSON writes them when it saves the
+    widget state again; nothing else changes."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = as_javascript_numbers(item)
+    elif isinstance(value, list):
+        value[:] = [as_javascript_numbers(item) for item in value]
+    return value
 
 
 def check_savable(nb: nbformat.NotebookNode) -> None:

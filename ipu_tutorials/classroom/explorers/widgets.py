@@ -32,14 +32,18 @@ class Explorer:
                  figsize: tuple[float, float] = (10, 3.5)):
         self.title, self.controls = title, controls
         self.compute, self.draw, self.figsize = compute, draw, figsize
+        # The classes name the parts for style sheets and the browser tests.
         self.summary = widgets.HTML()
+        self.summary.add_class("ipu-explorer-summary")
         self.output = widgets.Output()
+        self.output.add_class("ipu-explorer-figure")
         self.result: dict = {}
         self.figure: Figure | None = None
         self.widget = widgets.VBox([widgets.HTML(f"<b>{title}</b>"),
                                     widgets.HBox(list(controls.values()),
                                                  layout=widgets.Layout(flex_flow="row wrap")),
                                     self.summary, self.output])
+        self.widget.add_class("ipu-explorer")
         for control in controls.values():
             control.observe(self.update, names="value")
         self.update()

@@ -1,0 +1,68 @@
+"""Every lesson in JupyterLab, as a learner right after cloning: figures and explorer pictures
+show before anything runs, trusting and saving rewrites nothing, and after running all cells
+each explorer reacts to its controls with the simulator's own numbers."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import LESSONS
+from tests.browser.pages import (LiveExplorer, check_explorer_reacts, expected_outputs,
+                                 lab_command, loaded_images, normalise, open_in_lab,
+                                 run_all_cells)
+
+ERROR = "Error displaying widget"
+
+
+def assert_pictures_show(page, expected: dict) -> None:
+    """Untrusted, with no kernel run: stored figures and explorer pictures are drawn."""
+    figures = loaded_images(page, ".jp-OutputArea-output.jp-RenderedImage img")
+    assert len(figures) == expected["figures"]
+    assert all(f["natural_width"] > 0 and f["visible"] for f in figures), figures
+    statics = page.locator(".ipu-explorer-static")
+    assert statics.count() == len(expected["explorers"])
+    pictures = loaded_images(page, ".ipu-explorer-static img")
+    assert len(pictures) == len(expected["explorers"])
+    assert all(p["natural_width"] > 0 and p["visible"] and p["box"]["height"] > 100
+               for p in pictures), pictures
+    for index, summary in enumerate(expected["explorers"]):  # "Title: summary"
+        shown = normalise(statics.nth(index).inner_text())
+        title, text = summary.split(": ", 1)
+        assert shown.startswith(title) and normalise(text) in shown
+
+
+def trust_and_save(page) -> None:
+    # The command waits for the learner's answer to its dialog, so it is started, not awaited.
+    page.evaluate("() => { window.__trusted = window.jupyterapp.commands.execute('notebook:trust'); }")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.evaluate("() => window.__trusted")
+    lab_command(page, "docmanager:save")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_in_jupyterlab(lesson, lab, page, tmp_path):
+    base, served = lab
+    path = served / "notebooks" / f"{lesson}.ipynb"
+    original = path.read_bytes()
+    expected = expected_outputs(path)
+
+    open_in_lab(page, base, lesson, expected["outputs"])
+    assert_pictures_show(page, expected)
+    assert ERROR not in page.inner_text("body")
+    page.screenshot(path=str(tmp_path / "untrusted.png"), full_page=False)
+
+    trust_and_save(page)
+    page.wait_for_timeout(500)  # trusted outputs re-render from the stored widget state
+    assert ERROR not in page.inner_text("body")
+    assert path.read_bytes() == original, "saving in JupyterLab rewrote the notebook"
+
+    run_all_cells(page, expected["code_cells"])
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+                        ).count() == 0
+    assert ERROR not in page.inner_text("body")
+    live = page.locator(".jp-NotebookPanel .ipu-explorer")
+    assert live.count() == len(expected["explorers"])
+    for index in range(live.count()):
+        explorer = LiveExplorer(live.nth(index))
+        explorer.root.scroll_into_view_if_needed()
+        check_explorer_reacts(explorer)
+    page.screenshot(path=str(tmp_path / "after-run.png"), full_page=False)
