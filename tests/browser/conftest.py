@@ -132,6 +132,7 @@ def wait_until_serving(url: str, process: subprocess.Popen, log: Path) -> None:
 
 
 def start_server(command: list[str], url: str, home: Path, cwd: Path):
+    home.mkdir(parents=True, exist_ok=True)
     log = home / "server.log"
     with open(log, "w") as out:
         process = subprocess.Popen(command, cwd=cwd, env=jupyter_environment(home),
