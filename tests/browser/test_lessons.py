@@ -74,11 +74,11 @@ def test_lesson_in_jupyterlab(lesson, lab, page, tmp_path):
     open_in_lab(page, base, lesson, expected["outputs"])
     assert_pictures_show(page, expected)
     assert ERROR not in page.inner_text("body")
-    page.screenshot(path=str(tmp_path / "untrusted.png"), full_page=False)
+    page.locator(".ipu-explorer-static").first.screenshot(path=str(tmp_path / "untrusted.png"))
 
     trust_and_save(page)
     assert_widgets_drawn_from_stored_state(page, len(expected["explorers"]))
-    page.screenshot(path=str(tmp_path / "trusted.png"), full_page=False)
+    page.locator(".ipu-explorer").first.screenshot(path=str(tmp_path / "trusted.png"))
     assert_saved_unchanged(path.read_bytes(), original)
 
     run_all_cells(page)
@@ -92,4 +92,4 @@ def test_lesson_in_jupyterlab(lesson, lab, page, tmp_path):
         explorer = LiveExplorer(live.nth(index))
         explorer.root.scroll_into_view_if_needed()
         check_explorer_reacts(explorer)
-    page.screenshot(path=str(tmp_path / "after-run.png"), full_page=False)
+        explorer.root.screenshot(path=str(tmp_path / f"live-{index}.png"))

@@ -21,4 +21,4 @@ def test_voila_serves_the_pipeline_explorer_and_it_reacts(voila, page, tmp_path)
     explorer = LiveExplorer(root)
     assert explorer.title == "Pipeline explorer"
     assert check_explorer_reacts(explorer) == ["slider", "dropdown"]
-    page.screenshot(path=str(tmp_path / "voila.png"))
+    root.screenshot(path=str(tmp_path / "voila.png"))
