@@ -60,12 +60,19 @@ def lab_command(page, command: str, args: dict | None = None):
 
 
 def open_in_lab(page, base: str, name: str, outputs: int) -> None:
-    page.goto(f"{base}/lab/tree/notebooks/{name}.ipynb")
+    """Open one notebook alone (?reset: no tabs restored from an earlier test)."""
+    page.goto(f"{base}/lab/tree/notebooks/{name}.ipynb?reset")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && document.querySelector('.jp-NotebookPanel .jp-Cell')")
     page.wait_for_function(
         "n => document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-child').length >= n",
         arg=outputs)
+
+
+def shut_down_kernel(page) -> None:
+    """Stop the current notebook's kernel, if the page got as far as starting one."""
+    page.evaluate("""() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                             return w && w.sessionContext ? w.sessionContext.shutdown() : null; }""")
 
 
 def wait_for_kernel_idle(page) -> None:

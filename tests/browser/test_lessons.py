@@ -11,7 +11,7 @@ import pytest
 from tests.browser.conftest import LESSONS
 from tests.browser.pages import (LiveExplorer, check_explorer_reacts, expected_outputs,
                                  lab_command, loaded_images, normalise, open_in_lab,
-                                 run_all_cells)
+                                 run_all_cells, shut_down_kernel)
 
 ERROR = "Error displaying widget"
 
@@ -64,9 +64,17 @@ def assert_widgets_drawn_from_stored_state(page, explorers: int) -> None:
     assert ERROR not in page.inner_text("body")
 
 
+@pytest.fixture
+def lesson_page(page):
+    """The page; the lesson's kernel is shut down afterwards, so lessons do not add up."""
+    yield page
+    shut_down_kernel(page)
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_lesson_in_jupyterlab(lesson, lab, page, tmp_path):
+def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
     base, served = lab
+    page = lesson_page
     path = served / "notebooks" / f"{lesson}.ipynb"
     original = path.read_bytes()
     expected = expected_outputs(path)
