@@ -38,12 +38,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def chromium_path() -> str:
+def chromium_or_skip() -> str:
+    """The Chromium to drive; skips the test, saying how to install one, when there is none."""
     path = find_chromium()
     if path is None:
         pytest.skip(f"browser tests need Chromium, and none was found: {INSTALL_HINT}")
     return path
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    return chromium_or_skip()
 
 
 @pytest.fixture(scope="session")
