@@ -4,11 +4,14 @@
     python build_notebooks.py 02_pipelining   # build some (names or paths)
     python build_notebooks.py --check         # fail if a notebook is stale against its source
     python build_notebooks.py --student DIR   # also write student copies without solutions
+    python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
 
 Sources are jupytext "percent" files. Each notebook is executed top to bottom with nbclient
 (widget state stored, so explorers render when opened) and written with its outputs, which
 nbval later compares against a fresh run. The Markdown copy beside it shows the outputs, with
-figures extracted into static/.
+figures extracted into static/. Notebooks are stored in the form JupyterLab saves them in (its
+kernel display name, no carriage-return progress frames), so opening, trusting and saving one
+in JupyterLab leaves the repository unchanged.
 """
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ import time
 import jupytext
 import nbformat
 from nbclient import NotebookClient
-from nbconvert import MarkdownExporter
+from jupyter_client.kernelspec import KernelSpecManager
+from nbconvert import HTMLExporter, MarkdownExporter
 from tqdm import tqdm
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -31,6 +35,8 @@ SOURCES, NOTEBOOKS, STATIC = (os.path.join(ROOT, d) for d in ("walkthroughs", "n
 TIMEOUT = 300  # seconds per cell
 SOLUTION = re.compile(r"^(\s*)### BEGIN SOLUTION\n.*?^\s*### END SOLUTION\n?", re.M | re.S)
 PLACEHOLDER = "{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError()\n"
+KERNEL = "python3"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def source_hash(path: str) -> str:
@@ -51,22 +57,59 @@ def read_source(path: str) -> nbformat.NotebookNode:
     for cell in nb.cells:  # solutions stay folded until the learner opens them
         if "solution" in cell.metadata.get("tags", []):
             cell.metadata["jupyter"] = {"source_hidden": True}
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = kernelspec()
     nb.metadata["ipu_tutorials"] = {"source": f"walkthroughs/{name}.py",
                                     "source_sha256": source_hash(path)}
     nb.metadata.pop("jupytext", None)
     return nb
 
 
+def kernelspec() -> dict:
+    """The kernelspec metadata JupyterLab writes on save: the installed kernel's display name
+    ("Python 3 (ipykernel)"), so that saving does not rewrite it."""
+    spec = KernelSpecManager().get_kernel_spec(KERNEL)
+    return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
+
+
 def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3", store_widget_state=True,
+    client = NotebookClient(nb, timeout=TIMEOUT, kernel_name=KERNEL, store_widget_state=True,
                             resources={"metadata": {"path": NOTEBOOKS}})
     client.execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps would make every build differ
         if cell.cell_type == "code":
             cell.outputs = coalesce_streams(cell.outputs)
-    return nb
+    check_savable(nb)
+    return as_javascript_numbers(nb)
+
+
+def as_javascript_numbers(value):
+    """Whole floats as integers (2.0 -> 2), as JupyterLab's JSON writes them when it saves the
+    widget state again; nothing else changes."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = as_javascript_numbers(item)
+    elif isinstance(value, list):
+        value[:] = [as_javascript_numbers(item) for item in value]
+    return value
+
+
+def check_savable(nb: nbformat.NotebookNode) -> None:
+    """Raise if an output would be rewritten by JupyterLab's first save.
+
+    Raises:
+        ValueError: a stream holds carriage returns (progress-bar frames), which JupyterLab
+            collapses when it loads the notebook.
+    """
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and "\r" in output["text"]:
+                raise ValueError(
+                    f"cell {index} prints carriage returns ({output['text'][:60]!r}...): JupyterLab "
+                    f"would rewrite them on save. Turn the progress bar off in the walkthrough "
+                    f"(progress=False, showCompilationProgressBar(False)) or print whole lines.")
 
 
 def coalesce_streams(outputs: list) -> list:
@@ -88,10 +131,36 @@ def as_terminal_shows(text: str) -> str:
     return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
 
 
+def static_explorers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy with every widget view replaced by the static picture stored beside it, and no
+    widget state: what a page without a kernel or a widget manager can show."""
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            output.get("data", {}).pop(WIDGET_VIEW, None)
+    return nb
+
+
+def split_explorer_outputs(outputs: list) -> list:
+    """Markdown shows one form per output: an explorer's summary as text, then its figure."""
+    split = []
+    for output in outputs:
+        data = output.get("data", {})
+        if WIDGET_VIEW in data and "image/png" in data:
+            split.append(nbformat.v4.new_output("display_data", {"text/plain": data["text/plain"]}))
+            split.append(nbformat.v4.new_output("display_data", {"image/png": data["image/png"]}))
+        else:
+            split.append(output)
+    return split
+
+
 def write_markdown(nb: nbformat.NotebookNode, name: str) -> None:
     """notebooks/<name>.md with outputs; figures go to static/<name>_<n>.png."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = split_explorer_outputs(cell.outputs)
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream":
                 output["text"] = as_terminal_shows(output["text"])
@@ -109,6 +178,24 @@ def write_markdown(nb: nbformat.NotebookNode, name: str) -> None:
         body = body.replace(f"({path})", f"(../static/{figure})")
     with open(os.path.join(NOTEBOOKS, f"{name}.md"), "w", encoding="utf-8") as f:
         f.write(body)
+
+
+def write_html(name: str, directory: str) -> str:
+    """Export notebooks/<name>.ipynb to DIR/<name>.html, explorers as their static pictures.
+
+    nbconvert would draw widget views with a widget manager fetched from a CDN, which shows
+    nothing offline; the stored picture (summary and figure, inline PNG) needs no network.
+
+    Returns:
+        The path of the HTML file.
+    """
+    nb = nbformat.read(os.path.join(NOTEBOOKS, f"{name}.ipynb"), as_version=4)
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(static_explorers(nb))
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{name}.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(body)
+    return path
 
 
 def student_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -177,8 +264,14 @@ def main(argv=None) -> int:
                         help="only check that every notebook is current; exit 1 if not")
     parser.add_argument("--student", metavar="DIR",
                         help="also write student copies (solutions removed) into DIR")
+    parser.add_argument("--html", metavar="DIR",
+                        help="only export the built notebooks to offline HTML pages in DIR")
     args = parser.parse_args(argv)
     paths = sources(args.names)
+    if args.html:
+        for path in paths:
+            print(write_html(os.path.splitext(os.path.basename(path))[0], args.html))
+        return 0
     if args.check:
         problems = [p for path in paths for p in stale(path)]
         for problem in problems:

@@ -1,5 +1,6 @@
 """The generated notebooks are current, executed, deterministic in what nbval checks, and
 student copies hide the solutions."""
+import copy
 import os
 import re
 
@@ -119,3 +120,49 @@ def test_prints_split_across_messages_are_joined():
 
 def test_markdown_shows_progress_bars_as_a_terminal_does():
     assert build_notebooks.as_terminal_shows("bar  0%\rbar 50%\rbar 100%\ndone") == "bar 100%\ndone"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_notebooks_are_stored_as_jupyterlab_saves_them(lesson):
+    """No carriage-return frames, the installed kernel's display name, JavaScript numbers in
+    the widget state: a save in JupyterLab rewrites nothing (tests/browser checks it live)."""
+    nb = notebook(lesson)
+    assert nb.metadata["kernelspec"] == build_notebooks.kernelspec()
+    build_notebooks.check_savable(nb)
+    assert build_notebooks.as_javascript_numbers(copy.deepcopy(nb)) == nb
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_explorer_output_carries_its_static_picture(lesson):
+    nb = notebook(lesson)
+    explorers = [o for c in nb.cells for o in c.get("outputs", [])
+                 if build_notebooks.WIDGET_VIEW in o.get("data", {})]
+    assert explorers
+    for output in explorers:
+        png = output["data"]["image/png"]
+        assert f"data:image/png;base64,{png}" in output["data"]["text/html"]
+    static = build_notebooks.static_explorers(nb)
+    assert "widgets" not in static.metadata
+    assert not any(build_notebooks.WIDGET_VIEW in o.get("data", {})
+                   for c in static.cells for o in c.get("outputs", []))
+
+
+def test_carriage_returns_in_a_stream_are_refused():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print()")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stderr", text="a 0%\ra 100%\n")]
+    with pytest.raises(ValueError, match="carriage returns .* JupyterLab would rewrite them"):
+        build_notebooks.check_savable(nb)
+
+
+def test_whole_floats_become_integers_as_in_javascript():
+    assert build_notebooks.as_javascript_numbers({"a": [2.0, 0.25, "2.0", True], "b": 0.0}) == \
+        {"a": [2, 0.25, "2.0", True], "b": 0}
+    assert type(build_notebooks.as_javascript_numbers({"b": 0.0})["b"]) is int
+
+
+def test_markdown_shows_an_explorer_as_its_summary_then_its_figure():
+    data = {build_notebooks.WIDGET_VIEW: {"model_id": "m"}, "text/plain": "Explorer: 3 items",
+            "text/html": "<b>...</b>", "image/png": "iVBOR"}
+    split = build_notebooks.split_explorer_outputs([nbformat.v4.new_output("display_data", data)])
+    assert [dict(o["data"]) for o in split] == [{"text/plain": "Explorer: 3 items"},
+                                               {"image/png": "iVBOR"}]

@@ -7,13 +7,11 @@ perf_counters, anchored tensors in _anchors; wrapping and loading in wrapping.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import warnings
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
-from tqdm import tqdm
 
 from .. import environment
 from ..errors import Error
@@ -25,6 +23,7 @@ from ._device_optimizer import DeviceOptimizer
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
 from ._input_signature import check_inputs
+from ._progress import compilation_bar
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
                           settle_reduction)
 from .ops import training_graph
@@ -94,9 +93,7 @@ class PoplarExecutor:
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
                                   args, kwargs, env)
         started = time.perf_counter()
-        bar = tqdm(total=100, desc="Graph compilation", file=sys.stderr, mininterval=0,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}",
-                   disable=not opts.show_compilation_progress_bar)
+        bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
             buffers = buffer_ids(self._user_model)
             with training_graph(self._training):

@@ -1,4 +1,9 @@
-"""The explorer widget: controls, a summary computed by the simulator, and a figure."""
+"""The explorer widget: controls, a summary computed by the simulator, and a figure.
+
+Its stored output also carries a static picture (the summary and the first figure as HTML and
+PNG) beside the widget view, so a notebook opened without a kernel, untrusted, exported to HTML
+or rendered by GitHub still shows the explorer; a live kernel draws the widget instead.
+"""
 from __future__ import annotations
 
 import base64
@@ -27,14 +32,18 @@ class Explorer:
                  figsize: tuple[float, float] = (10, 3.5)):
         self.title, self.controls = title, controls
         self.compute, self.draw, self.figsize = compute, draw, figsize
+        # The classes name the parts for style sheets and the browser tests.
         self.summary = widgets.HTML()
+        self.summary.add_class("ipu-explorer-summary")
         self.output = widgets.Output()
+        self.output.add_class("ipu-explorer-figure")
         self.result: dict = {}
         self.figure: Figure | None = None
         self.widget = widgets.VBox([widgets.HTML(f"<b>{title}</b>"),
                                     widgets.HBox(list(controls.values()),
                                                  layout=widgets.Layout(flex_flow="row wrap")),
                                     self.summary, self.output])
+        self.widget.add_class("ipu-explorer")
         for control in controls.values():
             control.observe(self.update, names="value")
         self.update()
@@ -62,19 +71,34 @@ class Explorer:
         """The summary as plain text."""
         return html.unescape(re.sub(r"<[^>]+>", "", self.summary.value))
 
+    def static_bundle(self) -> dict[str, str]:
+        """The explorer as it stands, without widgets: text/plain (the summary, which nbval
+        compares), text/html (title, summary and figure) and image/png (the figure alone)."""
+        bundle = {"text/plain": f"{self.title}: {self.text}"}
+        png = _png_base64(self.figure) if self.figure is not None else None
+        picture = f'<img alt="{html.escape(self.title)}" src="data:image/png;base64,{png}"/>' if png else ""
+        bundle["text/html"] = (f'<div class="ipu-explorer-static"><b>{html.escape(self.title)}</b>'
+                               f"<div>{self.summary.value}</div>{picture}</div>")
+        if png:
+            bundle["image/png"] = png
+        return bundle
+
     def _ipython_display_(self):
-        # The plain-text form is the summary (not the widget tree with its images), so saved
-        # notebooks and nbval see the simulator's numbers.
-        bundle = self.widget._repr_mimebundle_()
-        bundle["text/plain"] = f"{self.title}: {self.text}"
-        display(bundle, raw=True)
+        # Clients choose the richest form they can draw: a kernel-backed front end draws the
+        # widget view; everything else falls back to the static bundle beside it.
+        display({**self.static_bundle(), **self.widget._repr_mimebundle_(),
+                 "text/plain": f"{self.title}: {self.text}"}, raw=True)
+
+
+def _png_base64(figure: Figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _png_output(figure: Figure) -> dict:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
     return {"output_type": "display_data", "metadata": {},
-            "data": {"image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+            "data": {"image/png": _png_base64(figure),
                      "text/plain": f"<Figure size {figure.get_figwidth():g}x{figure.get_figheight():g} in>"}}
 
 

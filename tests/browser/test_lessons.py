@@ -1,0 +1,103 @@
+"""Every lesson in JupyterLab, as a learner right after cloning: figures and explorer pictures
+show before anything runs, trusting and saving rewrites nothing, and after running all cells
+each explorer reacts to its controls with the simulator's own numbers."""
+from __future__ import annotations
+
+import json
+import platform
+
+import pytest
+
+from tests.browser.conftest import LESSONS
+from tests.browser.pages import (LiveExplorer, check_explorer_reacts, expected_outputs,
+                                 lab_command, loaded_images, normalise, open_in_lab,
+                                 run_all_cells, shut_down_kernel)
+
+ERROR = "Error displaying widget"
+
+
+def assert_pictures_show(page, expected: dict) -> None:
+    """Untrusted, with no kernel run: stored figures and explorer pictures are drawn."""
+    figures = loaded_images(page, ".jp-OutputArea-output.jp-RenderedImage img")
+    assert len(figures) == expected["figures"]
+    assert all(f["natural_width"] > 0 and f["visible"] for f in figures), figures
+    statics = page.locator(".ipu-explorer-static")
+    assert statics.count() == len(expected["explorers"])
+    pictures = loaded_images(page, ".ipu-explorer-static img")
+    assert len(pictures) == len(expected["explorers"])
+    assert all(p["natural_width"] > 0 and p["visible"] and p["box"]["height"] > 100
+               for p in pictures), pictures
+    for index, summary in enumerate(expected["explorers"]):  # "Title: summary"
+        shown = normalise(statics.nth(index).inner_text())
+        title, text = summary.split(": ", 1)
+        assert shown.startswith(title) and normalise(text) in shown
+
+
+def trust_and_save(page) -> None:
+    # The command waits for the learner's answer to its dialog, so it is started, not awaited.
+    page.evaluate("() => { window.__trusted = window.jupyterapp.commands.execute('notebook:trust'); }")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.evaluate("() => window.__trusted")
+    lab_command(page, "docmanager:save")
+
+
+def assert_saved_unchanged(saved: bytes, original: bytes) -> None:
+    """Byte for byte the same, except that JupyterLab records the running kernel's Python
+    version, which differs when the lessons were built under another Python."""
+    if saved == original:
+        return
+    stored, now = json.loads(original), json.loads(saved)
+    version = platform.python_version()
+    assert stored["metadata"]["language_info"]["version"] != version, \
+        "saving in JupyterLab rewrote the notebook"
+    stored["metadata"]["language_info"]["version"] = version
+    assert now == stored, "saving in JupyterLab rewrote more than the Python version"
+
+
+def assert_widgets_drawn_from_stored_state(page, explorers: int) -> None:
+    """Trusted, before the kernel runs: widgets drawn from the stored state, figures loaded."""
+    page.wait_for_function("n => document.querySelectorAll('.ipu-explorer').length === n",
+                           arg=explorers)
+    pictures = loaded_images(page, ".ipu-explorer .ipu-explorer-figure img")
+    assert len(pictures) == explorers
+    assert all(p["natural_width"] > 0 and p["visible"] for p in pictures), pictures
+    assert ERROR not in page.inner_text("body")
+
+
+@pytest.fixture
+def lesson_page(page):
+    """The page; the lesson's kernel is shut down afterwards, so lessons do not add up."""
+    yield page
+    shut_down_kernel(page)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
+    base, served = lab
+    page = lesson_page
+    path = served / "notebooks" / f"{lesson}.ipynb"
+    original = path.read_bytes()
+    expected = expected_outputs(path)
+
+    open_in_lab(page, base, lesson, expected["outputs"])
+    assert_pictures_show(page, expected)
+    assert ERROR not in page.inner_text("body")
+    page.locator(".ipu-explorer-static").first.screenshot(path=str(tmp_path / "untrusted.png"))
+
+    trust_and_save(page)
+    assert_widgets_drawn_from_stored_state(page, len(expected["explorers"]))
+    page.locator(".ipu-explorer").first.screenshot(path=str(tmp_path / "trusted.png"))
+    assert_saved_unchanged(path.read_bytes(), original)
+
+    run_all_cells(page)
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+                        ).count() == 0
+    assert ERROR not in page.inner_text("body")
+    live = page.locator(".jp-NotebookPanel .ipu-explorer")
+    assert live.count() == len(expected["explorers"])
+    assert page.locator(".ipu-explorer-static").count() == 0  # the live widgets replaced them
+    for index in range(live.count()):
+        explorer = LiveExplorer(live.nth(index))
+        explorer.root.scroll_into_view_if_needed()
+        check_explorer_reacts(explorer)
+        explorer.root.screenshot(path=str(tmp_path / f"live-{index}.png"))
