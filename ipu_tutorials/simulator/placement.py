@@ -182,19 +182,46 @@ def _round_ipus(count: int, config: RunConfig) -> int:
     return power
 
 
+def merge_same_ipu_stages(stages: list[Stage]) -> list[Stage]:
+    """Consecutive pipeline stages on one IPU become one stage, as PopTorch and PopART merge them.
+
+    PopTorch adds a pipeline stage only when the IPU changes (`Compiler::setActiveIpu`), and
+    PopART's `mergeConsecutivePipelineStages` merges neighbours with the same virtual graph
+    before checking the pipeline depth. So optimum's one-block-per-layer AutoIncrement
+    placement runs as one stage per IPU switch; the merged blocks run back to back in one
+    pipeline cycle and share one stash.
+    """
+    merged: list[Stage] = []
+    for stage in stages:
+        if merged and merged[-1].ipu == stage.ipu and stage.phase is None:
+            merged[-1].blocks.extend(stage.blocks)
+        else:
+            merged.append(Stage(len(merged), stage.ipu, list(stage.blocks), stage.phase))
+    return merged
+
+
 def verify_counts(stages: list[Stage], config: RunConfig) -> None:
-    """The pipeline-depth rules of gradient accumulation and device iterations."""
+    """The pipeline-depth rules of gradient accumulation and device iterations.
+
+    `stages` are the merged stages (one per IPU switch): PopTorch counts K = switches + 1
+    forward stages and needs 2K-1 micro-batches per step in training, K in inference.
+    """
     if config.strategy.kind != PIPELINED or len(stages) < 2:
         return
     n = len(stages)
     if config.training and config.accumulation < 2 * n - 1:
-        raise Error(f"pipelined training over {n} stages runs 2N-1 = {2 * n - 1} pipeline stages "
+        raise Error(f"poptorch.Options().Training.gradientAccumulation must be greater than or "
+                    f"equal to the number of pipeline stages ({2 * n - 1}) when using "
+                    f"{config.strategy.text}: pipelined training over {n} stages (consecutive "
+                    f"blocks on one IPU form one stage) runs 2N-1 = {2 * n - 1} pipeline stages "
                     f"(forward, then backward back down), so gradient accumulation must be at "
                     f"least {2 * n - 1}; it is {config.accumulation}. Fix: "
                     f"opts.Training.gradientAccumulation({2 * n - 1}) or more (more fills the "
                     f"pipeline better), or use ShardedExecution.")
     if not config.training and config.device_iterations < n:
-        raise Error(f"pipelined inference over {n} stages needs at least {n} micro-batches in "
+        raise Error(f"poptorch.Options().deviceIterations must be greater than or equal to the "
+                    f"number of pipeline stages ({n}) when using {config.strategy.text}: "
+                    f"pipelined inference over {n} stages needs at least {n} micro-batches in "
                     f"flight, so device iterations must be at least {n}; it is "
                     f"{config.device_iterations}. Fix: opts.deviceIterations({n}) or more.")
 
@@ -211,6 +238,7 @@ def place(graph: Graph, config: RunConfig) -> Placement:
         stages = _auto_stages(graph, config)
     if strategy.kind == PIPELINED:
         verify_stage_order(graph, stages, strategy.text)
+        stages = merge_same_ipu_stages(stages)
     elif strategy.kind == SHARDED:
         stages = _segments(graph, stages)
     verify_shared_weights(graph, stages)
