@@ -207,7 +207,8 @@ class FiveBlocks(nn.Module):
         for index, (layer, ipu) in enumerate(zip(self.layers, (0, 0, 1, 1, 0))):
             with poptorch.Block(f"L{index}", ipu_id=ipu):
                 x = layer(x)
-        return x, nn.functional.mse_loss(x, y)
+                if index == 4:
+                    return x, nn.functional.mse_loss(x, y)
 
 
 def auto_increment(accumulation):
