@@ -87,7 +87,8 @@ def run_config(options: Options, training: bool, micro_batch: int, optimizer) ->
         available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
         partials_bytes=_width(options.Precision.partials_type),
         output_mode=output_mode(options, training), output_period=options.output_return_period,
-        auto_round_num_ipus=options.auto_round_num_ipus, system=system_for(options))
+        auto_round_num_ipus=options.auto_round_num_ipus, system=system_for(options),
+        host_instances=options.Distributed.numProcesses)
 
 
 def output_mode(options: Options, training: bool) -> str:

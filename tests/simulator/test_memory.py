@@ -164,4 +164,4 @@ def test_offloaded_state_streams_around_the_weight_update():
     assert len(streams) == 2 * 2  # in and out, on each IPU
     update = off_chip.timeline.of_kind("update")[0]
     assert min(e.end for e in streams if e.ipu == update.ipu) <= update.start
-    assert off_chip.call_seconds > on_chip.call_seconds
+    assert off_chip.device_seconds > on_chip.device_seconds
