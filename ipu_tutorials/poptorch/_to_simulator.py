@@ -88,7 +88,9 @@ def run_config(options: Options, training: bool, micro_batch: int, optimizer) ->
         partials_bytes=_width(options.Precision.partials_type),
         output_mode=output_mode(options, training), output_period=options.output_return_period,
         auto_round_num_ipus=options.auto_round_num_ipus, system=system_for(options),
-        host_instances=options.Distributed.numProcesses)
+        host_instances=options.Distributed.numProcesses,
+        # PopART's RecomputationType: 0 NoRecompute, 1 Standard, 3 Pipeline, 4 RecomputeAll
+        recompute=bool(int(options._Popart._values.get("autoRecomputation", 0))))
 
 
 def output_mode(options: Options, training: bool) -> str:

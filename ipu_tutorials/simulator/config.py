@@ -65,6 +65,7 @@ class RunConfig:
     output_mode: str = OUTPUT_FINAL
     output_period: int = 1
     auto_round_num_ipus: bool = False
+    recompute: bool = False  # autoRecomputation set: recompute activations without pipelining
     host_instances: int = 1  # host processes preparing data (poprun --num-instances)
     loader_async: bool = True  # data prepared while the device runs (DataLoaderMode.Async)
     system: System = dataclasses.field(default_factory=System)

@@ -138,8 +138,22 @@ def stream_seconds(num_bytes: int, system: System) -> float:
     return num_bytes / system.streaming_bandwidth + STREAM_LATENCY if num_bytes else 0.0
 
 
+def recomputes(placement: Placement, config: RunConfig) -> bool:
+    """Whether the backward pass recomputes the forward's activations.
+
+    PopTorch turns recomputation on for pipelines of more than one stage (autoRecomputation =
+    Pipeline, poptorch popart_compiler Compiler.cpp); a user can ask for it on one IPU with
+    opts._Popart.set("autoRecomputation", ...), as Graphcore's ResNet-50 does (RecomputeAll).
+    Every non-zero RecomputationType is simulated as recomputing every checkpointed segment.
+    """
+    if not config.training:
+        return False
+    pipelined = config.strategy.kind == PIPELINED and len(placement.stages) > 1
+    return pipelined or config.recompute
+
+
 def stage_costs(graph: Graph, placement: Placement, config: RunConfig) -> list[StageCost]:
-    recompute = config.training and config.strategy.kind == PIPELINED and len(placement.stages) > 1
+    recompute = recomputes(placement, config)
     costs = []
     for stage in placement.stages:
         ops = [op for op in graph.ops if op.block in stage.blocks]

@@ -11,12 +11,15 @@ import dataclasses
 from ..errors import OutOfMemoryError
 from .capture import HOST, Graph, Op
 from .config import PIPELINED, RunConfig
-from .costs import available_memory, temp_bytes
+from .costs import available_memory, recomputes, temp_bytes
 from .hardware import KiB, MiB
 from .placement import Placement, Stage, stage_params
 
 CODE_BASE_BYTES = 16 * MiB  # per IPU: control program, runtime and host-exchange code (assumed)
-CODE_PER_OP_BYTES = 128 * KiB  # vertex and exchange code of one compute step (assumed)
+# vertex and exchange code of one distinct compute step (assumed). Identical ops (the same
+# kind on the same shapes, as in repeated layers) share code: PopART outlines them by default
+# (sessionoptions.hpp, enableOutlining = true), so code does not grow with the layer count.
+CODE_PER_OP_BYTES = 128 * KiB
 CATEGORIES = ("code", "weights", "gradients", "optimizer", "activations", "stash", "exchange",
               "temporaries")
 
@@ -64,6 +67,7 @@ class IpuMemory:
 class MemoryPlan:
     ipus: list[IpuMemory]
     streaming_capacity: int
+    ways_to_fit: list[str] = dataclasses.field(default_factory=lambda: list(GENERIC_WAYS))
 
     @property
     def fits(self) -> bool:
@@ -99,10 +103,36 @@ class MemoryPlan:
             lines = [f"streaming memory holds {format_bytes(self.streaming_capacity)} per IPU"]
         raise OutOfMemoryError(
             "Out of memory: " + "; ".join(lines) + ".\n\n" + self.table() + "\n\n"
-            "Ways to fit: move optimizer state off chip (opts.TensorLocations.setOptimizerLocation("
-            "poptorch.TensorLocationSettings().useOnChipStorage(False))), spread the blocks over "
-            "more IPUs, use half precision (model.half()), shrink the micro-batch, or lower "
-            "availableMemoryProportion.", plan=self)
+            "Ways to fit: " + ", ".join(self.ways_to_fit[:-1]) + ", or " + self.ways_to_fit[-1]
+            + ".", plan=self)
+
+
+GENERIC_WAYS = ("spread the blocks over more IPUs", "shrink the micro-batch")
+
+
+def ways_to_fit(graph: Graph, placement: Placement, config: RunConfig) -> list[str]:
+    """The out-of-memory advice, leaving out what the configuration already does."""
+    ways = []
+    optimizer = config.location("optimizer")
+    if config.training and config.optimizer.state_per_param:
+        if optimizer.on_chip:
+            ways.append("move optimizer state off chip (opts.TensorLocations.setOptimizerLocation("
+                        "poptorch.TensorLocationSettings().useOnChipStorage(False)))")
+        elif config.replicas > 1 and not optimizer.replicated_sharding:
+            ways.append("shard the off-chip optimizer state across replicas "
+                        "(TensorLocationSettings().useReplicatedTensorSharding(True))")
+    ways.append(GENERIC_WAYS[0])
+    if any(p.dtype_bytes > 2 for p in graph.params.values()):
+        ways.append("use half precision (model.half())")
+    if config.partials_bytes > 2:
+        ways.append("use half partials (opts.Precision.setPartialsType(torch.half))")
+    if config.training and not recomputes(placement, config):
+        ways.append("recompute activations (poptorch.recomputationCheckpoint, with "
+                    "opts._Popart.set(\"autoRecomputation\", 4) on one IPU)")
+    ways.append(GENERIC_WAYS[1])
+    if max(config.available_memory.values(), default=0.6) > 0.1:
+        ways.append("lower availableMemoryProportion")
+    return ways
 
 
 def _stage_inputs(graph: Graph, stage: Stage) -> int:
@@ -122,9 +152,10 @@ def _stage_traffic(graph: Graph, stage: Stage, training: bool) -> int:
 def _activations(ops: list[Op], training: bool, recompute: bool) -> int:
     """Activations live at once for one micro-batch.
 
-    Training keeps every forward result for the backward pass; when the pipeline recomputes,
-    only one recomputation segment (between checkpoints) is rebuilt at a time. Inference
-    needs only the largest op's inputs and outputs.
+    Training keeps every forward result for the backward pass; when the backward recomputes,
+    only one recomputation segment (between checkpoints) is rebuilt at a time; the
+    checkpoints themselves are counted by the stash. Inference needs only the largest op's
+    inputs and outputs.
     """
     if not training:
         return max((op.bytes_in + op.bytes_out for op in ops), default=0)
@@ -135,11 +166,25 @@ def _activations(ops: list[Op], training: bool, recompute: bool) -> int:
 
 
 def _stash_depth(stage: Stage, placement: Placement, config: RunConfig) -> int:
-    """Micro-batches whose inputs a pipeline stage holds until their backward: 2(N-1-s)+1."""
+    """Micro-batches whose inputs and checkpoints a stage holds until their backward.
+
+    A pipeline over N (merged) stages stashes 2(N-1-s)+1 on stage s (PopART pipeline.cpp:
+    "2*(IPUs to end) + 1"); recomputation without pipelining keeps one micro-batch's
+    checkpoints.
+    """
     n = len(placement.stages)
-    if not config.training or config.strategy.kind != PIPELINED or n < 2:
+    if not config.training:
         return 0
+    if config.strategy.kind != PIPELINED or n < 2:
+        return 1 if config.recompute else 0
     return 2 * (n - 1 - stage.index) + 1
+
+
+def _code_bytes(ops: list[Op], training: bool) -> int:
+    """Code of one IPU: a base, plus each distinct compute step (forward, and in training its
+    backward and recomputation); outlined repeats of one op share their code."""
+    distinct = {(op.name, op.kind, op.flops, op.bytes_in, op.bytes_out) for op in ops}
+    return CODE_BASE_BYTES + CODE_PER_OP_BYTES * len(distinct) * (3 if training else 1)
 
 
 def _split(amounts: list[int], on_chip: bool, streams_through: bool) -> tuple[int, int]:
@@ -190,8 +235,7 @@ def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> Memory
             kinds["weights"][0] += sum(graph.buffers_bytes.get(b, 0) for b in stage.blocks)
             per_stage.append((stage, ops, kinds))
         compute_ops = [op for _, ops, _ in per_stage for op in ops if op.kind != "view"]
-        memory.code = CODE_BASE_BYTES + CODE_PER_OP_BYTES * len(compute_ops) * (
-            3 if config.training else 1)
+        memory.code = _code_bytes(compute_ops, config.training)
         for kind in ("weights", "gradients", "optimizer"):
             on = [k[kind][0] for _, _, k in per_stage]
             off = [k[kind][1] for _, _, k in per_stage]
@@ -199,10 +243,11 @@ def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> Memory
             setattr(memory, kind, sum(on) + on_chip)
             if off_chip:
                 memory.off_chip[kind] = off_chip
-        recompute = _stash_depth(stages[0], placement, config) > 0 if stages else False
+        recompute = recomputes(placement, config)
         acts = [_activations(ops, config.training, recompute) for _, ops, _ in per_stage]
         on_chip, off_chip = _split(acts, config.location("activation").on_chip, False)
-        memory.activations = on_chip
+        # stages of one IPU run one at a time: with recomputation, one segment is live at once
+        memory.activations = max(acts, default=0) if recompute and on_chip else on_chip
         if off_chip:
             memory.off_chip["activations"] = off_chip
         memory.stash = sum(_stash_depth(s, placement, config) * (
@@ -215,4 +260,5 @@ def plan_memory(graph: Graph, placement: Placement, config: RunConfig) -> Memory
                                   for op in compute_ops), default=0)
         memory.temporaries = int(memory.temporaries)
         ipus.append(memory)
-    return MemoryPlan(ipus, config.system.streaming_bytes_per_ipu)
+    return MemoryPlan(ipus, config.system.streaming_bytes_per_ipu,
+                      ways_to_fit(graph, placement, config))
