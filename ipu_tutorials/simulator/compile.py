@@ -99,7 +99,8 @@ class Plan:
         shown = ", ".join(f"{name} {seconds * 1e3:,.3f} ms" for name, seconds in parts.items())
         data = self.host_data_seconds
         mode = "overlapped with the device" if self.config.loader_async else "before the device"
-        bound = "host-bound" if parts["waiting for host data"] > 0 else "device-bound"
+        host_bound = parts["waiting for host data"] > 1e-6 * self.call_seconds  # not rounding
+        bound = "host-bound" if host_bound else "device-bound"
         return (f"Where a call's {self.call_seconds * 1e3:,.3f} ms go: {shown} ({bound}; the "
                 f"host prepares the call's samples in {data * 1e3:,.3f} ms, {mode})")
 
