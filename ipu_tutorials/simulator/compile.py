@@ -85,6 +85,11 @@ class Plan:
         return self.call_seconds - self.breakdown()["waiting for host data"]
 
     @property
+    def device_samples_per_second(self) -> float:
+        """Throughput if the host kept up: what the IPUs and the host link alone allow."""
+        return self.config.samples_per_call / self.device_seconds
+
+    @property
     def compile_seconds(self) -> float:
         """Simulated graph-compilation time (not measured: see COMPILE_BASE_SECONDS)."""
         ops = {(op.name, op.kind, op.flops, op.bytes_in, op.bytes_out) for op in self.graph.ops

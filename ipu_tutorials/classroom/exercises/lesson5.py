@@ -47,5 +47,6 @@ half_partials = Exercise(
     "Smaller partials", _check_partials,
     hint="the option lives in opts.Precision.",
     solution="""
-options = poptorch.Options()
-options.Precision.setPartialsType(torch.half)""")
+my_options = poptorch.Options()
+my_options.Precision.setPartialsType(torch.half)
+my_options""")
