@@ -184,3 +184,18 @@ def test_feedback_is_truthy_only_when_correct():
     assert Feedback(True, "x") and not Feedback(False, "x")
     exercise = Exercise("t", lambda a: Feedback(a == 1, "m"), hint="h", solution="s")
     assert exercise.check(1) and not exercise.check(2)
+
+
+def test_gradient_survival_does_not_depend_on_the_thread_count():
+    from ipu_tutorials.classroom.explorers.precision import small_loss_network
+    threads = torch.get_num_threads()
+    counts = []
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            small_loss_network.cache_clear()
+            counts.append(survival(1.0, torch.float16)["lost"])
+    finally:
+        torch.set_num_threads(threads)
+        small_loss_network.cache_clear()
+    assert counts[0] == counts[1]
