@@ -2,7 +2,7 @@
 from ... import poptorch
 from ...errors import Error
 from .base import Exercise, Feedback, check_number, right, wrong
-from ..explorers.pipeline import tutorial_plan
+from ..explorers.pipeline import lesson_plan
 
 smallest_accumulation = Exercise(
     "The smallest gradient accumulation",
@@ -26,8 +26,8 @@ SPLITS = [(["B1"], ["B2", "B3", "B4"]), (["B1", "B2"], ["B3", "B4"]), (["B1", "B
 
 
 def _two_ipu_plan(first, second):
-    return tutorial_plan(poptorch.PipelinedExecution(poptorch.Stage(*first).ipu(0),
-                                                     poptorch.Stage(*second).ipu(1)), accumulation=10)
+    return lesson_plan(poptorch.PipelinedExecution(poptorch.Stage(*first).ipu(0),
+                                                   poptorch.Stage(*second).ipu(1)))
 
 
 def _shares(plan) -> str:
@@ -41,7 +41,7 @@ def _check_balance(strategy) -> Feedback:
             or len(strategy.stages) != 2:
         return wrong("expected a PipelinedExecution of two Stages, on IPUs 0 and 1.")
     try:
-        plan = tutorial_plan(strategy, accumulation=10)  # the lesson's configuration
+        plan = lesson_plan(strategy)
     except Error as error:
         return wrong(f"the strategy does not compile: {error}")
     best = min((_two_ipu_plan(*split) for split in SPLITS), key=lambda p: p.device_seconds)

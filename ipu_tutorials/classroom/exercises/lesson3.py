@@ -1,7 +1,7 @@
 """Exercises of lesson 3: sharding."""
 from ... import poptorch
 from .base import Exercise, Feedback, check_number, wrong
-from ..explorers.pipeline import tutorial_plan
+from ..explorers.pipeline import lesson_plan
 
 busy_ipus = Exercise(
     "IPUs at work",
@@ -15,10 +15,8 @@ busy_ipus = Exercise(
 
 def lesson_plans() -> dict:
     """The lesson's two plans: the tutorial's options (D 10, A 10, OutputMode.All) per strategy."""
-    from ...tutorial.loops import strategy, training_options
-    return {name: tutorial_plan(strategy(name), accumulation=10, device_iterations=10,
-                                options=training_options(name, 10, 10))
-            for name in ("pipelined", "sharded")}
+    from ...tutorial.loops import strategy
+    return {name: lesson_plan(strategy(name)) for name in ("pipelined", "sharded")}
 
 
 def measured_speedup() -> float:
