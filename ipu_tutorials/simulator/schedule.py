@@ -228,7 +228,7 @@ def call_timeline(kind: str, stages: list[StageTimes], costs: StepCosts, a: int,
     events = [Event(HOST_TRACK, 0.0, costs.host_latency, "host")]
     t = costs.host_latency
     data_end = t
-    if costs.host_data:  # asynchronous: the next call's data, while this one runs
+    if costs.host_data:  # asynchronous: the next call's data, while this one runs; else first
         events.append(Event(HOST_DATA_TRACK, t, costs.host_data, "data"))
         data_end = t + costs.host_data
         t = t if costs.data_async else data_end
