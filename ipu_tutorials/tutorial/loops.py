@@ -111,12 +111,12 @@ def summary_table(training_model) -> str:
     """Simulated time per step, throughput, and placement and memory per IPU."""
     plan = training_model.plan
     config = plan.config
-    step = plan.call_seconds / config.device_iterations
+    step = plan.device_seconds / config.device_iterations  # IPUs and host link, no data wait
     util = plan.timeline.utilisation()
     lines = [f"Simulated IPU time per step: {step * 1e3:.3f} ms "
              f"({config.micro_batch} x {config.accumulation} samples); throughput "
-             f"{plan.samples_per_second:,.0f} samples/s ({config.strategy.kind}, "
-             f"{config.system.ipu.name})", plan.breakdown_text(), "",
+             f"{plan.samples_per_second:,.0f} samples/s with the host preparing the data "
+             f"({config.strategy.kind}, {config.system.ipu.name})", plan.breakdown_text(), "",
              f"{'IPU':>3}  {'blocks':<8}{'memory':>12}{'of':>12}{'use':>6}  {'off chip':>10}  busy"]
     for m in plan.memory.ipus:
         blocks = ",".join(b for s in plan.placement.stages_on(m.ipu) for b in s.blocks)
