@@ -16,12 +16,8 @@ import sys
 import time
 import traceback
 
-import torch
-
-from ipu_tutorials import popdist, poptorch, tutorial
-from ipu_tutorials.tutorial.datasets import load_mnist
-from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
-
+# torch and the package are imported in the functions that need them, after the arguments
+# are parsed: `-h` and a bad argument answer at once instead of after torch's import.
 MNIST_EPOCHS, EMBEDDED_EPOCHS = 3, 45  # both about 180,000 training images
 
 
@@ -57,7 +53,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="micro-batches accumulated per weight update (pipelining needs >= 7)")
     parser.add_argument("--test-batch-size", type=positive_int, default=8,
                         help="micro-batch size for inference")
-    parser.add_argument("--epochs", type=positive_int, default=None,
+    parser.add_argument("--epochs", type=positive_int, default=argparse.SUPPRESS,
                         help=f"epochs to train (default: {MNIST_EPOCHS} on MNIST, "
                              f"{EMBEDDED_EPOCHS} on the 4,000 embedded digits)")
     parser.add_argument("--learning-rate", type=positive_float, default=0.001,
@@ -82,10 +78,29 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     parser.add_argument("--debug", action="store_true",
                         help="print the placement, memory plan and schedule; full tracebacks")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.epochs = getattr(args, "epochs", None)
+    if args.profile:
+        problem = profile_dir_problem(args.profile_dir)
+        if problem:
+            parser.error(f"argument --profile-dir: {problem}")
+    return args
+
+
+def profile_dir_problem(path: str) -> str | None:
+    """Why --profile could not write into `path` (None when it can), checked before compiling."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        return f"cannot create {path!r} ({error.strerror}); choose a directory you can write to"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"cannot write into {path!r}; choose a directory you can write to"
+    return None
 
 
 def load_data(args):
+    from ipu_tutorials.tutorial.datasets import load_mnist
+
     train_set = load_mnist(True, args.dataset, args.data_dir)
     test_set = load_mnist(False, "embedded" if "embedded" in train_set.name else "mnist",
                           args.data_dir)
@@ -98,8 +113,11 @@ def load_data(args):
     return train_set, test_set
 
 
-def replicate(opts: poptorch.Options, args) -> None:
-    """Replicas in this process; under poprun, this instance's share of poprun's replicas."""
+def replicate(opts, args) -> None:
+    """Replicas in this process (opts: poptorch.Options); under poprun, this instance's share
+    of poprun's replicas."""
+    from ipu_tutorials import popdist
+
     if not popdist.isPopdistEnvSet():
         opts.replicationFactor(args.replication_factor)
         return
@@ -112,6 +130,11 @@ def replicate(opts: poptorch.Options, args) -> None:
 
 
 def main(args) -> float:
+    import torch
+
+    from ipu_tutorials import poptorch, tutorial
+    from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
+
     torch.manual_seed(args.seed)
     train_set, test_set = load_data(args)
     epochs = args.epochs or (EMBEDDED_EPOCHS if "embedded" in train_set.name else MNIST_EPOCHS)
@@ -137,7 +160,7 @@ def main(args) -> float:
         training_model.compile(*next(iter(training_data)))
         if args.debug:
             print(training_model.plan.describe())
-        print(f"Training for {epochs} epochs ({args.strategy}); each epoch is "
+        print(f"Training for {epochs} epoch{'s' if epochs != 1 else ''} ({args.strategy}); each epoch is "
               f"{len(training_data)} call(s) of {training_data.combinedBatchSize:,} images")
         tutorial.train(training_model, training_data, epochs, progress=progress,
                        log=print if progress or args.debug else None)

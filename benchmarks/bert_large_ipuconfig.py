@@ -20,7 +20,7 @@ from ipu_tutorials.optimum.graphcore.published import (LOSS_SCALING, MICRO_BATCH
                                                        bert_large_config,
                                                        bert_large_pod16_ipu_config,
                                                        plan_bert_large)
-from ipu_tutorials import poptorch
+from ipu_tutorials import environment, poptorch
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator.capture import capture
 from ipu_tutorials.simulator.compile import compile_plan
@@ -38,8 +38,8 @@ def unchecked_plan(ipu_config):
     tokens = torch.zeros(MICRO_BATCH, SEQUENCE, dtype=torch.long, device="meta")
     kwargs = {"input_ids": tokens, "labels": tokens,
               "next_sentence_label": torch.zeros(MICRO_BATCH, dtype=torch.long, device="meta")}
-    config = _to_simulator.run_config(ipu_config.to_options(compile_only=True), True,
-                                      MICRO_BATCH, optimizer)
+    config = _to_simulator.options_spec(ipu_config.to_options(compile_only=True), True,
+                                        optimizer, environment.read(), micro_batch=MICRO_BATCH)
     return compile_plan(capture(model, (), kwargs), config, check_memory=False)
 
 

@@ -84,9 +84,34 @@ def test_a_configuration_the_pipeline_forbids_fails_with_the_rule(tmp_path):
 
 def test_mnist_without_network_or_files_fails_clearly(tmp_path, monkeypatch):
     monkeypatch.setattr("socket.getaddrinfo", _no_network)
-    with pytest.raises(RuntimeError, match="MNIST is not in .* could not be downloaded"):
+    data_dir = tmp_path / "mnist_data"
+    with pytest.raises(RuntimeError, match="MNIST is not in .* could not be downloaded.*"
+                                           "--dataset embedded"):
         mnist_pipeline.load_data(mnist_pipeline.parse_args(
-            ["--dataset", "mnist", "--data-dir", str(tmp_path)]))
+            ["--dataset", "mnist", "--data-dir", str(data_dir)]))
+    assert not data_dir.exists()  # no empty mnist_data/MNIST/raw left behind
+
+
+def test_help_and_bad_arguments_answer_before_torch_is_imported():
+    code = (f"import sys; sys.path.insert(0, {ROOT!r}); import mnist_pipeline; "
+            f"print('torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_epochs_help_names_its_real_default(capsys):
+    with pytest.raises(SystemExit):
+        mnist_pipeline.parse_args(["-h"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 3 on MNIST, 45 on the 4,000 embedded digits)" in text
+    assert "(default: None)" not in text
+
+
+def test_an_unwritable_profile_dir_exits_2_before_compiling(capsys):
+    with pytest.raises(SystemExit) as info:
+        mnist_pipeline.parse_args(["--profile", "--profile-dir", "/proc/no-such-dir"])
+    assert info.value.code == 2
+    assert "--profile-dir: cannot create '/proc/no-such-dir'" in capsys.readouterr().err
 
 
 def _no_network(*args, **kwargs):

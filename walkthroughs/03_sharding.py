@@ -60,7 +60,7 @@ for name in ("pipelined", "sharded"):
     training_model.compile(*next(iter(data)))
     models[name] = training_model
 
-step = {name: m.plan.call_seconds / 10 for name, m in models.items()}
+step = {name: m.plan.device_seconds / 10 for name, m in models.items()}
 fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
 for ax, (name, m) in zip(axes, models.items()):
     plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
@@ -73,11 +73,11 @@ plt.show()
 
 # %%
 for name, m in models.items():
-    busy = m.plan.timeline.utilisation()
+    busy = sum(m.plan.timeline.busy(ipu) for ipu in range(4)) / (4 * m.plan.device_seconds)
     print(f"{name:>9}: at most {m.plan.timeline.max_concurrency()} IPU(s) busy at once, "
-          f"mean utilisation {sum(busy) / len(busy):.0%}, "
-          f"{m.plan.samples_per_second:,.0f} images/s")
-print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step")
+          f"device utilisation {busy:.0%}, {m.plan.device_samples_per_second:,.0f} images/s "
+          f"on the IPUs, {m.plan.samples_per_second:,.0f} images/s fed by the host")
+print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step on the IPUs")
 
 # %% [markdown]
 # ## Identical numerics
@@ -144,7 +144,9 @@ for name in ("pipelined", "sharded"):
     single = poptorch.inferenceModel(Network(), opts.showCompilationProgressBar(False))
     try:
         single.compile(torch.randn(1, 1, 28, 28))
-        print(f"{name}: one image in {single.plan.call_seconds * 1e6:.1f} µs")
+        host = single.plan.breakdown()["host I/O"]
+        print(f"{name}: one image in {single.plan.call_seconds * 1e6:.1f} µs, of which "
+              f"{host * 1e6:.1f} µs is the host's synchronisation and transfer")
     except poptorch.Error as error:
         print(f"{name}: {error}")
 
@@ -191,11 +193,12 @@ exercises.busy_ipus.check(my_busy_ipus)
 # ### Exercise 3.2: measure the speedup
 #
 # With `gradientAccumulation(10)`, how many times faster is a pipelined step than a sharded
-# one for this network? Compute it from the two plans (`model.plan.call_seconds`).
+# one for this network? Compute it from the two plans in `models`
+# (`models[name].plan.device_seconds`: the time the IPUs and the host link take per call).
 
 # %% tags=["solution"]
 ### BEGIN SOLUTION
-my_speedup = models["sharded"].plan.call_seconds / models["pipelined"].plan.call_seconds
+my_speedup = models["sharded"].plan.device_seconds / models["pipelined"].plan.device_seconds
 ### END SOLUTION
 
 # %%

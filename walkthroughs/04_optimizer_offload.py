@@ -151,10 +151,12 @@ for name, plan in (("on chip", on_chip), ("off chip", off_chip)):
           f"each stream {streamed * 1e3:5.1f} ms, {plan.samples_per_second:5.0f} sequences/s")
 
 # %% [markdown]
-# On the timeline the transfers (orange) bracket the short weight update (purple) after the
-# pipeline's flush:
+# On the timeline the transfers (orange) bracket the weight update after the pipeline's
+# flush. The update itself is a purple sliver between them, too short to see at this scale:
 
 # %%
+update = max(e.duration for e in off_chip.timeline.of_kind("update"))
+print(f"weight update {update * 1e3:.2f} ms, against {streamed * 1e3:.1f} ms for each stream")
 Report.from_plan(off_chip).plot_timeline(label_micro_batches=False)
 plt.show()
 
@@ -166,7 +168,9 @@ plt.show()
 #
 # With data-parallel replicas, every replica holds the same optimizer state.
 # `useReplicatedTensorSharding(True)` splits it across the replicas instead: each keeps 1/R of
-# it, and with the state off chip each streams 1/R of it.
+# it, and with the state off chip each streams 1/R of it. Both rows below are float32 weights
+# on 2 replicas, so compare them with each other, not with the float16 single-replica plans
+# above.
 
 # %%
 for sharded_state in (False, True):
@@ -175,7 +179,8 @@ for sharded_state in (False, True):
     stream = max(e.duration for e in plan.timeline.of_kind("stream"))
     print(f"sharding {'on ' if sharded_state else 'off'}: optimizer state per IPU "
           f"{format_bytes(worst.off_chip['optimizer'])}, stream {stream * 1e3:.1f} ms, "
-          f"{plan.samples_per_second:.0f} sequences/s on {plan.placement.ipus_acquired} IPUs")
+          f"{plan.samples_per_second:.0f} sequences/s on {plan.placement.ipus_acquired} IPUs "
+          f"(float32, 2 replicas)")
 
 # %% [markdown]
 # ## Explore the memory plan

@@ -34,6 +34,14 @@ def plan_on_meta(model: torch.nn.Module, options: poptorch.Options, optimizer,
         training.destroy()
 
 
+def lesson_plan(strategy, accumulation: int = 10) -> Plan:
+    """The tutorial's configuration as lessons 2 and 3 use it (D 10, OutputMode.All, AdamW),
+    under `strategy`: prose, checks and tables of both lessons share it."""
+    from ..tutorial.loops import training_options
+    return tutorial_plan(strategy, accumulation, device_iterations=10,
+                         options=training_options("pipelined", 10, accumulation))
+
+
 def tutorial_plan(strategy, accumulation: int = 8, device_iterations: int = 1,
                   micro_batch: int = 40, options: poptorch.Options | None = None) -> Plan:
     """The tutorial CNN (with its loss and AdamW) compiled on the meta device under `strategy`.

@@ -4,13 +4,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from ..simulator.memory import CATEGORIES
-from ..simulator.schedule import HOST_TRACK, Event
+from ..simulator.schedule import HOST_DATA_TRACK, HOST_TRACK, Event
 from ..simulator.units import format_bytes
 
 KIND_COLOURS = {"F": "#4caf50", "B": "#e53935", "update": "#8e24aa", "copy": "#9e9e9e",
-                "stream": "#fb8c00", "allreduce": "#1e88e5", "host": "#424242"}
+                "stream": "#fb8c00", "allreduce": "#1e88e5", "host": "#424242",
+                "data": "#bdbdbd"}
 KIND_LABELS = {"F": "forward", "B": "backward", "update": "weight update", "copy": "inter-IPU copy",
-               "stream": "streaming memory", "allreduce": "all-reduce", "host": "host I/O"}
+               "stream": "streaming memory", "allreduce": "all-reduce", "host": "host I/O",
+               "data": "host data preparation"}
 MEMORY_COLOURS = dict(zip(CATEGORIES, ("#90a4ae", "#1e88e5", "#43a047", "#8e24aa", "#fdd835",
                                        "#fb8c00", "#6d4c41", "#e57373")))
 
@@ -29,7 +31,8 @@ def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None
     """Draw events as boxes, a row per IPU (and one for the host).
 
     Args:
-        steps: draw only the first `steps` device iterations.
+        steps: draw only the first `steps` device iterations (without the host's data
+            preparation, which spans the whole call).
         label_micro_batches: write the micro-batch number in boxes wide enough to hold it.
     Returns:
         The matplotlib Axes.
@@ -37,12 +40,13 @@ def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None
     if steps is not None:
         events = [e for e in events if e.step is None or e.step < steps]
         last = max((e.end for e in events if e.step is not None), default=0.0)
-        events = [e for e in events if e.start <= last]
+        events = [e for e in events if e.start <= last and e.ipu != HOST_DATA_TRACK]
     if ax is None:
         _, ax = plt.subplots(figsize=(11, 0.55 * (num_ipus + show_host) + 1.4))
-    end = max((e.end for e in events), default=1.0) or 1.0
+    data = [HOST_DATA_TRACK] if any(e.ipu == HOST_DATA_TRACK for e in events) else []
+    rows = list(range(num_ipus)) + ([HOST_TRACK, *data] if show_host else [])
+    end = max((e.end for e in events if e.ipu in rows), default=1.0) or 1.0
     unit, scale = _time_unit(end)
-    rows = list(range(num_ipus)) + ([HOST_TRACK] if show_host else [])
     y_of = {ipu: i for i, ipu in enumerate(rows)}
     labelled = _draw_event_boxes(ax, events, y_of, scale)
     if label_micro_batches:
@@ -51,7 +55,8 @@ def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None
                 ax.text((e.start + e.duration / 2) * scale, y_of[e.ipu], str(e.micro_batch),
                         ha="center", va="center", fontsize=7, color="white")
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(["host" if r == HOST_TRACK else f"IPU {r}" for r in rows])
+    names = {HOST_TRACK: "host", HOST_DATA_TRACK: "host data"}
+    ax.set_yticklabels([names.get(r, f"IPU {r}") for r in rows])
     ax.invert_yaxis()
     ax.set_xlim(0, end * scale)
     ax.set_xlabel(f"simulated time ({unit})")

@@ -44,7 +44,9 @@ def summarise(plan: Plan, model_name: str, options: dict | None = None) -> dict:
         "memory": [m.as_dict() for m in plan.memory.ipus],
         "schedule": {"call_seconds": plan.call_seconds, "cycles_per_call": plan.cycles_per_call,
                      "samples_per_second": plan.samples_per_second,
-                     "utilisation": plan.timeline.utilisation(), "grid": plan.grid()},
+                     "utilisation": plan.timeline.utilisation(), "grid": plan.grid(),
+                     "breakdown": plan.breakdown(), "host_data_seconds": plan.host_data_seconds,
+                     "simulated_compile_seconds": plan.compile_seconds},
         "options": options or {},
     }
 

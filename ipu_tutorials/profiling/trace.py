@@ -1,14 +1,18 @@
 """Chrome Trace Event JSON (opens in Perfetto and chrome://tracing) to and from timeline events."""
 from __future__ import annotations
 
-from ..simulator.schedule import HOST_TRACK, Event
+from ..simulator.schedule import HOST_DATA_TRACK, HOST_TRACK, Event
 
 PROCESS_ID = 1
 HOST_THREAD = 1000  # Perfetto sorts tracks by thread id: the host goes last
+DATA_THREAD = 1001  # then the host's data preparation
+_THREADS = {HOST_TRACK: HOST_THREAD, HOST_DATA_TRACK: DATA_THREAD}
+_TRACKS = {thread: track for track, thread in _THREADS.items()}
+_LABELS = {HOST_TRACK: "Host", HOST_DATA_TRACK: "Host data preparation"}
 
 
 def _thread(ipu: int) -> int:
-    return HOST_THREAD if ipu == HOST_TRACK else ipu
+    return _THREADS.get(ipu, ipu)
 
 
 def _name(event: Event) -> str:
@@ -21,8 +25,8 @@ def to_trace(events: list[Event], num_ipus: int, memory: list[dict], title: str)
     """Events in seconds -> trace events in microseconds, one track per IPU plus the host."""
     trace = [{"name": "process_name", "ph": "M", "pid": PROCESS_ID, "tid": 0,
               "args": {"name": title}}]
-    for ipu in list(range(num_ipus)) + [HOST_TRACK]:
-        label = "Host" if ipu == HOST_TRACK else f"IPU {ipu}"
+    for ipu in list(range(num_ipus)) + [HOST_TRACK, HOST_DATA_TRACK]:
+        label = _LABELS.get(ipu, f"IPU {ipu}")
         trace.append({"name": "thread_name", "ph": "M", "pid": PROCESS_ID, "tid": _thread(ipu),
                       "args": {"name": label}})
     for e in events:
@@ -43,7 +47,7 @@ def from_trace(trace: dict) -> list[Event]:
         if item.get("ph") != "X":
             continue
         args = item.get("args", {})
-        ipu = HOST_TRACK if item["tid"] == HOST_THREAD else item["tid"]
+        ipu = _TRACKS.get(item["tid"], item["tid"])
         events.append(Event(ipu, item["ts"] / 1e6, item["dur"] / 1e6, item["cat"],
                             args.get("micro_batch"), args.get("stage"), args.get("step")))
     return events

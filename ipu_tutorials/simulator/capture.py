@@ -148,6 +148,8 @@ class Recorder:
                 renamed[key] = renamed.get(key, 0) + size
         self.edges = renamed
         self.edge_seen = {(t, new if b == old else b) for t, b in self.edge_seen}
+        if old in self.checkpoints:  # checkpoints taken before the first block join it
+            self.checkpoints[new] = self.checkpoints.get(new, 0) + self.checkpoints.pop(old)
 
     def mark_loss(self, tensor: torch.Tensor):
         ancestors = self.loss_ancestry.get(id(tensor), frozenset())
@@ -162,9 +164,8 @@ class Recorder:
             self.ops[op_index].available_memory = proportion
 
     def checkpoint(self, tensor: torch.Tensor):
-        block = tracing.STATE.block.user_id if tracing.STATE.block else None
-        if block is not None:
-            self.checkpoints[block] = self.checkpoints.get(block, 0) + _nbytes(tensor)
+        block = tracing.STATE.block.user_id if tracing.STATE.block else PENDING
+        self.checkpoints[block] = self.checkpoints.get(block, 0) + _nbytes(tensor)
         self.segment += 1
 
     # --- ops ------------------------------------------------------------------------------

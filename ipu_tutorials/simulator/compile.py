@@ -2,17 +2,38 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 from .capture import Graph
-from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_io_bytes, host_seconds,
-                    stage_costs, stream_seconds, update_seconds)
+from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_data_seconds, host_io_bytes,
+                    host_seconds, stage_costs, stream_seconds, update_seconds)
 from .memory import MemoryPlan, plan_memory
 from .placement import Placement, place, stage_params
 from .rules import schedule_kind
-from .schedule import StageTimes, StepCosts, call_timeline, pipeline_grid
+from .schedule import (HOST_DATA_TRACK, HOST_TRACK, StageTimes, StepCosts, call_timeline,
+                       pipeline_grid)
 from .spec import OUTPUT_ALL, OUTPUT_EVERY_N, RunSpec, StrategyKind
-from .timeline import Timeline
+from .timeline import COMPUTE_KINDS, Timeline
+
+# Simulated compile time. PopTorch's "Graph compilation" bar took 1:31 (training) and 0:35
+# (inference) for the pipelining tutorial on 4 IPUs (seed 003); every published pair in
+# graphcore/examples' tutorials has training/inference ~2.5-2.6, and even tiny one-IPU models
+# took 10-90 s. Calibrated on seed 003: 10 s + 6 s per IPU + 0.3 s per distinct compute op.
+COMPILE_BASE_SECONDS = 10.0
+COMPILE_SECONDS_PER_IPU = 6.0
+COMPILE_SECONDS_PER_OP = 0.3
+COMPILE_TRAINING_FACTOR = 2.6
+
+
+def _measure(spans: list[tuple[float, float]]) -> float:
+    """Total length of a union of intervals."""
+    total, reach = 0.0, -math.inf
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 @dataclasses.dataclass
@@ -40,6 +61,60 @@ class Plan:
     @property
     def samples_per_second(self) -> float:
         return self.spec.samples_per_call / self.call_seconds
+
+    def breakdown(self) -> dict[str, float]:
+        """Where one call's simulated seconds go; the four parts add up to call_seconds.
+
+        "IPU compute": some IPU computes (forward, backward, weight update); "exchange and
+        sync": IPUs copy, stream, all-reduce or wait for each other and nothing computes;
+        "host I/O": the host synchronises and streams inputs and outputs; "waiting for host
+        data": the device idles because the host has not prepared the next samples.
+        """
+        events = self.timeline.events
+        device = [(e.start, e.end) for e in events if e.ipu >= 0 and e.duration > 0]
+        compute = [(e.start, e.end) for e in events
+                   if e.ipu >= 0 and e.kind in COMPUTE_KINDS and e.duration > 0]
+        host = [(e.start, e.end) for e in events if e.ipu == HOST_TRACK and e.duration > 0]
+        busy = _measure(device + host)
+        return {"IPU compute": _measure(compute),
+                "exchange and sync": _measure(device) - _measure(compute),
+                "host I/O": busy - _measure(device),
+                "waiting for host data": max(0.0, self.call_seconds - busy)}
+
+    @property
+    def host_data_seconds(self) -> float:
+        """The host's data preparation per call (overlapped with the device when asynchronous)."""
+        return sum(e.duration for e in self.timeline.events if e.ipu == HOST_DATA_TRACK)
+
+    @property
+    def device_seconds(self) -> float:
+        """A call without the wait for host data: what the IPUs and the host link alone take."""
+        return self.call_seconds - self.breakdown()["waiting for host data"]
+
+    @property
+    def device_samples_per_second(self) -> float:
+        """Throughput if the host kept up: what the IPUs and the host link alone allow."""
+        return self.spec.samples_per_call / self.device_seconds
+
+    @property
+    def compile_seconds(self) -> float:
+        """Simulated graph-compilation time (not measured: see COMPILE_BASE_SECONDS)."""
+        ops = {(op.name, op.kind, op.flops, op.bytes_in, op.bytes_out) for op in self.graph.ops
+               if op.kind != "view"}
+        seconds = (COMPILE_BASE_SECONDS + COMPILE_SECONDS_PER_IPU * self.placement.ipus_per_replica
+                   + COMPILE_SECONDS_PER_OP * len(ops))
+        return seconds * (COMPILE_TRAINING_FACTOR if self.spec.training else 1.0)
+
+    def breakdown_text(self) -> str:
+        """One line: the call's time split by where it goes, and what bounds it."""
+        parts = self.breakdown()
+        shown = ", ".join(f"{name} {seconds * 1e3:,.3f} ms" for name, seconds in parts.items())
+        data = self.host_data_seconds
+        mode = "overlapped with the device" if self.spec.loader_async else "before the device"
+        host_bound = parts["waiting for host data"] > 1e-6 * self.call_seconds  # not rounding
+        bound = "host-bound" if host_bound else "device-bound"
+        return (f"Where a call's {self.call_seconds * 1e3:,.3f} ms go: {shown} ({bound}; the "
+                f"host prepares the call's samples in {data * 1e3:,.3f} ms, {mode})")
 
     @property
     def cycles_per_call(self) -> int:
@@ -75,7 +150,10 @@ class Plan:
             "Schedule of one step:", self.grid(), "",
             f"Simulated time per call: {self.call_seconds * 1e3:.3f} ms for "
             f"{c.samples_per_call} samples = {self.samples_per_second:,.0f} samples/s",
-            f"Utilisation: {util}"])
+            self.breakdown_text(),
+            f"Utilisation: {util}",
+            f"Simulated compile time: {self.compile_seconds:,.0f} s (an estimate from the graph's "
+            f"size, calibrated on the tutorial's published 1:31; real compiles take from tens of seconds to many minutes)"])
 
 
 def _stage_times(graph: Graph, placement: Placement, costs: list[StageCost],
@@ -117,10 +195,14 @@ def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, spec: Ru
             # offloaded optimizer state streams in before the update and back out after it
             streams[m.ipu] = stream_seconds(m.off_chip.get("optimizer", 0), spec.system)
             gradient_bytes = max(gradient_bytes, m.gradients)
-    return StepCosts(host_in=host_seconds(in_bytes * r, spec.system),
-                     host_out=host_seconds(out_bytes * r * returned, spec.system) / steps,
+    system = spec.system
+    links = math.ceil(placement.ipus_per_replica * r / system.ipus_per_host_link)
+    data = host_data_seconds(spec.samples_per_call, in_bytes / spec.micro_batch, spec.instances)
+    return StepCosts(host_in=host_seconds(in_bytes * r, system, links),
+                     host_out=host_seconds(out_bytes * r * returned, system, links) / steps,
                      host_latency=HOST_LATENCY, update=update, update_stream=streams,
-                     allreduce=allreduce_seconds(gradient_bytes, spec))
+                     allreduce=allreduce_seconds(gradient_bytes, spec), host_data=data,
+                     data_async=spec.loader_async)
 
 
 def compile_plan(graph: Graph, spec: RunSpec, check_memory: bool = True,

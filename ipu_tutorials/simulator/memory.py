@@ -16,7 +16,10 @@ from .spec import RunSpec
 from .units import KiB, MiB, format_bytes
 
 CODE_BASE_BYTES = 16 * MiB  # per IPU: control program, runtime and host-exchange code (assumed)
-CODE_PER_OP_BYTES = 128 * KiB  # vertex and exchange code of one compute step (assumed)
+# vertex and exchange code of one distinct compute step (assumed). Identical ops (the same
+# kind on the same shapes, as in repeated layers) share code: PopART outlines them by default
+# (sessionoptions.hpp, enableOutlining = true), so code does not grow with the layer count.
+CODE_PER_OP_BYTES = 128 * KiB
 DEFAULT_AVAILABLE_MEMORY = 0.6  # availableMemoryProportion when unset (poptorch-api.md)
 CATEGORIES = ("code", "weights", "gradients", "optimizer", "activations", "stash", "exchange",
               "temporaries")
@@ -69,6 +72,7 @@ class IpuMemory:
 class MemoryPlan:
     ipus: list[IpuMemory]
     streaming_capacity: int
+    ways_to_fit: list[str] = dataclasses.field(default_factory=lambda: list(GENERIC_WAYS))
 
     @property
     def fits(self) -> bool:
@@ -104,10 +108,36 @@ class MemoryPlan:
             lines = [f"streaming memory holds {format_bytes(self.streaming_capacity)} per IPU"]
         raise OutOfMemoryError(
             "Out of memory: " + "; ".join(lines) + ".\n\n" + self.table() + "\n\n"
-            "Ways to fit: move optimizer state off chip (opts.TensorLocations.setOptimizerLocation("
-            "poptorch.TensorLocationSettings().useOnChipStorage(False))), spread the blocks over "
-            "more IPUs, use half precision (model.half()), shrink the micro-batch, or lower "
-            "availableMemoryProportion.", plan=self)
+            "Ways to fit: " + ", ".join(self.ways_to_fit[:-1]) + ", or " + self.ways_to_fit[-1]
+            + ".", plan=self)
+
+
+GENERIC_WAYS = ("spread the blocks over more IPUs", "shrink the micro-batch")
+
+
+def ways_to_fit(graph: Graph, placement: Placement, spec: RunSpec) -> list[str]:
+    """The out-of-memory advice, leaving out what the configuration already does."""
+    ways = []
+    optimizer = spec.location("optimizer")
+    if spec.training and spec.optimizer.state_per_param:
+        if optimizer.on_chip:
+            ways.append("move optimizer state off chip (opts.TensorLocations.setOptimizerLocation("
+                        "poptorch.TensorLocationSettings().useOnChipStorage(False)))")
+        elif spec.pod_replicas > 1 and not optimizer.replicated_sharding:
+            ways.append("shard the off-chip optimizer state across replicas "
+                        "(TensorLocationSettings().useReplicatedTensorSharding(True))")
+    ways.append(GENERIC_WAYS[0])
+    if any(p.dtype_bytes > 2 for p in graph.params.values()):
+        ways.append("use half precision (model.half())")
+    if spec.partials_bytes > 2:
+        ways.append("use half partials (opts.Precision.setPartialsType(torch.half))")
+    if spec.training and not recomputes(spec, len(placement.stages)):
+        ways.append("recompute activations (poptorch.recomputationCheckpoint, with "
+                    "opts._Popart.set(\"autoRecomputation\", 4) on one IPU)")
+    ways.append(GENERIC_WAYS[1])
+    if max(spec.available_memory.values(), default=DEFAULT_AVAILABLE_MEMORY) > 0.1:
+        ways.append("lower availableMemoryProportion")
+    return ways
 
 
 def _stage_inputs(graph: Graph, stage: Stage) -> int:
@@ -127,9 +157,10 @@ def _stage_traffic(graph: Graph, stage: Stage, training: bool) -> int:
 def _activations(ops: list[Op], training: bool, recompute: bool) -> int:
     """Activations live at once for one micro-batch.
 
-    Training keeps every forward result for the backward pass; when the pipeline recomputes,
-    only one recomputation segment (between checkpoints) is rebuilt at a time. Inference
-    needs only the largest op's inputs and outputs.
+    Training keeps every forward result for the backward pass; when the backward recomputes,
+    only one recomputation segment (between checkpoints) is rebuilt at a time; the
+    checkpoints themselves are counted by the stash. Inference needs only the largest op's
+    inputs and outputs.
     """
     if not training:
         return max((op.bytes_in + op.bytes_out for op in ops), default=0)
@@ -137,6 +168,13 @@ def _activations(ops: list[Op], training: bool, recompute: bool) -> int:
     for op in ops:
         segments[op.segment] = segments.get(op.segment, 0) + op.bytes_out
     return max(segments.values(), default=0) if recompute else sum(segments.values())
+
+
+def _code_bytes(ops: list[Op], training: bool) -> int:
+    """Code of one IPU: a base, plus each distinct compute step (forward, and in training its
+    backward and recomputation); outlined repeats of one op share their code."""
+    distinct = {(op.name, op.kind, op.flops, op.bytes_in, op.bytes_out) for op in ops}
+    return CODE_BASE_BYTES + CODE_PER_OP_BYTES * len(distinct) * (3 if training else 1)
 
 
 def _split(amounts: list[int], on_chip: bool, streams_through: bool) -> tuple[int, int]:
@@ -198,9 +236,11 @@ def _add_activations(memory: IpuMemory, graph: Graph, parts: list[tuple], placem
                      spec: RunSpec) -> None:
     """Live activations, the pipeline's stash of stage inputs, and exchange buffers."""
     n = len(placement.stages)
-    acts = [_activations(ops, spec.training, recomputes(spec, n)) for _, ops, _ in parts]
+    recompute = recomputes(spec, n)
+    acts = [_activations(ops, spec.training, recompute) for _, ops, _ in parts]
     on_chip, off_chip = _split(acts, spec.location("activation").on_chip, False)
-    memory.activations = on_chip
+    # stages of one IPU run one at a time: with recomputation, one segment is live at once
+    memory.activations = max(acts, default=0) if recompute and on_chip else on_chip
     if off_chip:
         memory.off_chip["activations"] = off_chip
     memory.stash = sum(stash_depth(spec, s.index, n) * (
@@ -214,8 +254,7 @@ def _ipu_memory(graph: Graph, placement: Placement, spec: RunSpec, ipu: int) -> 
     memory = IpuMemory(ipu=ipu, capacity=capacity)
     parts = _stage_parts(graph, placement.stages_on(ipu), spec)
     compute_ops = [op for _, ops, _ in parts for op in ops if op.kind != "view"]
-    memory.code = CODE_BASE_BYTES + CODE_PER_OP_BYTES * len(compute_ops) * (
-        3 if spec.training else 1)
+    memory.code = _code_bytes(compute_ops, spec.training)
     _add_param_kinds(memory, parts)
     _add_activations(memory, graph, parts, placement, spec)
     memory.temporaries = int(max((min(temp_bytes(op, spec.partials_bytes),
@@ -227,4 +266,5 @@ def _ipu_memory(graph: Graph, placement: Placement, spec: RunSpec, ipu: int) -> 
 def plan_memory(graph: Graph, placement: Placement, spec: RunSpec) -> MemoryPlan:
     """The memory plan of one replica (every replica holds the same)."""
     ipus = [_ipu_memory(graph, placement, spec, ipu) for ipu in range(placement.ipus_per_replica)]
-    return MemoryPlan(ipus, spec.system.streaming_bytes_per_ipu)
+    return MemoryPlan(ipus, spec.system.streaming_bytes_per_ipu,
+                      ways_to_fit(graph, placement, spec))

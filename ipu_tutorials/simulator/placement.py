@@ -181,6 +181,24 @@ def _round_ipus(count: int, spec: RunSpec) -> int:
     return power
 
 
+def merge_same_ipu_stages(stages: list[Stage]) -> list[Stage]:
+    """Consecutive pipeline stages on one IPU become one stage, as PopTorch and PopART merge them.
+
+    PopTorch adds a pipeline stage only when the IPU changes (`Compiler::setActiveIpu`), and
+    PopART's `mergeConsecutivePipelineStages` merges neighbours with the same virtual graph
+    before checking the pipeline depth. So optimum's one-block-per-layer AutoIncrement
+    placement runs as one stage per IPU switch; the merged blocks run back to back in one
+    pipeline cycle and share one stash.
+    """
+    merged: list[Stage] = []
+    for stage in stages:
+        if merged and merged[-1].ipu == stage.ipu and stage.phase is None:
+            merged[-1].blocks.extend(stage.blocks)
+        else:
+            merged.append(Stage(len(merged), stage.ipu, list(stage.blocks), stage.phase))
+    return merged
+
+
 def place(graph: Graph, spec: RunSpec) -> Placement:
     """Turn the captured blocks and the strategy into stages on IPUs, or raise Error."""
     verify_blocks(graph)
@@ -193,6 +211,7 @@ def place(graph: Graph, spec: RunSpec) -> Placement:
         stages = _auto_stages(graph, spec)
     if strategy.kind == StrategyKind.PIPELINED:
         verify_stage_order(graph, stages, strategy.text)
+        stages = merge_same_ipu_stages(stages)
     elif strategy.kind == StrategyKind.SHARDED:
         stages = _segments(graph, stages)
     verify_shared_weights(graph, stages)

@@ -45,34 +45,56 @@ def fill_cycles(num_stages: int, training: bool) -> int:
 
 
 def stash_depth(spec: RunSpec, stage_index: int, num_stages: int) -> int:
-    """Micro-batches whose inputs stage s holds until their backward: 2(N-1-s)+1 when pipelined."""
-    if not spec.training or not pipelines(spec, num_stages):
+    """Micro-batches whose inputs and checkpoints stage s holds until their backward.
+
+    A pipeline over N (merged) stages stashes 2(N-1-s)+1 on stage s (PopART pipeline.cpp:
+    "2*(IPUs to end) + 1"); recomputation without pipelining (spec.recompute) keeps one
+    micro-batch's checkpoints.
+    """
+    if not spec.training:
         return 0
+    if not pipelines(spec, num_stages):
+        return 1 if spec.recompute else 0
     return 2 * (num_stages - 1 - stage_index) + 1
 
 
 def recomputes(spec: RunSpec, num_stages: int) -> bool:
-    """Whether the backward pass recomputes the forward (PopTorch's default when pipelining).
+    """Whether the backward pass recomputes the forward's activations.
 
-    The forward is rebuilt from each stage's stashed inputs one recomputation segment at a
-    time, so it costs a forward's time and saves all but one segment's activations.
+    PopTorch turns recomputation on for pipelines of more than one stage (autoRecomputation =
+    Pipeline, poptorch popart_compiler Compiler.cpp); a user can ask for it on one IPU with
+    opts._Popart.set("autoRecomputation", ...), as Graphcore's ResNet-50 does (RecomputeAll):
+    spec.recompute. Every non-zero RecomputationType is simulated as recomputing every
+    checkpointed segment. The forward is rebuilt from each stage's stashed inputs one
+    recomputation segment at a time, so it costs a forward's time and saves all but one
+    segment's activations.
     """
-    return spec.training and pipelines(spec, num_stages)
+    return spec.training and (pipelines(spec, num_stages) or spec.recompute)
 
 
 def verify_counts(spec: RunSpec, num_stages: int) -> None:
-    """Raise Error when a pipeline's counts cannot fill it (A for training, D for inference)."""
+    """Raise Error when a pipeline's counts cannot fill it (A for training, D for inference).
+
+    `num_stages` counts the merged stages (one per IPU switch, placement.merge_same_ipu_stages):
+    PopTorch counts K = switches + 1 forward stages and needs 2K-1 micro-batches per step in
+    training, K in inference. The message starts with PopTorch's own wording.
+    """
     if not pipelines(spec, num_stages):
         return
-    n, a = num_stages, spec.gradient_accumulation
+    n, a, text = num_stages, spec.gradient_accumulation, spec.strategy.text
     need = min_gradient_accumulation(n)
     if spec.training and a < need:
-        raise Error(f"pipelined training over {n} stages runs 2N-1 = {need} pipeline stages "
+        raise Error(f"poptorch.Options().Training.gradientAccumulation must be greater than or "
+                    f"equal to the number of pipeline stages ({need}) when using {text}: "
+                    f"pipelined training over {n} stages (consecutive blocks on one IPU form "
+                    f"one stage) runs 2N-1 = {need} pipeline stages "
                     f"(forward, then backward back down), so gradient accumulation must be at "
                     f"least {need}; it is {a}. Fix: opts.Training.gradientAccumulation({need}) "
                     f"or more (more fills the pipeline better), or use ShardedExecution.")
     need = min_device_iterations(n)
     if not spec.training and spec.device_iterations < need:
-        raise Error(f"pipelined inference over {n} stages needs at least {n} micro-batches in "
+        raise Error(f"poptorch.Options().deviceIterations must be greater than or equal to the "
+                    f"number of pipeline stages ({n}) when using {text}: "
+                    f"pipelined inference over {n} stages needs at least {n} micro-batches in "
                     f"flight, so device iterations must be at least {n}; it is "
                     f"{spec.device_iterations}. Fix: opts.deviceIterations({n}) or more.")

@@ -19,6 +19,7 @@ from .rules import fill_cycles, pipeline_depth
 from .spec import StrategyKind
 
 HOST_TRACK = -1  # the ipu value of host events
+HOST_DATA_TRACK = -2  # the ipu value of the host's data preparation (the loader's work)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,10 +36,10 @@ class Action:
 
 @dataclasses.dataclass(frozen=True)
 class Event:
-    ipu: int  # HOST_TRACK for the host
+    ipu: int  # HOST_TRACK for the host, HOST_DATA_TRACK for its data loader
     start: float
     duration: float
-    kind: str  # F, B, copy, update, allreduce, stream, host
+    kind: str  # F, B, copy, update, allreduce, stream, host, data
     micro_batch: int | None = None
     stage: int | None = None
     step: int | None = None  # device iteration
@@ -71,6 +72,8 @@ class StepCosts:
     update: dict[int, float]  # ipu -> weight update (0 for inference)
     allreduce: float = 0.0
     update_stream: dict[int, float] = dataclasses.field(default_factory=dict)  # ipu -> one way
+    host_data: float = 0.0  # the host's preparation of one call's samples
+    data_async: bool = True  # prepared while the device runs (the next call's data)
 
 
 # --- which work happens when ---------------------------------------------------------------
@@ -227,6 +230,11 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
         steps, per_step = d, 1
     events = [Event(HOST_TRACK, 0.0, costs.host_latency, "host")]
     t = costs.host_latency
+    data_end = t
+    if costs.host_data:  # asynchronous: the next call's data, while this one runs; else first
+        events.append(Event(HOST_DATA_TRACK, t, costs.host_data, "data"))
+        data_end = t + costs.host_data
+        t = t if costs.data_async else data_end
     for step in range(steps):
         if costs.host_in:
             events.append(Event(HOST_TRACK, t, costs.host_in * per_step, "host", None, None, step))
@@ -240,6 +248,7 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
                                  separate_backward)
         events += new
         t = _step_end(events, costs, training, t, step)
+    t = max(t, data_end)  # the next call cannot start before its data is ready
     events.append(Event(HOST_TRACK, t, costs.host_latency, "host"))
     return events
 

@@ -114,6 +114,8 @@ class RunSpec:
     partials_bytes: int = 4
     rounding: Rounding = Rounding()  # how float16 results round (half.py)
     auto_round_num_ipus: bool = False
+    recompute: bool = False  # autoRecomputation set: recompute activations without pipelining
+    loader_async: bool = True  # host data prepared while the device runs (DataLoaderMode.Async)
     wait_for_ipu: bool = False  # POPTORCH_WAIT_FOR_IPU=1
     system: System = System()
 

@@ -111,12 +111,12 @@ def summary_table(training_model) -> str:
     """Simulated time per step, throughput, and placement and memory per IPU."""
     plan = training_model.plan
     spec = plan.spec
-    step = plan.call_seconds / spec.device_iterations
+    step = plan.device_seconds / spec.device_iterations  # IPUs and host link, no data wait
     util = plan.timeline.utilisation()
     lines = [f"Simulated IPU time per step: {step * 1e3:.3f} ms "
              f"({spec.micro_batch} x {spec.gradient_accumulation} samples); throughput "
-             f"{plan.samples_per_second:,.0f} samples/s ({spec.strategy.kind}, "
-             f"{spec.system.ipu.name})", "",
+             f"{plan.samples_per_second:,.0f} samples/s with the host preparing the data "
+             f"({spec.strategy.kind}, {spec.system.ipu.name})", plan.breakdown_text(), "",
              f"{'IPU':>3}  {'blocks':<8}{'memory':>12}{'of':>12}{'use':>6}  {'off chip':>10}  busy"]
     for m in plan.memory.ipus:
         blocks = ",".join(b for s in plan.placement.stages_on(m.ipu) for b in s.blocks)

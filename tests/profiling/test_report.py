@@ -29,11 +29,13 @@ def test_a_saved_report_loads_back_identical(tmp_path):
     assert loaded.timeline.duration == pytest.approx(report.timeline.duration)
 
 
-def test_trace_has_a_track_per_ipu_and_the_host(tmp_path):
+def test_trace_has_a_track_per_ipu_the_host_and_its_data_preparation(tmp_path):
     trained(poptorch.Options()).report().save(str(tmp_path))
     trace = json.loads((tmp_path / "trace.json").read_text())
     names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
-    assert names == {"IPU 0", "IPU 1", "IPU 2", "IPU 3", "Host"}
+    assert names == {"IPU 0", "IPU 1", "IPU 2", "IPU 3", "Host", "Host data preparation"}
+    data = [e for e in trace["traceEvents"] if e.get("cat") == "data"]
+    assert len(data) == 1 and data[0]["dur"] > 0
     forward = [e for e in trace["traceEvents"] if e.get("cat") == "F"]
     assert len(forward) == 4 * 7 and all(e["ph"] == "X" and e["dur"] > 0 for e in forward)
 
@@ -56,7 +58,8 @@ def test_plots_draw_every_event_and_every_ipu():
     ax = plot_timeline(report.events, 4)
     boxes = sum(len(c.get_paths()) for c in ax.collections)  # one rectangle per event
     assert boxes == len([e for e in report.events if e.duration > 0])
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["IPU 0", "IPU 1", "IPU 2", "IPU 3", "host"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["IPU 0", "IPU 1", "IPU 2", "IPU 3", "host",
+                                                            "host data"]
     ax = plot_memory(report.memory)
     assert len(ax.patches) == 4 * 8  # IPUs x memory categories
 

@@ -213,3 +213,37 @@ def test_a_pipeline_refuses_activations_flowing_back_to_an_earlier_stage(options
 
     with pytest.raises(poptorch.Error, match=r"block 'B' \(stage 1\) feeds block 'A'.*earlier"):
         poptorch.inferenceModel(Back(), options(d=2)).compile(torch.randn(4, 4))
+class FiveBlocks(nn.Module):
+    """Blocks on IPUs 0, 0, 1, 1, 0: AutoIncrement makes five blocks, PopTorch three stages."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(5))
+
+    def forward(self, x, y):
+        for index, (layer, ipu) in enumerate(zip(self.layers, (0, 0, 1, 1, 0))):
+            with poptorch.Block(f"L{index}", ipu_id=ipu):
+                x = layer(x)
+                if index == 4:
+                    return x, nn.functional.mse_loss(x, y)
+
+
+def auto_increment(accumulation):
+    opts = poptorch.Options().setExecutionStrategy(
+        poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    opts.Training.gradientAccumulation(accumulation)
+    return opts
+
+
+def test_consecutive_blocks_on_one_ipu_merge_into_one_pipeline_stage():
+    model = compile_training(FiveBlocks(), auto_increment(5))  # K = 3 stages: 2K-1 = 5
+    stages = model.plan.placement.stages
+    assert [(s.ipu, s.blocks) for s in stages] == [(0, ["L0", "L1"]), (1, ["L2", "L3"]),
+                                                   (0, ["L4"])]
+
+
+def test_the_accumulation_rule_counts_merged_stages_with_poptorchs_wording():
+    with pytest.raises(poptorch.Error, match=r"gradientAccumulation must be greater than or equal "
+                                             r"to the number of pipeline stages \(5\).*3 stages.*"
+                                             r"it is 4"):
+        compile_training(FiveBlocks(), auto_increment(4))

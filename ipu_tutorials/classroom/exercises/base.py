@@ -1,6 +1,7 @@
 """Exercises that check themselves: check(answer) gives specific feedback; hint(); solution()."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import Callable
 
@@ -50,6 +51,36 @@ class Exercise:
 
     def solution(self) -> Text:
         return Text(f"Solution:\n{self._solution.strip()}")
+
+    def run_solution(self, namespace: dict | None = None) -> Feedback:
+        """Run the reference solution as a learner would paste it, and check its answer.
+
+        The answer is the value of the solution's last line when it is an expression (a
+        Feedback it returns is passed through), else the variable its last line assigns.
+
+        Args:
+            namespace: the names the lesson defined before the exercise (models, options...).
+        Returns:
+            The check's feedback on the reference answer.
+        """
+        import torch
+
+        from ... import poptorch
+
+        names = {"poptorch": poptorch, "torch": torch, **(namespace or {})}
+        tree = ast.parse(self._solution.strip())
+        last = tree.body[-1]
+        if isinstance(last, ast.Expr):
+            exec(compile(ast.Module(tree.body[:-1], []), "<solution>", "exec"), names)
+            answer = eval(compile(ast.Expression(last.value), "<solution>", "eval"), names)
+        else:
+            exec(compile(tree, "<solution>", "exec"), names)
+            target = getattr(last, "targets", [getattr(last, "target", None)])[0]
+            if not isinstance(target, ast.Name):
+                raise ValueError(f"the solution of {self.title!r} ends in neither an "
+                                 f"expression nor an assignment to a name")
+            answer = names[target.id]
+        return answer if isinstance(answer, Feedback) else self.check(answer)
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}): call .check(answer), .hint() or .solution()"

@@ -60,15 +60,18 @@ def simulate_pipeline(ipus: int = 4, accumulation: int = 8, device_iterations: i
 
 def describe(plan: Plan) -> str:
     spec = plan.spec
-    step = plan.call_seconds / spec.device_iterations
+    step = plan.device_seconds / spec.device_iterations
     util = " ".join(f"IPU{i}&nbsp;{u:.0%}" for i, u in enumerate(plan.timeline.utilisation()))
     cycles, n = "", len(plan.placement.stages)
     if pipelines(spec, n):
         a, fill = spec.gradient_accumulation, fill_cycles(n, spec.training)
         cycles = (f"{a + fill} cycles per step (fill {fill}, main {a - fill}, "
                   f"flush {fill}); ")
-    return (f"{cycles}simulated step {step * 1e6:,.1f} µs, throughput "
-            f"<b>{plan.samples_per_second:,.0f} samples/s</b>; busy: {util}")
+    host = plan.breakdown()["waiting for host data"] > 1e-6 * plan.call_seconds
+    fed = (f"; with the host preparing the data, {plan.samples_per_second:,.0f} samples/s "
+           f"(host-bound)" if host else "")
+    return (f"{cycles}simulated device step {step * 1e6:,.1f} µs, device throughput "
+            f"<b>{plan.device_samples_per_second:,.0f} samples/s</b>{fed}; busy: {util}")
 
 
 def pipeline_explorer(ipus: int = 4, accumulation: int = 8, device_iterations: int = 1,

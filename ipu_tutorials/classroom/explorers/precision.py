@@ -5,6 +5,7 @@ loss, and so every gradient, is tiny. The backward pass really runs in the chose
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
@@ -25,6 +26,18 @@ def representable(dtype: torch.dtype) -> tuple[float, float, float]:
     return info.smallest_normal * info.eps, info.smallest_normal, info.max
 
 
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread: the float16 sums below then add up in one order, so their
+    rounding, and every count printed from them, is the same with 1 or 2 threads."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @functools.lru_cache(maxsize=1)
 def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The CNN after `steps` AdamW steps on one batch of 40 digits: its loss is ~1e-5."""
@@ -34,10 +47,11 @@ def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module,
     images, labels = digits.images[:40], digits.labels[:40]
     model = TrainingModelWithLoss(Network())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    for _ in range(steps):
-        optimizer.zero_grad()
-        model(images, labels)[1].backward()
-        optimizer.step()
+    with one_thread():
+        for _ in range(steps):
+            optimizer.zero_grad()
+            model(images, labels)[1].backward()
+            optimizer.step()
     torch.set_rng_state(generator_state)
     return model, images, labels
 
@@ -50,7 +64,7 @@ def gradients(dtype: torch.dtype = torch.float32, loss_scale: float = 1.0) -> to
     """
     model, images, labels = small_loss_network()
     model = copy.deepcopy(model).to(dtype)
-    with emulation(dtype == torch.float16):
+    with emulation(dtype == torch.float16), one_thread():
         _, loss = model(images.to(dtype), labels)
         (loss * loss_scale).backward()
     return torch.cat([p.grad.flatten().float() for p in model.parameters()]) / loss_scale

@@ -55,6 +55,13 @@ def embedded_digits(train: bool = True) -> Digits:
     return Digits(images[part], labels[part], "embedded MNIST digits, " + ("train" if train else "test"))
 
 
+def _remove_empty_dirs(data_dir: str, keep: set) -> None:
+    """Undo the empty directories a failed download left behind (deepest first)."""
+    for path in (os.path.join(data_dir, "MNIST", "raw"), os.path.join(data_dir, "MNIST"), data_dir):
+        if path not in keep and os.path.isdir(path) and not os.listdir(path):
+            os.rmdir(path)
+
+
 def torchvision_mnist(train: bool, data_dir: str, download: bool) -> Digits:
     """Full MNIST (60,000 / 10,000) through torchvision, read from `data_dir` or downloaded.
 
@@ -64,14 +71,19 @@ def torchvision_mnist(train: bool, data_dir: str, download: bool) -> Digits:
     import torchvision
 
     output = io.StringIO()
+    existed = {path for path in (data_dir, os.path.join(data_dir, "MNIST"),
+                                 os.path.join(data_dir, "MNIST", "raw")) if os.path.isdir(path)}
     previous = socket.getdefaulttimeout()
     socket.setdefaulttimeout(15)  # an unreachable mirror fails in seconds, not minutes
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             dataset = torchvision.datasets.MNIST(data_dir, train=train, download=download)
     except Exception as error:  # torchvision raises RuntimeError or URLError variants
+        _remove_empty_dirs(data_dir, existed)
         raise RuntimeError(f"MNIST is not in {data_dir!r} and could not be downloaded "
-                           f"({type(error).__name__}: {str(error).splitlines()[-1][:120]})") from None
+                           f"({type(error).__name__}: {str(error).splitlines()[-1][:120]}); "
+                           f"use --dataset embedded (source=\"embedded\") for the 5,000 "
+                           f"digits shipped with the package") from None
     finally:
         socket.setdefaulttimeout(previous)
     return Digits(dataset.data, dataset.targets, "MNIST, " + ("train" if train else "test"))

@@ -40,11 +40,11 @@ def test_pipeline_explorer_redraws_and_matches_the_runtime():
                                             ("imbalance", 1.5), ("strategy", "sharded")])
 def test_every_pipeline_control_reaches_the_runtime(control, value):
     explorer = pipeline_explorer(ipus=4, accumulation=16)
-    before = explorer.result["plan"].samples_per_second
+    before = explorer.result["plan"].device_samples_per_second
     explorer.controls[control].value = value
     values = explorer.values
     assert explorer.result["plan"].samples_per_second == runtime_plan(**values).samples_per_second
-    assert explorer.result["plan"].samples_per_second != before
+    assert explorer.result["plan"].device_samples_per_second != before
 
 
 def test_pipeline_explorer_shows_the_rule_it_breaks():

@@ -33,3 +33,18 @@ def test_too_large_a_scale_overflows():
 def test_stochastic_rounding_keeps_small_addends_on_average():
     assert accumulate_in_half(1e-4, 2000, stochastic=False) == 1.0
     assert accumulate_in_half(1e-4, 2000, stochastic=True) == pytest.approx(1.2, abs=0.03)
+
+
+def test_gradient_survival_does_not_depend_on_the_thread_count():
+    from ipu_tutorials.classroom.explorers.precision import small_loss_network
+    threads = torch.get_num_threads()
+    counts = []
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            small_loss_network.cache_clear()
+            counts.append(survival(1.0, torch.float16)["lost"])
+    finally:
+        torch.set_num_threads(threads)
+        small_loss_network.cache_clear()
+    assert counts[0] == counts[1]
