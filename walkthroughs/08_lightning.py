@@ -238,7 +238,7 @@ from ipu_tutorials.classroom.explorers.lightning import lightning_explorer
 lightning_explorer(devices=2, accumulate_grad_batches=8, device_iterations=2)
 
 # %% [markdown]
-# ## What real hardware would do, and where the simulator differs
+# ## What a real IPU would do, and where the simulator differs
 #
 # On IPUs, constructing `IPUStrategy` needed the hardware, the first call of each stage
 # compiled a Poplar executable (minutes for a large model), and `autoreport` wrote PopVision

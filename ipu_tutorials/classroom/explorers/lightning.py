@@ -62,4 +62,4 @@ def lightning_explorer(devices: int = 2, accumulate_grad_batches: int = 8,
         plan = result["plan"]
         plot_timeline(plan.timeline.events, plan.placement.ipus_per_replica, ax=figure.subplots())
 
-    return Explorer("Lightning on IPUs: one batch", controls, compute, draw)
+    return Explorer("Lightning explorer: one batch", controls, compute, draw)
