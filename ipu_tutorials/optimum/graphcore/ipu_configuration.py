@@ -11,18 +11,14 @@ from typing import Any
 import torch
 
 from ... import poptorch
-from ...simulator.hardware import VERSION_NUMBERS, default_system
 from . import _config_fields as fields
 from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError
+from ._popart_flags import set_popart_flags, simulated_ipu_version
 
 CONFIG_NAME = "ipu_config.json"
 MODES = ("training", "inference")
 OUTPUT_MODES = {"all": poptorch.OutputMode.All, "sum": poptorch.OutputMode.Sum,
                 "final": poptorch.OutputMode.Final, "default": poptorch.OutputMode.Default}
-# PopART enum values optimum-graphcore passes to opts._Popart.set (recorded, not simulated):
-# AccumulateOuterFragmentSchedule.OverlapMemoryOptimized and SubgraphCopyingStrategy.JustInTime.
-OVERLAP_MEMORY_OPTIMIZED = 3
-JUST_IN_TIME = 1
 _logger = logging.getLogger(__name__)
 
 
@@ -257,14 +253,14 @@ class IPUConfig:
         strategy = poptorch.ShardedExecution if for_inference else poptorch.PipelinedExecution
         opts.setExecutionStrategy(strategy(poptorch.AutoStage.AutoIncrement))
         if compile_only:
-            opts.useOfflineIpuTarget(_simulated_ipu_version())
+            opts.useOfflineIpuTarget(simulated_ipu_version())
         opts.setAvailableMemoryProportion(self._memory_proportions())
         if self.executable_cache_dir and self.executable_cache_dir != "disabled":
             opts.enableExecutableCaching(self.executable_cache_dir)
         opts.Precision.enableStochasticRounding(not for_inference)
         if self.enable_half_partials:
             opts.Precision.setPartialsType(torch.float16)
-        _set_popart_flags(opts, for_inference and self.explicit_ir_inference)
+        set_popart_flags(opts, for_inference and self.explicit_ir_inference)
         return opts
 
     def _memory_proportions(self) -> dict[str, float]:
@@ -382,25 +378,3 @@ class IPUConfig:
 # Managed attributes: IPUConfig._layers_per_ipu and so on.
 for _name in fields.MANAGED:
     setattr(IPUConfig, f"_{_name}", fields.Managed(_name))
-
-
-def _simulated_ipu_version() -> int:
-    """PopTorch's number (2, 21 ...) for the simulated system's IPU, for useOfflineIpuTarget."""
-    name = default_system().ipu.version
-    return next(number for number, version in VERSION_NUMBERS.items() if version == name)
-
-
-def _set_popart_flags(opts: poptorch.Options, explicit_ir: bool) -> None:
-    """optimum-graphcore's PopART performance settings: recorded in the options, not simulated."""
-    opts._Popart.set("disableGradAccumulationTensorStreams", True)
-    opts._Popart.set("accumulateOuterFragmentSettings.schedule", OVERLAP_MEMORY_OPTIMIZED)
-    opts._Popart.set("accumulateOuterFragmentSettings.excludedVirtualGraphs", ["0"])
-    opts._Popart.set("outlineThreshold", 10.0)
-    opts._Popart.set("subgraphCopyingStrategy", JUST_IN_TIME)
-    opts._Popart.set("scheduleNonWeightUpdateGradientConsumersEarly", True)
-    opts._Popart.setPatterns({"TiedGather": True, "TiedGatherAccumulate": True,
-                              "UpdateInplacePrioritiesForIpu": True})
-    if explicit_ir:
-        opts._Popart.set("enableExplicitIR", True)
-    opts._Popart.set("engineOptions", {"opt.useAutoloader": "true",
-                                       "target.syncReplicasIndependently": "true"})
