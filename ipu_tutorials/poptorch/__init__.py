@@ -7,8 +7,8 @@ from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
                     HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
                     MultiConvPlanType, OutputMode, ReductionType, SyncPattern)
 from .executor import PoplarExecutor
-from .ops import (MultiConv, cond, custom_op, dynamic_slice, dynamic_update, for_loop,
-                  identity_loss, ipu_print_tensor,
+from .control_flow import cond, dynamic_slice, dynamic_update, for_loop
+from .ops import (MultiConv, custom_op, identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
                   recomputationCheckpoint, register_custom_op, serializedMatMul,
                   set_available_memory, setLogLevel)

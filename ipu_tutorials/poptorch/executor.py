@@ -26,7 +26,7 @@ from ._input_signature import check_inputs
 from ._progress import compilation_bar
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
                           settle_reduction)
-from .ops import training_graph
+from .control_flow import training_graph
 from .enums import ConnectionType, OutputMode
 from .options import Options
 from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters
