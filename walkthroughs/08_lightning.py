@@ -218,7 +218,7 @@ trainer = pl.Trainer(accelerator="ipu", devices=2, max_epochs=1, **QUIET,
 trainer.fit(MnistClassifier(), torch.utils.data.DataLoader(digits, batch_size=16))
 print(sorted(os.listdir(reports)), sorted(os.listdir(os.path.join(reports, "training"))))
 report = load_report(os.path.join(reports, "training"))
-report.plot_timeline();
+timeline = report.plot_timeline()
 
 # %% [markdown]
 # One training call of the two replicas: each shards B1..B4 over its four IPUs, and before
