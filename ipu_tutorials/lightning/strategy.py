@@ -114,6 +114,7 @@ class IPUStrategy(ParallelStrategy):
         self.poptorch_models: dict[RunningStage, poptorch.PoplarExecutor] = {}
         self.report_paths: list[str] = []
         self.stats: dict[str, StageStats] = {}  # (simulator) per stage name, e.g. "training"
+        self._pushed_settings: list[dict] | None = None  # optimizer hyperparameters on the IPU
         self._keep_loaders = KeepPoptorchLoaders(poptorch.DataLoader)
 
     # --- precision: whatever Lightning hands over becomes an IPUPrecision ------------------------
@@ -254,8 +255,21 @@ class IPUStrategy(ParallelStrategy):
         return output
 
     def training_step(self, *args, **kwargs):
+        self._push_optimizer_changes()
         with self.precision_plugin.train_step_context():
             return self._step(RunningStage.TRAINING, *args, **kwargs)
+
+    def _push_optimizer_changes(self) -> None:
+        """A learning-rate scheduler edits the host optimizer; the IPU sees it only through
+        setOptimizer (as the real strategy does at every batch start), so push it when the
+        hyperparameters changed, and skip the re-plan when they did not."""
+        optimizer = self.lightning_module.trainer.optimizers[0]
+        settings = [{k: v for k, v in group.items() if k != "params"}
+                    for group in optimizer.param_groups]
+        model = self.poptorch_models[RunningStage.TRAINING]
+        if model.isCompiled() and settings != self._pushed_settings:
+            model.setOptimizer(optimizer)
+        self._pushed_settings = settings
 
     def validation_step(self, *args, **kwargs):
         stage = self.lightning_module.trainer.state.stage

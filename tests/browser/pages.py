@@ -40,6 +40,15 @@ def expected_outputs(path: Path) -> dict:
     return {"explorers": explorers, "figures": len(figures), "outputs": len(outputs)}
 
 
+def assert_shows_summary(static, summary: str) -> None:
+    """An explorer's picture shows its title (in bold) and the stored "Title: summary" text;
+    the title itself may hold a colon, so it is read from the page, not split off the text."""
+    title = static.locator("b").first.inner_text()
+    assert summary.startswith(f"{title}: "), (title, summary)
+    shown = normalise(static.inner_text())
+    assert shown.startswith(normalise(title)) and normalise(summary[len(title) + 2:]) in shown
+
+
 def loaded_images(page, selector: str) -> list[dict]:
     """Every <img> matching selector, scrolled into view: its decoded width and its box."""
     images = page.locator(selector)

@@ -6,7 +6,7 @@ import pytest
 
 import build_notebooks
 from tests.browser.conftest import LESSONS, NOTEBOOKS
-from tests.browser.pages import expected_outputs, loaded_images, normalise
+from tests.browser.pages import assert_shows_summary, expected_outputs, loaded_images
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_offline_html_export_shows_every_explorer(lesson, exported, page):
     pictures = loaded_images(page, ".ipu-explorer-static img")
     assert [p["natural_width"] > 0 and p["visible"] for p in pictures] == [True] * len(pictures)
     for index, summary in enumerate(expected["explorers"]):
-        assert normalise(summary.split(": ", 1)[1]) in normalise(statics.nth(index).inner_text())
+        assert_shows_summary(statics.nth(index), summary)
     figures = loaded_images(page, ".jp-OutputArea-output img:not(.ipu-explorer-static img)")
     assert len(figures) == expected["figures"]
     assert all(f["natural_width"] > 0 for f in figures)

@@ -9,8 +9,9 @@ import platform
 import pytest
 
 from tests.browser.conftest import LESSONS
-from tests.browser.pages import (LiveExplorer, check_explorer_reacts, expected_outputs,
-                                 lab_command, loaded_images, normalise, open_in_lab,
+from tests.browser.pages import (LiveExplorer, assert_shows_summary, check_explorer_reacts,
+                                 expected_outputs,
+                                 lab_command, loaded_images, open_in_lab,
                                  run_all_cells, shut_down_kernel)
 
 ERROR = "Error displaying widget"
@@ -28,9 +29,7 @@ def assert_pictures_show(page, expected: dict) -> None:
     assert all(p["natural_width"] > 0 and p["visible"] and p["box"]["height"] > 100
                for p in pictures), pictures
     for index, summary in enumerate(expected["explorers"]):  # "Title: summary"
-        shown = normalise(statics.nth(index).inner_text())
-        title, text = summary.split(": ", 1)
-        assert shown.startswith(title) and normalise(text) in shown
+        assert_shows_summary(statics.nth(index), summary)
 
 
 def trust_and_save(page) -> None:

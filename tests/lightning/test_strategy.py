@@ -34,6 +34,33 @@ def test_fit_matches_plain_pytorch_with_the_same_accumulation(Tiny, loader, trai
         torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
 
 
+def scheduled(Tiny):
+    """Tiny's SGD with a scheduler that halves the learning rate after every step."""
+    def configure_optimizers(self):
+        optimizer = Tiny.configure_optimizers(self)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+    return type("Scheduled", (Tiny,), {"configure_optimizers": configure_optimizers})
+
+
+def test_a_scheduler_reaches_the_ipu_as_the_real_strategy_pushes_it(Tiny, loader, trainer_kwargs):
+    # was wrong: the scheduler's new rate stayed on the host, the IPU kept the first one
+    Scheduled = scheduled(Tiny)
+    model = Scheduled()
+    trainer = pl.Trainer(**trainer_kwargs, devices=1)
+    trainer.fit(model, loader())
+    reference = Scheduled()
+    opt = reference.configure_optimizers()["optimizer"]
+    scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    for x, y in loader():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(reference(x), y).backward()
+        opt.step()
+        scheduler.step()
+    for ours, theirs in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
+
+
 def test_default_options_come_from_the_trainer(Tiny, loader, trainer_kwargs):
     pl.seed_everything(7)
     model, trainer = fit(Tiny, loader, trainer_kwargs, devices=4, accumulate_grad_batches=2,
