@@ -1,7 +1,7 @@
 """Build the lessons: walkthroughs/*.py -> executed notebooks/*.ipynb, Markdown, static/ figures.
 
     python build_notebooks.py                 # build every lesson
-    python build_notebooks.py 02_pipelining   # build some (names or paths)
+    python build_notebooks.py 04_pipelining   # build some (names or paths)
     python build_notebooks.py --check         # fail if a notebook is stale against its source
     python build_notebooks.py --student DIR   # also write student copies without solutions
     python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline

@@ -35,7 +35,7 @@ def plan_on_meta(model: torch.nn.Module, options: poptorch.Options, optimizer,
 
 
 def lesson_plan(strategy, accumulation: int = 10) -> Plan:
-    """The tutorial's configuration as lessons 2 and 3 use it (D 10, OutputMode.All, AdamW),
+    """The tutorial's configuration as lessons 4 and 5 use it (D 10, OutputMode.All, AdamW),
     under `strategy`: prose, checks and tables of both lessons share it."""
     from ..tutorial.loops import training_options
     return tutorial_plan(strategy, accumulation, device_iterations=10,

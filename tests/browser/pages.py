@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-RUN_SECONDS = 600  # "Run All" on a loaded 2-core machine; lesson 5 trains in float16
+RUN_SECONDS = 600  # "Run All" on a loaded 2-core machine; lesson 9 trains in float16
 CHANGE_SECONDS = 30
 
 # Control values as the page shows them, keyed by each control's description.

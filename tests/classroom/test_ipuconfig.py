@@ -1,4 +1,4 @@
-"""Lesson 7's explorer and exercises: reference solutions pass, typical mistakes get their feedback."""
+"""Lesson 13's explorer and exercises: reference solutions pass, typical mistakes get their feedback."""
 import pytest
 
 pytest.importorskip("transformers")

@@ -1,4 +1,4 @@
-"""Lesson 8's exercises (every solution passes, typical mistakes get specific feedback) and explorer."""
+"""Lesson 14's exercises (every solution passes, typical mistakes get specific feedback) and explorer."""
 import pytest
 import torch
 

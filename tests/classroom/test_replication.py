@@ -1,4 +1,4 @@
-"""Lesson 6's explorer (its numbers are compiled plans) and exercises, right and wrong."""
+"""Lesson 10's explorer (its numbers are compiled plans) and exercises, right and wrong."""
 import matplotlib
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""Exercises that check themselves, one module per lesson (`lesson1`, `lesson2`, ...)."""
+"""Exercises that check themselves, one module per lesson (`blocks`, `pipelining`, ...)."""
 from .base import Exercise, Feedback
 
 __all__ = ["Exercise", "Feedback"]

@@ -35,11 +35,33 @@ class Text(str):
         return str(self)
 
 
-class Exercise:
-    """One question. `checker(answer)` returns Feedback; the solution stays hidden until asked."""
+@dataclasses.dataclass(frozen=True)
+class Mistake:
+    """A typical wrong answer, written as a learner would type it, and a fragment of the
+    specific feedback its check must give (the tests run every one)."""
 
-    def __init__(self, title: str, checker: Callable[..., Feedback], hint: str, solution: str):
+    code: str
+    feedback: str
+
+
+class Exercise:
+    """One question. `checker(answer)` returns Feedback; the solution stays hidden until asked.
+
+    Args:
+        title: the exercise's name, as the lesson's heading says it.
+        checker: takes the learner's answer and returns Feedback.
+        hint: one nudge, shown by hint().
+        solution: reference code; its last line is the answer (see run_code).
+        mistakes: typical wrong answers with the feedback each must get.
+        writes_code: true when the answer is code the learner writes (a model annotation,
+            options, a function, a fix), which the check runs through the simulator; false
+            when it is a number or a choice.
+    """
+
+    def __init__(self, title: str, checker: Callable[..., Feedback], hint: str, solution: str,
+                 mistakes: tuple[Mistake, ...] = (), writes_code: bool = False):
         self.title, self._checker, self._hint, self._solution = title, checker, hint, solution
+        self.mistakes, self.writes_code = tuple(mistakes), writes_code
 
     def check(self, *answer, **named) -> Feedback:
         if answer and answer[0] is Ellipsis:
@@ -53,37 +75,51 @@ class Exercise:
         return Text(f"Solution:\n{self._solution.strip()}")
 
     def run_solution(self, namespace: dict | None = None) -> Feedback:
-        """Run the reference solution as a learner would paste it, and check its answer.
+        """Run the reference solution as a learner would paste it, and check its answer."""
+        return self.run_code(self._solution, namespace)
 
-        The answer is the value of the solution's last line when it is an expression (a
-        Feedback it returns is passed through), else the variable its last line assigns.
+    def run_code(self, code: str, namespace: dict | None = None) -> Feedback:
+        """Run an answer written as a notebook cell, and check it.
+
+        The answer is the value of the code's last line when it is an expression (a Feedback
+        it returns is passed through), else the variable its last line assigns or defines.
 
         Args:
+            code: the cell, e.g. the reference solution or a typical mistake.
             namespace: the names the lesson defined before the exercise (models, options...).
         Returns:
-            The check's feedback on the reference answer.
+            The check's feedback on that answer.
+        Raises:
+            ValueError: the code's last line neither is an expression nor binds a name.
         """
         import torch
 
         from ... import poptorch
 
         names = {"poptorch": poptorch, "torch": torch, **(namespace or {})}
-        tree = ast.parse(self._solution.strip())
+        tree = ast.parse(code.strip())
         last = tree.body[-1]
         if isinstance(last, ast.Expr):
-            exec(compile(ast.Module(tree.body[:-1], []), "<solution>", "exec"), names)
-            answer = eval(compile(ast.Expression(last.value), "<solution>", "eval"), names)
+            exec(compile(ast.Module(tree.body[:-1], []), "<answer>", "exec"), names)
+            answer = eval(compile(ast.Expression(last.value), "<answer>", "eval"), names)
         else:
-            exec(compile(tree, "<solution>", "exec"), names)
-            target = getattr(last, "targets", [getattr(last, "target", None)])[0]
-            if not isinstance(target, ast.Name):
-                raise ValueError(f"the solution of {self.title!r} ends in neither an "
-                                 f"expression nor an assignment to a name")
-            answer = names[target.id]
+            exec(compile(tree, "<answer>", "exec"), names)
+            answer = names[_bound_name(last, self.title)]
         return answer if isinstance(answer, Feedback) else self.check(answer)
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}): call .check(answer), .hint() or .solution()"
+
+
+def _bound_name(statement: ast.stmt, title: str) -> str:
+    """The name an assignment, function or class definition binds."""
+    if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+        return statement.name
+    target = getattr(statement, "targets", [getattr(statement, "target", None)])[0]
+    if not isinstance(target, ast.Name):
+        raise ValueError(f"the answer to {title!r} ends in neither an expression nor an "
+                         f"assignment to a name")
+    return target.id
 
 
 def check_number(answer, expected: float, what: str, explain: str, tolerance: float = 0.0) -> Feedback:

@@ -1,4 +1,4 @@
-"""Exercises of lesson 7: IPUConfig and Hugging Face models."""
+"""Exercises of lesson 13: IPUConfig and Hugging Face models."""
 from __future__ import annotations
 
 import dataclasses

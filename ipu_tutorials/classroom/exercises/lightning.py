@@ -1,4 +1,4 @@
-"""Exercises of lesson 8: PyTorch Lightning on IPUs."""
+"""Exercises of lesson 14: PyTorch Lightning on IPUs."""
 from __future__ import annotations
 
 import tempfile

@@ -1,4 +1,4 @@
-"""Exercises of lesson 6: replication and data parallelism."""
+"""Exercises of lesson 10: replication and data parallelism."""
 from __future__ import annotations
 
 import torch

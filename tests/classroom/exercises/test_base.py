@@ -1,21 +1,21 @@
 """Exercise and Feedback: answers, hints and solutions on demand."""
-from ipu_tutorials.classroom.exercises import lesson2
+from ipu_tutorials.classroom.exercises import pipelining
 from ipu_tutorials.classroom.exercises.base import Exercise, Feedback
 
 
 def test_an_unanswered_exercise_asks_for_an_answer():
-    assert "replace the `...`" in repr(lesson2.combined_batch.check(...))
+    assert "replace the `...`" in repr(pipelining.combined_batch.check(...))
 
 
 def test_hints_and_solutions_only_when_asked():
-    assert repr(lesson2.combined_batch).endswith("call .check(answer), .hint() or .solution()")
-    assert "8000" not in repr(lesson2.combined_batch)
-    assert repr(lesson2.combined_batch.hint()).startswith("Hint: ")
-    assert "40 * 10 * 10 * 2" in repr(lesson2.combined_batch.solution())
+    assert repr(pipelining.combined_batch).endswith("call .check(answer), .hint() or .solution()")
+    assert "8000" not in repr(pipelining.combined_batch)
+    assert repr(pipelining.combined_batch.hint()).startswith("Hint: ")
+    assert "40 * 10 * 10 * 2" in repr(pipelining.combined_batch.solution())
 
 
 def test_numeric_answers_must_be_numbers():
-    feedback = lesson2.combined_batch.check("8000")
+    feedback = pipelining.combined_batch.check("8000")
     assert not feedback and "should be a number" in repr(feedback)
 
 

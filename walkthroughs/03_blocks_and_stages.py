@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 1: Blocks and stages
+# # Lesson 3: Blocks and stages
 #
 # A model too big for one IPU is cut into pieces, and each piece runs on its own IPU. PopTorch
 # describes the cut in two steps: **blocks** mark which layers belong together, and **stages**
@@ -85,7 +85,7 @@ print(model(torch.randn(2, 1, 28, 28)).shape)
 # ## From blocks to stages to IPUs
 #
 # A `poptorch.Stage` groups one or more blocks and `.ipu(n)` places it. The execution strategy
-# receives the stages; `PipelinedExecution` is the default strategy, and lesson 2 is about what
+# receives the stages; `PipelinedExecution` is the default strategy, and lesson 4 is about what
 # it does. Here we only compile, which captures the model on shapes alone and places it.
 
 # %%
@@ -227,7 +227,7 @@ try_compile(Between([0, 1, 1]), poptorch.Options().deviceIterations(4), x)
 #
 # Placement exists because models outgrow one IPU's 897 MiB of in-processor memory. The memory
 # planner compiles a transformer (on shapes only, so its size does not matter to your laptop)
-# with its layers spread evenly over the IPUs you pick. Start at 1 IPU and add more; lesson 4
+# with its layers spread evenly over the IPUs you pick. Start at 1 IPU and add more; lesson 8
 # explains the other switches.
 
 # %%
@@ -252,10 +252,10 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # cell, or call `.solution()`; `.hint()` gives a nudge first.
 
 # %%
-from ipu_tutorials.classroom.exercises import lesson1 as exercises
+from ipu_tutorials.classroom.exercises import blocks as exercises
 
 # %% [markdown]
-# ### Exercise 1.1: two IPUs
+# ### Exercise 3.1: two IPUs
 #
 # Write a `PipelinedExecution` that places `B1` and `B2` on IPU 0 and `B3` and `B4` on IPU 1.
 
@@ -271,7 +271,7 @@ my_strategy = poptorch.PipelinedExecution(
 exercises.two_ipus.check(my_strategy)
 
 # %% [markdown]
-# ### Exercise 1.2: fix the descending stages
+# ### Exercise 3.2: fix the descending stages
 #
 # `ThreeBlocks([0, 1, 0])` failed above under the default rule. Which `poptorch.AutoStage`
 # makes it compile?
@@ -285,7 +285,7 @@ my_auto_stage = poptorch.AutoStage.AutoIncrement
 exercises.fix_descending_stages.check(my_auto_stage)
 
 # %% [markdown]
-# ### Exercise 1.3: how many IPUs?
+# ### Exercise 3.3: how many IPUs?
 #
 # A model puts its blocks on IPUs 0, 1 and 2, and runs with `replicationFactor(2)` and
 # `autoRoundNumIPUs(True)`. How many IPUs does PopTorch reserve?
@@ -309,7 +309,7 @@ exercises.ipus_reserved.check(my_ipu_count)
 #   in a pipeline, shared weights on one IPU, a power-of-two number of IPUs.
 # - `model.report()` gives the placement table, the diagram and the memory per IPU.
 #
-# **Next:** lesson 2 runs these stages as a pipeline.
+# **Next:** lesson 4 runs these stages as a pipeline.
 #
 # **Further reading:** PopTorch user guide, "Multi-IPU execution strategies" and "Annotations";
 # Graphcore's tutorial "PopTorch Parallel Execution Using Pipelining".

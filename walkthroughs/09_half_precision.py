@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 5: Half precision
+# # Lesson 9: Half precision
 #
 # IPUs compute four times faster in float16 than in float32, and float16 tensors take half the
 # memory. The catch is range: float16 cannot hold numbers smaller than about 6e-8, and late in
@@ -14,7 +14,7 @@
 #   them;
 # - what `accum_type` and the partials type control, and what stochastic rounding does.
 #
-# **Prerequisites:** lessons 2 and 4.
+# **Prerequisites:** lessons 4 and 8.
 
 # %%
 import copy
@@ -165,7 +165,7 @@ for dtype in (torch.float32, torch.float16):
 
 # %% [markdown]
 # With loss scaling, the two runs are level after one epoch: compare epochs with epochs (the
-# first epoch of a run is far below the later epochs of lesson 2). Over long runs float16
+# first epoch of a run is far below the later epochs of lesson 4). Over long runs float16
 # weights do lose something: every weight update is rounded to float16, and an update smaller
 # than half the spacing between float16 numbers near the weight rounds away entirely (the
 # stochastic-rounding demo below shows the same effect on a sum). Real IPUs train float16
@@ -279,10 +279,10 @@ precision_explorer(loss_scale_log2=0, dtype="float16")
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom.exercises import lesson5 as exercises
+from ipu_tutorials.classroom.exercises import half_precision as exercises
 
 # %% [markdown]
-# ### Exercise 5.1: choose a loss scale
+# ### Exercise 9.1: choose a loss scale
 #
 # Pick a loss scale for the small-loss network such that at least 99% of its gradients survive
 # a float16 backward pass and none overflow.
@@ -296,7 +296,7 @@ my_loss_scale = 1024
 exercises.loss_scale.check(my_loss_scale)
 
 # %% [markdown]
-# ### Exercise 5.2: smaller partials
+# ### Exercise 9.2: smaller partials
 #
 # Build a `poptorch.Options` that shrinks the temporary memory of the tutorial network's
 # matmuls and convolutions.

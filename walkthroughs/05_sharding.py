@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Lesson 3: Sharding
+# # Lesson 5: Sharding
 #
-# `ShardedExecution` runs the same stages as lesson 2 one after another: a micro-batch goes
+# `ShardedExecution` runs the same stages as lesson 4 one after another: a micro-batch goes
 # through IPU 0, then IPU 1, and so on, and only then does the next one start. It is not a way
 # to go faster; it is the simplest way to run a model that needs several IPUs, and the easiest
 # to debug. This lesson puts the two strategies side by side.
@@ -13,7 +13,7 @@
 # - how to watch tensors and their gradients with `poptorch.ipu_print_tensor`;
 # - when sharding is the right choice.
 #
-# **Prerequisites:** lessons 1 and 2.
+# **Prerequisites:** lessons 3 and 4.
 
 # %%
 import copy
@@ -32,7 +32,7 @@ train_set = load_mnist(train=True, source="embedded")
 # %% [markdown]
 # ## Same model, same data, another strategy
 #
-# The options differ from lesson 2 in one line. Sharding has no pipeline to fill, so it does
+# The options differ from lesson 4 in one line. Sharding has no pipeline to fill, so it does
 # not need `gradientAccumulation >= 2N-1`; we keep 10 to compare like with like.
 
 # %%
@@ -174,10 +174,10 @@ pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom.exercises import lesson3 as exercises
+from ipu_tutorials.classroom.exercises import sharding as exercises
 
 # %% [markdown]
-# ### Exercise 3.1: IPUs at work
+# ### Exercise 5.1: IPUs at work
 #
 # Under `ShardedExecution` on four IPUs, how many IPUs compute at the same time?
 
@@ -190,7 +190,7 @@ my_busy_ipus = 1
 exercises.busy_ipus.check(my_busy_ipus)
 
 # %% [markdown]
-# ### Exercise 3.2: measure the speedup
+# ### Exercise 5.2: measure the speedup
 #
 # With `gradientAccumulation(10)`, how many times faster is a pipelined step than a sharded
 # one for this network? Compute it from the two plans in `models`
@@ -214,7 +214,7 @@ exercises.speedup.check(my_speedup)
 # - `ipu_print_tensor` prints a tensor and its gradient from inside the model.
 # - Shard to debug and for single samples; pipeline for throughput.
 #
-# **Next:** lesson 4 looks at what fills each IPU's memory, and how to move optimizer state
-# off chip.
+# **Next:** lesson 6 runs a model too big for the IPUs in phases, streaming weights
+# in and out.
 #
 # **Further reading:** PopTorch user guide, "ShardedExecution" and "ipu_print_tensor".

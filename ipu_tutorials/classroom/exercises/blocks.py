@@ -1,4 +1,4 @@
-"""Exercises of lesson 1: blocks and stages."""
+"""Exercises of lesson 3: blocks and stages."""
 from ... import poptorch
 from ...errors import Error
 from .base import Exercise, Feedback, check_number, right, wrong

@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Lesson 2: Pipelining
+# # Lesson 4: Pipelining
 #
-# Lesson 1 put the four blocks of an MNIST network on four IPUs. Placed like that, each IPU
+# Lesson 3 put the four blocks of an MNIST network on four IPUs. Placed like that, each IPU
 # would wait for the one before it. Pipelining keeps them all busy: while IPU 3 works on one
 # micro-batch, IPU 2 works on the next, and so on. This lesson shows the schedule PopTorch
 # runs, what it costs to fill and drain it, and how to keep the stages in balance, then trains
@@ -14,7 +14,7 @@
 # - how utilisation grows with gradient accumulation, and why the slowest stage sets the pace;
 # - how to train the tutorial's network with `OutputMode.All`.
 #
-# **Prerequisites:** lesson 1 (blocks and stages).
+# **Prerequisites:** lesson 3 (blocks and stages).
 
 # %%
 import matplotlib.pyplot as plt
@@ -27,7 +27,7 @@ from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 _ = torch.manual_seed(0)  # the same numbers on every run
 
 # %% [markdown]
-# `Network` is lesson 1's model with blocks `B1` to `B4`; `TrainingModelWithLoss` adds the
+# `Network` is lesson 3's model with blocks `B1` to `B4`; `TrainingModelWithLoss` adds the
 # cross-entropy loss in block `B4` and returns `(output, loss)`, as PopTorch training models
 # must.
 #
@@ -225,10 +225,10 @@ pipeline_explorer(ipus=4, accumulation=8)
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom.exercises import lesson2 as exercises
+from ipu_tutorials.classroom.exercises import pipelining as exercises
 
 # %% [markdown]
-# ### Exercise 2.1: the smallest gradient accumulation
+# ### Exercise 4.1: the smallest gradient accumulation
 #
 # What is the smallest `gradientAccumulation` PopTorch accepts for training pipelined over 4
 # IPUs?
@@ -242,7 +242,7 @@ my_accumulation = 7
 exercises.smallest_accumulation.check(my_accumulation)
 
 # %% [markdown]
-# ### Exercise 2.2: images per call
+# ### Exercise 4.2: images per call
 #
 # With a micro-batch of 40, `deviceIterations(10)`, `gradientAccumulation(10)` and
 # `replicationFactor(2)`, how many images does one call of the training model consume?
@@ -256,7 +256,7 @@ my_images_per_call = 40 * 10 * 10 * 2
 exercises.combined_batch.check(my_images_per_call)
 
 # %% [markdown]
-# ### Exercise 2.3: balance the pipeline
+# ### Exercise 4.3: balance the pipeline
 #
 # Write a two-stage `PipelinedExecution` (IPUs 0 and 1) for the network that gives the
 # shortest simulated step. The check compiles your split and compares it with the best.
@@ -281,7 +281,7 @@ exercises.balance_two_ipus.check(my_split)
 #   every cycle.
 # - `OutputMode.All` returns every micro-batch's outputs; the default returns the last.
 #
-# **Next:** lesson 3 runs the same model one IPU at a time with `ShardedExecution`.
+# **Next:** lesson 5 runs the same model one IPU at a time with `ShardedExecution`.
 #
 # **Further reading:** PopTorch user guide, "Efficient data batching" and
 # "PipelinedExecution"; Huang et al., "GPipe" (2019), for the bubble formula.

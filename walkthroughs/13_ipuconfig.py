@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 7: IPUConfig and Hugging Face models
+# # Lesson 13: IPUConfig and Hugging Face models
 #
 # Hugging Face users did not write PopTorch options by hand. optimum-graphcore kept them in an
 # `IPUConfig`, a small JSON file next to the model (`ipu_config.json`), and turned it into
@@ -14,7 +14,7 @@
 # - how one configuration serves a Pod16 and a Pod64, and what `batch_size_factor` computes;
 # - how an `IPUConfig` travels as JSON, and how `IPUTrainer` uses it.
 #
-# **Prerequisites:** lessons 1 and 2 (blocks, stages, pipelining) and lesson 4 (memory plans).
+# **Prerequisites:** lessons 3 and 4 (blocks, stages, pipelining) and lesson 8 (memory plans).
 # Needs `transformers` (`pip install -e ".[huggingface]"`); every model is built from a small
 # configuration with random weights, so nothing is downloaded.
 
@@ -218,7 +218,7 @@ ipuconfig_explorer(first=3, second=3, third=3)
 from ipu_tutorials.classroom.exercises import ipuconfig as exercises
 
 # %% [markdown]
-# ### Exercise 7.1: balance BERT-Base
+# ### Exercise 13.1: balance BERT-Base
 #
 # Write the `layers_per_ipu` (four numbers adding up to 12) that gives this BERT-Base the
 # highest simulated throughput. The check compiles your split.
@@ -232,7 +232,7 @@ my_layers_per_ipu = [1, 4, 4, 3]
 exercises.balance_bert.check(my_layers_per_ipu)
 
 # %% [markdown]
-# ### Exercise 7.2: the combined batch on a Pod64
+# ### Exercise 13.2: the combined batch on a Pod64
 #
 # `exercises.POD_CONFIG` gives `replication_factor` and `gradient_accumulation_steps` per POD
 # type and `device_iterations=2`. With a micro-batch of 8, how many sequences does one
@@ -259,7 +259,7 @@ exercises.pod64_batch.check(my_pod64_batch)
 # - Heads that share weights with the embedding stay on IPU 0, so IPU 0 takes fewer layers.
 # - Per-POD-type values and `batch_size_factor` size the same model for a Pod16 or a Pod64.
 #
-# **Next:** lesson 8 trains with PyTorch Lightning on simulated IPUs.
+# **Next:** lesson 14 trains with PyTorch Lightning on simulated IPUs.
 #
 # **Further reading:** optimum-graphcore's `IPUConfig` reference (seed 004) and
 # `modeling_utils.py`; Devlin et al., "BERT" (2019), for BERT-Base's sizes.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 6: Replication and data parallelism
+# # Lesson 10: Replication and data parallelism
 #
 # A replica is a full copy of the model on its own IPUs. With R replicas, every weight update
 # uses R times as many samples: each replica computes gradients on its own data, an all-reduce
@@ -13,7 +13,7 @@
 # - the same program under `poprun` with 2 instances, with `popdist`;
 # - how to split a Pod16 between pipeline depth and replicas.
 #
-# **Prerequisites:** lessons 1 and 2 (blocks, pipelining, gradient accumulation).
+# **Prerequisites:** lessons 3 and 4 (blocks, pipelining, gradient accumulation).
 
 # %%
 import os
@@ -36,7 +36,7 @@ train_set = load_mnist(train=True, source="embedded")
 # %% [markdown]
 # ## Replicas in one process
 #
-# Start from lesson 2's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
+# Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
 # DataLoader's combined batch now holds a share for each replica, and the model takes twice
 # the IPUs:
 
@@ -275,7 +275,7 @@ replication_explorer("40M", depth=4)
 from ipu_tutorials.classroom.exercises import replication as exercises
 
 # %% [markdown]
-# ### Exercise 6.1: samples per update
+# ### Exercise 10.1: samples per update
 #
 # `poprun --num-instances 2 --num-replicas 4` runs a model with micro-batch 8 and
 # `gradientAccumulation(3)`. How many samples contribute to each weight update?
@@ -289,7 +289,7 @@ my_samples = 2 * 2 * 8 * 3
 exercises.samples_per_update.check(my_samples)
 
 # %% [markdown]
-# ### Exercise 6.2: Mean or Sum
+# ### Exercise 10.2: Mean or Sum
 #
 # A run with 4 replicas and `gradientAccumulation(8)` trains well with `ReductionType.Mean`
 # and SGD at learning rate 0.1. What learning rate gives the same updates with
@@ -304,7 +304,7 @@ my_learning_rate = 0.1 / (4 * 8)
 exercises.sum_learning_rate.check(my_learning_rate)
 
 # %% [markdown]
-# ### Exercise 6.3: options for one instance, without poprun
+# ### Exercise 10.3: options for one instance, without poprun
 #
 # Write `options_for(instance)` returning the `poptorch.Options` of instance 0 or 1 of a run
 # with 4 replicas in total, ready for a shuffling `poptorch.DataLoader`. The check builds both

@@ -1,4 +1,4 @@
-"""Exercises of lesson 5: half precision."""
+"""Exercises of lesson 9: half precision."""
 import torch
 
 from ... import poptorch

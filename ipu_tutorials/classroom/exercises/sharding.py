@@ -1,4 +1,4 @@
-"""Exercises of lesson 3: sharding."""
+"""Exercises of lesson 5: sharding."""
 from ... import poptorch
 from .base import Exercise, Feedback, check_number, wrong
 from ..plans import lesson_plan

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 4: Optimizer state offload
+# # Lesson 8: Optimizer state offload
 #
 # An IPU keeps everything it works on in its own SRAM: 897 MiB on a GC200, spread over 1,472
 # tiles. When a model's weights, gradients, optimizer state and activations do not fit, the
@@ -15,7 +15,7 @@
 #   weight update pays for it;
 # - replicated tensor sharding, the next step.
 #
-# **Prerequisites:** lessons 1 and 2.
+# **Prerequisites:** lessons 3 and 4.
 
 # %%
 import matplotlib.pyplot as plt
@@ -207,10 +207,10 @@ memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
 # ## Exercises
 
 # %%
-from ipu_tutorials.classroom.exercises import lesson4 as exercises
+from ipu_tutorials.classroom.exercises import offload as exercises
 
 # %% [markdown]
-# ### Exercise 4.1: AdamW's state
+# ### Exercise 8.1: AdamW's state
 #
 # How many bytes of optimizer state does AdamW keep for the tutorial `Network` in float32?
 
@@ -223,7 +223,7 @@ my_state_bytes = 2 * 4 * sum(p.numel() for p in Network().parameters())
 exercises.adamw_state_bytes.check(my_state_bytes)
 
 # %% [markdown]
-# ### Exercise 4.2: fit 1.3B parameters on 16 IPUs
+# ### Exercise 8.2: fit 1.3B parameters on 16 IPUs
 #
 # Use the memory planner (model "1.3B", 16 IPUs, AdamW) to find which switches make every IPU
 # fit, then check your choice.
@@ -246,7 +246,7 @@ exercises.make_it_fit.check(offload=my_offload, half=my_half)
 #   optimizer state from every IPU, and makes each weight update stream it in and out.
 # - Replicated tensor sharding divides that state, and its streaming, by the replicas.
 #
-# **Next:** lesson 5 halves weights and gradients with float16, and keeps the small gradients
+# **Next:** lesson 9 halves weights and gradients with float16, and keeps the small gradients
 # alive.
 #
 # **Further reading:** PopTorch user guide, "Tensor locations"; Graphcore's memory and

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 8: Lightning on IPUs
+# # Lesson 14: Lightning on IPUs
 #
 # PyTorch Lightning runs the training loop for you; on IPUs its `IPUStrategy` turned the
 # loop's pieces into PopTorch: a `trainingModel`, `inferenceModel`s and `poptorch.DataLoader`s.
@@ -13,7 +13,7 @@
 # - what real IPUs refuse (as live errors), and where the simulator is more lenient;
 # - how to get the simulator's reports with `IPUStrategy(autoreport_dir=...)`.
 #
-# **Prerequisites:** lessons 2 (pipelining: gradient accumulation, device iterations) and 5
+# **Prerequisites:** lessons 4 (pipelining: gradient accumulation, device iterations) and 5
 # (half precision); a first look at Lightning's `LightningModule` and `Trainer`.
 
 # %%
@@ -41,7 +41,7 @@ digits = torch.utils.data.Subset(embedded_digits(train=True), range(512))
 # %% [markdown]
 # ## One model, two ways
 #
-# First the PopTorch way, as in lesson 2: options, a `poptorch.DataLoader`, a `trainingModel`
+# First the PopTorch way, as in lesson 4: options, a `poptorch.DataLoader`, a `trainingModel`
 # and a loop. The options shard blocks B1..B4 over four IPUs, accumulate 4 micro-batches per
 # update and run 2 updates per call.
 
@@ -131,7 +131,7 @@ print(f"{type(bare.strategy).__name__}, {type(bare.precision_plugin).__name__}"
 # ## Mixed and pure 16-bit
 #
 # `precision=16` means mixed precision: weights stay float32 and the strategy casts each
-# batch to float16 on the host, so the IPU computes in float16 (lesson 5). Call
+# batch to float16 on the host, so the IPU computes in float16 (lesson 9). Call
 # `model.half()` as well and the weights are float16 too: pure 16-bit. Neither scales the loss
 # automatically, as with Lightning on real IPUs.
 
@@ -229,7 +229,7 @@ timeline = report.plot_timeline()
 #
 # Move the Trainer's knobs and watch the options the strategy would build, the images in
 # each Lightning batch and the simulated throughput of the tutorial CNN. Pipelining needs
-# enough accumulation to fill the pipeline (lesson 2); the explorer shows the rule when you
+# enough accumulation to fill the pipeline (lesson 4); the explorer shows the rule when you
 # break it.
 
 # %%
@@ -253,7 +253,7 @@ lightning_explorer(devices=2, accumulate_grad_batches=8, device_iterations=2)
 from ipu_tutorials.classroom.exercises import lightning as exercises
 
 # %% [markdown]
-# ### Exercise 8.1: images per batch
+# ### Exercise 14.1: images per batch
 #
 # `Trainer(accelerator="ipu", devices=4, accumulate_grad_batches=8,
 # strategy=IPUStrategy(device_iterations=2))` with `DataLoader(..., batch_size=16)`: how many
@@ -268,7 +268,7 @@ my_images = 16 * 4 * 8 * 2
 exercises.images_per_batch.check(my_images)
 
 # %% [markdown]
-# ### Exercise 8.2: a Trainer for 8 IPUs
+# ### Exercise 14.2: a Trainer for 8 IPUs
 #
 # The tutorial CNN pipelined over 4 IPUs is one replica. Build a Trainer that uses 8 IPUs,
 # averages 8 micro-batches per replica in each update and makes 4 updates per IPU call.
@@ -283,7 +283,7 @@ my_trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
 exercises.trainer_for_the_job.check(my_trainer)
 
 # %% [markdown]
-# ### Exercise 8.3: log where a real IPU can
+# ### Exercise 14.3: log where a real IPU can
 #
 # `exercises.Classifier` logs inside `training_step`. Write `LoggedOnHost(Classifier)` that
 # trains the same way but logs `train_loss` where real IPUs allow it. The check trains your

@@ -1,4 +1,4 @@
-"""Exercises of lesson 4: optimizer state offload."""
+"""Exercises of lesson 8: optimizer state offload."""
 from ...tutorial.models import Network, parameter_count
 from ...simulator.units import format_bytes
 from .base import Exercise, Feedback, check_number, right, wrong

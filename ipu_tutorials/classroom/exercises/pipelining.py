@@ -1,4 +1,4 @@
-"""Exercises of lesson 2: pipelining."""
+"""Exercises of lesson 4: pipelining."""
 from ... import poptorch
 from ...errors import Error
 from .base import Exercise, Feedback, check_number, right, wrong
