@@ -5,6 +5,7 @@
     python build_notebooks.py --check         # fail if a notebook is stale against its source
     python build_notebooks.py --student DIR   # also write student copies without solutions
     python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
+    python build_notebooks.py --times         # each lesson's estimated study time, for the README
 
 Sources are jupytext "percent" files. Each notebook is executed top to bottom with nbclient
 (widget state stored, so explorers render when opened) and written with its outputs, which
@@ -37,6 +38,9 @@ SOLUTION = re.compile(r"^(\s*)### BEGIN SOLUTION\n.*?^\s*### END SOLUTION\n?", r
 PLACEHOLDER = "{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError()\n"
 KERNEL = "python3"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# The study-time estimate of the course map (assumptions, not measurements): technical prose
+# read at 120 words a minute, a minute to run and read each code cell, 8 minutes per exercise.
+WORDS_PER_MINUTE, MINUTES_PER_CELL, MINUTES_PER_EXERCISE = 120, 1, 8
 
 
 def source_hash(path: str) -> str:
@@ -242,6 +246,27 @@ def stale(path: str) -> list[str]:
     return problems
 
 
+def lesson_heading(path: str) -> tuple[int, str]:
+    """The lesson's number and title, from its "# Lesson N: Title" heading."""
+    nb = jupytext.read(path, fmt="py:percent")
+    match = re.search(r"^# Lesson (\d+): (.+)$", nb.cells[0].source, re.M)
+    if not match:
+        raise ValueError(f"{path} does not open with a '# Lesson N: Title' heading")
+    return int(match.group(1)), match.group(2).strip()
+
+
+def study_minutes(path: str) -> int:
+    """How long a learner needs for the lesson, rounded up to 5 minutes: reading, running
+    each cell and doing each exercise, at the rates WORDS_PER_MINUTE and the like assume."""
+    nb = jupytext.read(path, fmt="py:percent")
+    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    cells = sum(1 for c in nb.cells if c.cell_type == "code"
+                and "solution" not in c.metadata.get("tags", []))
+    exercises = sum(len(re.findall(r"^### Exercise", c.source, re.M)) for c in nb.cells)
+    minutes = words / WORDS_PER_MINUTE + cells * MINUTES_PER_CELL + exercises * MINUTES_PER_EXERCISE
+    return 5 * -(-int(round(minutes)) // 5)
+
+
 def sources(names: list[str]) -> list[str]:
     everything = sorted(os.path.join(SOURCES, f) for f in os.listdir(SOURCES) if f.endswith(".py"))
     if not names:
@@ -266,8 +291,15 @@ def main(argv=None) -> int:
                         help="also write student copies (solutions removed) into DIR")
     parser.add_argument("--html", metavar="DIR",
                         help="only export the built notebooks to offline HTML pages in DIR")
+    parser.add_argument("--times", action="store_true",
+                        help="only print each lesson's estimated study time")
     args = parser.parse_args(argv)
     paths = sources(args.names)
+    if args.times:
+        for path in paths:
+            number, title = lesson_heading(path)
+            print(f"{number}. {title}: {study_minutes(path)} min")
+        return 0
     if args.html:
         for path in paths:
             print(write_html(os.path.splitext(os.path.basename(path))[0], args.html))
