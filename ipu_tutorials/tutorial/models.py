@@ -64,6 +64,32 @@ class TrainingModelWithLoss(nn.Module):
         return output, loss
 
 
+class WithMSELoss(nn.Module):
+    """A regression network with its loss inside forward, as a training model needs it:
+    returns (prediction, mean squared error)."""
+
+    def __init__(self, net: nn.Module):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        out = self.net(x)
+        return out, nn.functional.mse_loss(out, y)
+
+
+class Regression(nn.Module):
+    """The smallest model PopTorch trains: one linear layer 5 -> 3, returning
+    (prediction [batch, 3], MSE loss)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x, y):
+        out = self.fc(x)
+        return out, nn.functional.mse_loss(out, y)
+
+
 class TransformerLayer(nn.Module):
     """Pre-norm self-attention and MLP (4x), written with plain matmuls."""
 

@@ -5,21 +5,12 @@ import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch
-
-
-class _Loss(nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x, y):
-        out = self.net(x)
-        return out, nn.functional.mse_loss(out, y)
+from ipu_tutorials.tutorial.models import WithMSELoss
 
 
 def test_a_dropped_training_wrapper_does_not_keep_the_model_wrapped():
     # was wrong: the wrapper registry held wrappers strongly, so a dropped one still counted.
-    net = _Loss(nn.Linear(3, 2))
+    net = WithMSELoss(nn.Linear(3, 2))
     poptorch.trainingModel(net)
     gc.collect()
     poptorch.trainingModel(net)  # the first wrapper is gone: no "already wrapped"

@@ -7,19 +7,7 @@ import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
-
-
-class Regression(nn.Module):
-    """Returns (prediction [mb, 3], loss scalar)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(5, 3)
-
-    def forward(self, x, y):
-        out = self.fc(x)
-        return out, nn.functional.mse_loss(out, y)
+from ipu_tutorials.tutorial.models import Network, Regression, TrainingModelWithLoss, WithMSELoss
 
 
 def run(options, mode, d=3, a=2, r=2, mb=4, period=None):
@@ -297,21 +285,11 @@ def test_the_loss_is_found_among_outputs_that_are_not_all_tensors(options):
     torch.testing.assert_close(model.fc.weight, reference.fc.weight)
 
 
-class _Loss(nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x, y):
-        out = self.net(x)
-        return out, nn.functional.mse_loss(out, y)
-
-
 def test_set_optimizer_applies_the_wrapping_checks_and_plans_again(options):
     # was wrong: setOptimizer skipped the wrapping checks and kept the old memory plan.
     net = nn.Linear(3, 2)
     model = poptorch.trainingModel(
-        _Loss(net), options(), poptorch.optim.SGD(net.parameters(), lr=0.1))
+        WithMSELoss(net), options(), poptorch.optim.SGD(net.parameters(), lr=0.1))
     model(torch.randn(2, 3), torch.randn(2, 2))
     assert model.plan.memory[0].optimizer == 0
     with pytest.raises(ValueError, match="not in the wrapped model"):

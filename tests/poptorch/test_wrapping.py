@@ -1,21 +1,9 @@
 """trainingModel, inferenceModel and load: wrapping a module, once, and rebuilding it from a file."""
 import pytest
 import torch
-import torch.nn as nn
 
 from ipu_tutorials import poptorch
-
-
-class Regression(nn.Module):
-    """Returns (prediction [mb, 3], loss scalar)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(5, 3)
-
-    def forward(self, x, y):
-        out = self.fc(x)
-        return out, nn.functional.mse_loss(out, y)
+from ipu_tutorials.tutorial.models import Regression
 
 
 def test_wrapping_a_model_twice_for_training():

@@ -3,35 +3,24 @@ import json
 import os
 
 import pytest
-import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.profiling import autoreport
-from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 
-def trained(opts):
-    opts.Training.gradientAccumulation(7)
-    opts.setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
-    model = poptorch.trainingModel(TrainingModelWithLoss(Network()), opts)
-    n = 8 * 7 * opts.device_iterations
-    model(torch.randn(n, 1, 28, 28), torch.randint(0, 10, (n,)))
-    return model
-
-
-def test_poplar_engine_options_autoreport_writes_a_report(tmp_path, monkeypatch):
+def test_poplar_engine_options_autoreport_writes_a_report(tmp_path, monkeypatch, trained):
     monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps(
         {"autoReport.all": "true", "autoReport.directory": str(tmp_path)}))
     trained(poptorch.Options())
     assert sorted(os.listdir(tmp_path / "training")) == ["summary.json", "trace.json"]
 
 
-def test_enable_profiling_uses_the_model_name(tmp_path):
+def test_enable_profiling_uses_the_model_name(tmp_path, trained):
     trained(poptorch.Options().enableProfiling(str(tmp_path)).modelName("mnist"))
     assert (tmp_path / "mnist" / "summary.json").exists()
 
 
-def test_bad_engine_options_say_what_is_expected(monkeypatch):
+def test_bad_engine_options_say_what_is_expected(monkeypatch, trained):
     monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", "autoReport.all=true")
     with pytest.raises(ValueError, match="must be JSON"):
         trained(poptorch.Options())

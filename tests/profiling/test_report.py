@@ -3,25 +3,14 @@ import json
 
 import matplotlib
 import pytest
-import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 from ipu_tutorials.profiling import Report, load_report, plot_memory, plot_timeline
 
 matplotlib.use("Agg")
 
 
-def trained(opts):
-    opts.Training.gradientAccumulation(7)
-    opts.setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
-    model = poptorch.trainingModel(TrainingModelWithLoss(Network()), opts)
-    n = 8 * 7 * opts.device_iterations
-    model(torch.randn(n, 1, 28, 28), torch.randint(0, 10, (n,)))
-    return model
-
-
-def test_a_saved_report_loads_back_identical(tmp_path):
+def test_a_saved_report_loads_back_identical(tmp_path, trained):
     report = trained(poptorch.Options()).report()
     loaded = load_report(report.save(str(tmp_path)))
     assert loaded.summary == json.loads(json.dumps(report.summary, default=str))
@@ -29,7 +18,7 @@ def test_a_saved_report_loads_back_identical(tmp_path):
     assert loaded.timeline.duration == pytest.approx(report.timeline.duration)
 
 
-def test_trace_has_a_track_per_ipu_the_host_and_its_data_preparation(tmp_path):
+def test_trace_has_a_track_per_ipu_the_host_and_its_data_preparation(tmp_path, trained):
     trained(poptorch.Options()).report().save(str(tmp_path))
     trace = json.loads((tmp_path / "trace.json").read_text())
     names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
@@ -40,7 +29,7 @@ def test_trace_has_a_track_per_ipu_the_host_and_its_data_preparation(tmp_path):
     assert len(forward) == 4 * 7 and all(e["ph"] == "X" and e["dur"] > 0 for e in forward)
 
 
-def test_summary_holds_placement_memory_and_throughput():
+def test_summary_holds_placement_memory_and_throughput(trained):
     summary = trained(poptorch.Options()).report().summary
     assert [s["blocks"] for s in summary["placement"]["stages"]] == [["B1"], ["B2"], ["B3"], ["B4"]]
     assert len(summary["memory"]) == 4
@@ -53,7 +42,7 @@ def test_loading_something_else_fails_clearly(tmp_path):
         Report.load(str(tmp_path))
 
 
-def test_plots_draw_every_event_and_every_ipu():
+def test_plots_draw_every_event_and_every_ipu(trained):
     report = trained(poptorch.Options()).report()
     ax = plot_timeline(report.events, 4)
     boxes = sum(len(c.get_paths()) for c in ax.collections)  # one rectangle per event
@@ -64,7 +53,7 @@ def test_plots_draw_every_event_and_every_ipu():
     assert len(ax.patches) == 4 * 8  # IPUs x memory categories
 
 
-def test_timeline_can_show_the_first_steps_only():
+def test_timeline_can_show_the_first_steps_only(trained):
     opts = poptorch.Options().deviceIterations(3)
     report = trained(opts).report()
     whole = report.plot_timeline().get_xlim()[1]
