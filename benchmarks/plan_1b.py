@@ -6,21 +6,18 @@ so no weights are allocated; torch's own import, about 500 MB here, is reported 
 
     python benchmarks/plan_1b.py
 """
-import resource
 import sys
 import time
 
 import torch
+
+from planning_budget import peak_mb, verdict
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.explorers.memory import even_split
 from ipu_tutorials.tutorial.models import TransformerLM, parameter_count, split_layers
 
 TARGET_SECONDS, TARGET_MB = 5.0, 500.0
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # ru_maxrss is KiB on Linux
 
 
 def main() -> int:
@@ -45,10 +42,7 @@ def main() -> int:
     print(f"{parameter_count(model) / 1e9:.2f}B parameters, {len(plan.graph.ops)} ops, "
           f"{plan.placement.ipus_per_replica} IPUs, fits: {plan.memory.fits}, "
           f"simulated {plan.samples_per_second:,.0f} sequences/s")
-    print(f"planning: {seconds:.2f} s (target <= {TARGET_SECONDS}), peak memory added "
-          f"{added:.0f} MB (target <= {TARGET_MB}); process peak {peak_mb():.0f} MB, of which "
-          f"{imported:.0f} MB after importing torch")
-    return 0 if seconds <= TARGET_SECONDS and added <= TARGET_MB else 1
+    return verdict(seconds, added, imported, TARGET_SECONDS, TARGET_MB)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ plan says by how much (the memory check is off so that planning finishes).
     python benchmarks/plan_gpt3.py
 """
 import dataclasses
-import resource
 import sys
 import time
 
 import torch
+
+from planning_budget import peak_mb, verdict
 
 from ipu_tutorials import environment, poptorch
 from ipu_tutorials.classroom.explorers.memory import even_split
@@ -25,10 +26,6 @@ from ipu_tutorials.tutorial.models import TransformerLM, parameter_count, split_
 
 TARGET_SECONDS, TARGET_MB = 5.0, 1000.0
 IPUS_PER_REPLICA, REPLICAS = 64, 4  # 256 IPUs
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # ru_maxrss is KiB on Linux
 
 
 def main() -> int:
@@ -57,10 +54,7 @@ def main() -> int:
           f"{len(plan.placement.stages)} pipeline stages; fullest IPU {worst.ipu} needs "
           f"{format_bytes(worst.total)} of {format_bytes(worst.capacity)}; simulated "
           f"{plan.samples_per_second:,.2f} sequences/s")
-    print(f"planning: {seconds:.2f} s (target <= {TARGET_SECONDS}), peak memory added "
-          f"{added:.0f} MB (target <= {TARGET_MB:.0f}); process peak {peak_mb():.0f} MB, of "
-          f"which {imported:.0f} MB after importing torch")
-    return 0 if seconds <= TARGET_SECONDS and added <= TARGET_MB else 1
+    return verdict(seconds, added, imported, TARGET_SECONDS, TARGET_MB)
 
 
 if __name__ == "__main__":
