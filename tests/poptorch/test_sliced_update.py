@@ -157,3 +157,21 @@ def test_simulated_half_training_keeps_its_bits(make, stochastic):
     if stochastic:
         nearest = train(make, False, False)
         assert any(not torch.equal(bits(a), bits(b)) for a, b in zip(ours, nearest))
+
+
+def test_slices_run_on_one_thread_and_the_thread_count_comes_back():
+    seen = []
+
+    class Recording(optim.SGD):
+        def _update(self, w, g, state, group):
+            seen.append(torch.get_num_threads())
+            return super()._update(w, g, state, group)
+
+    w = nn.Parameter(torch.ones(3))
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        Recording([w], lr=0.1).apply_gradients({w: torch.ones(3)}, 1.0)
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
