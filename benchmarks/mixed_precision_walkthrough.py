@@ -7,11 +7,13 @@ batch 32, with the switches --execution-half, --optimizer-half, --stochastic-rou
 this script uses the package's embedded MNIST digits (4,000 + 1,000 real images) resized to
 128x128 and normalised to [-1, 1] like the walkthrough's transforms, or with --synthetic random
 images of FashionMNIST's sizes. It reports the host wall time (target: under 5 minutes for
-the default run) and the simulated IPU time.
+the default run), the time of each epoch, the machine's load average (a busy machine runs it
+slower: compare runs at similar load) and the simulated IPU time.
 
     python benchmarks/mixed_precision_walkthrough.py --execution-half --optimizer-half
 """
 import argparse
+import os
 import time
 
 import torch
@@ -47,12 +49,16 @@ def main(args) -> float:
     model, opts, poptorch_model = training_model(args.execution_half, args.optimizer_half,
                                                  args.stochastic_rounding, args.partials_half)
     train_data = poptorch.DataLoader(opts, train_set, batch_size=12, shuffle=True)
+    epoch_seconds = []
     for epoch in range(args.epochs):
-        total_loss = 0.0
+        total_loss, epoch_started, epoch_cpu = 0.0, time.perf_counter(), time.process_time()
         for data, labels in train_data:
             _, loss = poptorch_model(data, labels)
             total_loss += float(loss)
-        print(f"epoch {epoch + 1}: mean loss {total_loss / len(train_data):.4f}", flush=True)
+        epoch_seconds.append(time.perf_counter() - epoch_started)
+        print(f"epoch {epoch + 1}: mean loss {total_loss / len(train_data):.4f}; "
+              f"{epoch_seconds[-1]:.1f} s wall, {time.process_time() - epoch_cpu:.1f} s CPU, "
+              f"load average {os.getloadavg()[0]:.1f}", flush=True)
     poptorch_model.detachFromDevice()
     simulated = poptorch_model.simulated_seconds
     model.eval()
@@ -63,6 +69,10 @@ def main(args) -> float:
     simulated += inference.simulated_seconds
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     print(f"Eval accuracy on IPU: {100 * correct / len(test_set):.2f}%")
+    print(f"training: {sum(epoch_seconds):.0f} s for {args.epochs} epochs, "
+          f"{sum(epoch_seconds) / max(len(epoch_seconds), 1):.1f} s per epoch; "
+          f"torch threads {torch.get_num_threads()}, load average (1, 5, 15 min) "
+          + ", ".join(f"{load:.1f}" for load in os.getloadavg()))
     print(f"host wall time {wall:.0f} s (target < {TARGET_SECONDS} s), process CPU time {cpu:.0f} s;"
           f" simulated IPU time {simulated:.3f} s")
     return wall

@@ -13,6 +13,8 @@ import warnings
 
 import torch
 
+from . import _sliced_update
+
 ACCUM_TYPES = (torch.float32, torch.float16)
 
 
@@ -73,6 +75,7 @@ class _IpuOptimizer:
 
     _state_tensors: tuple[str, ...] = ()  # names of per-weight state tensors
     flops_per_param = 4
+    elementwise = True  # the update treats each element on its own (may run in slices)
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
@@ -122,6 +125,13 @@ class _IpuOptimizer:
         The simulated IPU calls this with the accumulated, loss-scaled gradients and
         scale = 1 / (loss_scaling x micro-batches averaged).
         """
+        if _sliced_update.can_slice(self):
+            _sliced_update.apply_sliced(self, grads, scale)
+        else:
+            self._apply_per_tensor(grads, scale)
+
+    def _apply_per_tensor(self, grads: dict, scale: float) -> None:
+        """apply_gradients one whole weight at a time: the reference for the sliced update."""
         g32 = {p: g.float() * scale for p, g in grads.items()}
         if math.isfinite(self.max_grad_norm) and g32:
             norm = torch.sqrt(sum(g.pow(2).sum() for g in g32.values()))
@@ -326,6 +336,7 @@ class LAMB(_IpuOptimizer, torch.optim.Optimizer):
 
     _state_tensors = ("exp_avg", "exp_avg_sq")
     flops_per_param = 16
+    elementwise = False  # the trust ratio takes the norms of whole tensors
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, bias_correction: bool = True,

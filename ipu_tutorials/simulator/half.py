@@ -25,7 +25,8 @@ import weakref
 
 import torch
 from torch.utils._pytree import tree_leaves
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import (TorchDispatchMode, _get_current_dispatch_mode,
+                                          _pop_mode_temporarily)
 
 from . import partials
 from .rounding import to_half
@@ -273,3 +274,16 @@ def involves_half(model: torch.nn.Module, inputs, optimizer=None, mixed: bool = 
 def emulation(active: bool, rounding: Rounding = Rounding()):
     """The float16 emulation mode when a call involves float16, else nothing."""
     return HalfEmulation(rounding) if active else contextlib.nullcontext()
+
+
+def outside_emulation(rounding: Rounding):
+    """Step out of the emulation for code that computes in float32 and rounds to nearest itself.
+
+    A DeviceOptimizer's update upcasts its float16 inputs, computes in float32 and converts its
+    results to float16, which the mode would pass through unchanged; outside it the update
+    loses the per-op dispatch (and may run in cache-sized slices) with the same bits. With
+    stochastic rounding it stays inside: its draws come from the mode's generator.
+    """
+    if rounding.stochastic or not isinstance(_get_current_dispatch_mode(), HalfEmulation):
+        return contextlib.nullcontext()
+    return _pop_mode_temporarily()

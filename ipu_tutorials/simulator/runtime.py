@@ -189,7 +189,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
                     grads, count = across_instances(grads, count, gradients.running)
                 divisor = count if spec.mean_reduction and not gradients.running else 1
                 _update(optimizer, device, params, grads, 1.0 / (loss_scaling * divisor),
-                        on_update)
+                        on_update, spec.rounding)
     return collector.result()
 
 
@@ -236,11 +236,13 @@ class _Gradients:
         return grads, count
 
 
-def _update(optimizer, device: bool, params, grads: dict, scale: float, on_update) -> None:
+def _update(optimizer, device: bool, params, grads: dict, scale: float, on_update,
+            rounding: half.Rounding) -> None:
     if on_update is not None:
         on_update(grads, scale)
     if device:
-        optimizer.apply_gradients(grads, scale)
+        with half.outside_emulation(rounding):  # float32 arithmetic, rounded by the optimizer
+            optimizer.apply_gradients(grads, scale)
     else:  # a plain torch.optim optimizer
         for p, g in grads.items():
             p.grad = (g * scale).to(p.dtype)

@@ -83,3 +83,66 @@ def test_a_plugin_given_to_the_strategy_is_kept(trainer_kwargs):
     plugin = IPUPrecision("16-mixed")
     trainer = pl.Trainer(**trainer_kwargs, devices=1, strategy=IPUStrategy(precision_plugin=plugin))
     assert trainer.precision_plugin is plugin
+
+
+# --- a Lightning half step is the PopTorch half step, bit for bit ------------------------------
+class HalfNet(torch.nn.Module):
+    """A convolution and a linear layer: float16 matmuls, convolutions and a loss."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(1, 3, 3)
+        self.fc = torch.nn.Linear(3 * 6 * 6, 4)
+
+    def forward(self, x, y):
+        out = self.fc(torch.relu(self.conv(x)).flatten(1))
+        return torch.nn.functional.cross_entropy(out, y)
+
+
+class LightningHalfNet(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = HalfNet()
+
+    def training_step(self, batch, batch_idx):
+        return self.net(*batch)
+
+    def configure_optimizers(self):
+        return half_optimizer(self.parameters())
+
+
+def half_optimizer(params):
+    from ipu_tutorials import poptorch
+    return poptorch.optim.AdamW(params, lr=0.01, accum_type=torch.float16, loss_scaling=128.0,
+                                first_order_momentum_accum_type=torch.float16)
+
+
+def half_batches(n=4, batch=4):
+    generator = torch.Generator().manual_seed(5)
+    x = torch.randn(n * batch, 1, 8, 8, generator=generator)
+    y = torch.randint(0, 4, (n * batch,), generator=generator)
+    return torch.utils.data.TensorDataset(x, y)
+
+
+@pytest.mark.parametrize("precision", ["16-true", "16-mixed"])
+def test_lightning_half_training_equals_poptorch_bit_for_bit(trainer_kwargs, precision):
+    """Lightning's 16-bit paths run the same float16 emulation as a PopTorch training model."""
+    from ipu_tutorials import poptorch
+
+    lightning = LightningHalfNet()
+    trainer = pl.Trainer(**trainer_kwargs, devices=1, precision=precision)
+    trainer.fit(lightning, torch.utils.data.DataLoader(half_batches(), batch_size=4))
+
+    reference = HalfNet()
+    if precision == "16-true":
+        reference.half()
+    opts = poptorch.Options().showCompilationProgressBar(False)
+    training = poptorch.trainingModel(reference, opts, half_optimizer(reference.parameters()))
+    for x, y in torch.utils.data.DataLoader(half_batches(), batch_size=4):
+        training(x.half(), y)
+    for ours, theirs in zip(lightning.net.parameters(), reference.parameters()):
+        assert ours.dtype == theirs.dtype == {"16-true": torch.float16,
+                                              "16-mixed": torch.float32}[precision]
+        assert torch.equal(ours.detach(), theirs.detach())
+    assert not torch.equal(lightning.net.fc.weight.detach(), HalfNet().fc.weight.to(ours.dtype))

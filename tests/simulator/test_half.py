@@ -8,7 +8,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.simulator.half import HalfEmulation, Rounding, involves_half
+from ipu_tutorials.simulator.half import HalfEmulation, Rounding, involves_half, outside_emulation
 from ipu_tutorials.simulator.rounding import PARTIALS_BLOCK, matmul_half_partials, to_half
 
 TINY = 2.0 ** -24  # float16's smallest subnormal
@@ -343,6 +343,22 @@ def test_stochastic_rounding_option_changes_the_numbers_reproducibly():
     first, second, nearest = run(), run(), train_half()
     assert all(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters()))
     assert any(not torch.equal(a, b) for a, b in zip(first.parameters(), nearest.parameters()))
+
+
+
+@pytest.mark.parametrize("stochastic", [False, True])
+def test_outside_emulation_leaves_only_nearest_rounding(stochastic):
+    """An optimizer update leaves the mode only when its own nearest rounding is the same."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    rounding = Rounding(stochastic=stochastic)
+    with HalfEmulation(rounding) as mode:
+        with outside_emulation(rounding):
+            inside = _get_current_dispatch_mode()
+        assert _get_current_dispatch_mode() is mode
+    assert inside is (mode if stochastic else None)
+    with outside_emulation(rounding):  # no emulation to leave
+        assert _get_current_dispatch_mode() is None
 
 
 def test_involves_half():
