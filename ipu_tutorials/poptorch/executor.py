@@ -137,7 +137,8 @@ class PoplarExecutor:
         watched = self._user_model if self._training else self._weights.current()
         buffers = buffer_ids(watched) if self._record.calls == 0 else None
         result = self._train(args, kwargs) if self._training else simulator.run(
-            self._weights.current(), self._spec, args, kwargs, replicas=self._replica_state)
+            self._weights.current(), self._spec, args, kwargs, replicas=self._replica_state,
+            frozen=self._graph.value_reads)
         if buffers is not None:
             check_buffers_kept(buffers, watched)
         self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
@@ -150,7 +151,7 @@ class PoplarExecutor:
                 self._device_optimizer.applied(self._optimizer):
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
                                    self._graph.loss_output, hook, self._across_instances,
-                                   self._replica_state)
+                                   self._replica_state, frozen=self._graph.value_reads)
         self._anchors.record_updated_weights()
         WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         return result
