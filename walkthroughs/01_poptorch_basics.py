@@ -402,6 +402,27 @@ def train_steps(model, loader, steps):
 exercises.training_loop.check(train_steps)
 
 # %% [markdown]
+# ### Exercise 1.3: which copy?
+#
+# For each situation printed below, which call makes the next step see the right values:
+# `None` (PopTorch copies implicitly), `"copyWeightsToDevice"` or `"copyWeightsToHost"`?
+# The check runs each situation in the simulator without a copy and compares.
+
+# %%
+for name, situation in exercises.SCENARIOS.items():
+    print(f"{name}: {situation}")
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_copies = {"trained by trainingModel": None,
+             "trained on the CPU": "copyWeightsToDevice",
+             "buffer changed by inference": "copyWeightsToHost"}
+### END SOLUTION
+
+# %%
+exercises.which_copy.check(my_copies)
+
+# %% [markdown]
 # **Next:** lesson 2 (efficient data loading) gives the device more work per call: device
 # iterations, the combined batch, output modes and asynchronous loading.
 #

@@ -223,7 +223,8 @@ def _check_loop(train_steps) -> Feedback:
     expected = _reference_losses(reference, batches)
     got = _as_floats(losses) if isinstance(losses, (list, tuple)) else None
     if got is None:
-        items = f" of {type(losses[0]).__name__}" if isinstance(losses, (list, tuple)) and losses else ""
+        listed = isinstance(losses, (list, tuple)) and losses
+        items = f" of {type(losses[0]).__name__}" if listed else ""
         return wrong(f"return a list with one loss per step (float(loss) or the 0-d tensor); "
                      f"got a {type(losses).__name__}{items}. The trainingModel returns (output, "
                      f"loss): keep the loss.")
@@ -275,3 +276,100 @@ def train_steps(model, loader, steps):
     return []''', "returned 0 losses"),
     ),
     writes_code=True)
+
+
+# --- Exercise 1.3: which copy? -------------------------------------------------------------------
+SCENARIOS = {
+    "trained by trainingModel": "the module was trained by a poptorch.trainingModel; next, its "
+                                "inferenceModel runs",
+    "trained on the CPU": "the module was trained by a plain torch.optim optimizer on the CPU "
+                          "after its inferenceModel was compiled; next, the inferenceModel runs",
+    "buffer changed by inference": "the inferenceModel changed a buffer of the module; next, the "
+                                   "host reads that buffer",
+}
+COPIES = (None, "copyWeightsToDevice", "copyWeightsToHost")
+
+
+class _Tally(torch.nn.Module):
+    """A linear layer that also counts its calls in a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x, labels=None):
+        self.calls += 1
+        output = self.fc(x)
+        if labels is None:
+            return output
+        return output, torch.nn.functional.mse_loss(output, labels)
+
+
+def _stale_after(scenario: str) -> bool:
+    """Run the scenario in the simulator with no explicit copy: is what comes next stale?"""
+    torch.manual_seed(0)
+    host, x = _Tally(), torch.ones(2, 4)
+    inference = poptorch.inferenceModel(host, QUIET)
+    before = inference(x).clone()
+    if scenario == "trained by trainingModel":
+        training = poptorch.trainingModel(host, QUIET, torch.optim.SGD(host.parameters(), lr=0.5))
+        training(x, torch.zeros(2, 2))
+        return not torch.allclose(inference(x), host.fc(x))
+    if scenario == "trained on the CPU":
+        with torch.no_grad():
+            host.fc.bias += 1.0  # what an optimizer step on the host does to the weights
+        return torch.allclose(inference(x), before)
+    return host.calls.item() == 0  # the inference model counted one call on the device
+
+
+def _check_copies(answer) -> Feedback:
+    if not isinstance(answer, dict) or set(answer) != set(SCENARIOS):
+        return wrong(f"give a dict with the keys {sorted(SCENARIOS)}, each mapped to None or the "
+                     f"name of a PoplarExecutor method.")
+    for scenario, given in answer.items():
+        if given not in COPIES:
+            return wrong(f"{scenario!r}: {given!r} is not one of {COPIES}.")
+        stale = _stale_after(scenario)
+        needed = None if not stale else ("copyWeightsToHost" if "buffer" in scenario
+                                         else "copyWeightsToDevice")
+        if given == needed:
+            continue
+        if needed is None:
+            return wrong(f"{scenario!r}: no copy is needed; the simulator ran it, and the "
+                         f"inference model already used the trained weights: PopTorch copies a "
+                         f"training model's weights to the inference model implicitly.")
+        direction = "from the device to the host" if needed == "copyWeightsToHost" else \
+            "from the host to the device"
+        return wrong(f"{scenario!r}: the simulator ran it without a copy and the result was "
+                     f"stale; the values must go {direction}: {needed}.")
+    return right("each answer matches what the simulator did: training models keep inference "
+                 "models current by themselves; host-side changes need copyWeightsToDevice; "
+                 "device-side buffer changes of an inference model need copyWeightsToHost.")
+
+
+which_copy = Exercise(
+    "Which copy?", _check_copies,
+    hint="Implicit copies only go from a training model, through the host, to the inference "
+         "model. Anything else changed on one side stays there until you copy it.",
+    solution='''
+my_copies = {"trained by trainingModel": None,
+             "trained on the CPU": "copyWeightsToDevice",
+             "buffer changed by inference": "copyWeightsToHost"}''',
+    mistakes=(
+        Mistake('''
+my_copies = {"trained by trainingModel": "copyWeightsToDevice",
+             "trained on the CPU": "copyWeightsToDevice",
+             "buffer changed by inference": "copyWeightsToHost"}''', "copies a training model's"),
+        Mistake('''
+my_copies = {"trained by trainingModel": None,
+             "trained on the CPU": None,
+             "buffer changed by inference": "copyWeightsToHost"}''',
+                "from the host to the device: copyWeightsToDevice"),
+        Mistake('''
+my_copies = {"trained by trainingModel": None,
+             "trained on the CPU": "copyWeightsToDevice",
+             "buffer changed by inference": "copyWeightsToDevice"}''',
+                "from the device to the host: copyWeightsToHost"),
+        Mistake("my_copies = {}", "give a dict with the keys"),
+    ))
