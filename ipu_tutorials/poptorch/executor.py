@@ -129,7 +129,8 @@ class PoplarExecutor:
         if any(p.is_meta for p in self._user_model.parameters()):
             raise Error("this model lives on the meta device (shapes without data): compile() "
                         "plans it, but running it needs real weights")
-        self._attached = True
+        if not self._attached:
+            self.attachToDevice()
         args, kwargs = tree_map(_detach_input, (args, kwargs))
         self._check_batch(args, kwargs)
         check_inputs(self._user_model, self._example, (args, kwargs))
@@ -194,6 +195,7 @@ class PoplarExecutor:
         if self._attached:
             raise Error("the device is already attached")
         self._attached = True
+        self.copyWeightsToDevice()  # PopTorch uploads the host's weights on every attach
 
     def isAttachedToDevice(self) -> bool:
         return self._attached
