@@ -274,8 +274,8 @@ print("after copyWeightsToHost:", counter.calls.item())
 # ## Attaching and detaching
 #
 # A compiled model holds its IPUs while it is attached. With few IPUs, detach one model so
-# another can run; the next call attaches it again (on hardware, reloading the program and
-# the weights):
+# another can run. The next call attaches it again, which loads the program and uploads the
+# host's weights:
 
 # %%
 training.detachFromDevice()
@@ -333,7 +333,8 @@ step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
 #   when the host reads them; here they are written back after every call. What a program
 #   observes is the same, except that `copyWeightsToDevice()` right after training uploads
 #   the trained weights here, where PopTorch would upload the stale host copy.
-# - Detaching and attaching really free and reacquire IPUs; here they only flip a flag.
+# - Detaching and attaching really free and reacquire IPUs and reload the program; here they
+#   flip a flag, and attaching uploads the host's weights as PopTorch does.
 # - The simulated time comes from a cost model calibrated on published runs (README); use it
 #   to compare configurations, not as a measurement.
 #
