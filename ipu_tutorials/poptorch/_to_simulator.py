@@ -6,6 +6,7 @@ translation of Options into the simulator's terms, made once per compile.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import TYPE_CHECKING, Callable
 
 import torch
@@ -16,6 +17,7 @@ from ..simulator import spec as sim
 from ..simulator import tracing
 from ..simulator.capture import Graph, capture, verify_loss
 from ..simulator.compile import Plan, compile_plan
+from ..simulator.frozen_values import frozen_warning
 from ..simulator.half import Rounding
 from ..simulator.hardware import CHOICE, System, ipu_spec
 from ..simulator.optimizer import DeviceOptimizer
@@ -197,6 +199,8 @@ def compile_model(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs
     first_args, first_kwargs = _first_micro_batch(spec, args, kwargs)
     compute_dtype = torch.float16 if spec.mixed_precision == sim.MIXED_DOWNCAST else None
     graph = capture(model, *((first_args, first_kwargs)), compute_dtype=compute_dtype)
+    if graph.value_reads:  # PopTorch freezes them silently; a learner should know
+        warnings.warn(frozen_warning(graph.value_reads), stacklevel=4)
     progress(20)
     if spec.training:
         verify_loss(graph)
@@ -222,14 +226,15 @@ def replica_state(model: torch.nn.Module, replication_factor: int,
 
 def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
         loss_output: int | None = None, on_update=None, across_instances=None,
-        replicas: ReplicaState | None = None):
+        replicas: ReplicaState | None = None, frozen: tuple = ()):
     """One call's numerics: D x A x R micro-batches, with the weight updates when training.
 
     across_instances, when several host processes share the run, reduces each update's
     gradients over every instance's replicas (see _instances.gradient_reducer); replicas
-    gives each replica its own buffers (broadcastBuffers(False)).
+    gives each replica its own buffers (broadcastBuffers(False)); frozen replays the tensor
+    values forward read at trace time (Graph.value_reads).
     """
     if spec.training:
         return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update,
-                            across_instances, replicas)
-    return run_inference(model, args, kwargs, spec, replicas)
+                            across_instances, replicas, frozen)
+    return run_inference(model, args, kwargs, spec, replicas, frozen)

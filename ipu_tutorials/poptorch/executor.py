@@ -129,7 +129,8 @@ class PoplarExecutor:
         if any(p.is_meta for p in self._user_model.parameters()):
             raise Error("this model lives on the meta device (shapes without data): compile() "
                         "plans it, but running it needs real weights")
-        self._attached = True
+        if not self._attached:
+            self.attachToDevice()
         args, kwargs = tree_map(_detach_input, (args, kwargs))
         self._check_batch(args, kwargs)
         check_inputs(self._user_model, self._example, (args, kwargs))
@@ -137,7 +138,8 @@ class PoplarExecutor:
         watched = self._user_model if self._training else self._weights.current()
         buffers = buffer_ids(watched) if self._record.calls == 0 else None
         result = self._train(args, kwargs) if self._training else simulator.run(
-            self._weights.current(), self._spec, args, kwargs, replicas=self._replica_state)
+            self._weights.current(), self._spec, args, kwargs, replicas=self._replica_state,
+            frozen=self._graph.value_reads)
         if buffers is not None:
             check_buffers_kept(buffers, watched)
         self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
@@ -150,7 +152,7 @@ class PoplarExecutor:
                 self._device_optimizer.applied(self._optimizer):
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
                                    self._graph.loss_output, hook, self._across_instances,
-                                   self._replica_state)
+                                   self._replica_state, frozen=self._graph.value_reads)
         self._anchors.record_updated_weights()
         WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         return result
@@ -193,6 +195,7 @@ class PoplarExecutor:
         if self._attached:
             raise Error("the device is already attached")
         self._attached = True
+        self.copyWeightsToDevice()  # PopTorch uploads the host's weights on every attach
 
     def isAttachedToDevice(self) -> bool:
         return self._attached

@@ -6,6 +6,7 @@ one real pass on a throwaway copy.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 
@@ -17,6 +18,7 @@ from torch.utils.flop_counter import flop_registry
 
 from ..errors import Error
 from . import tracing
+from .frozen_values import Recording, ValueRead
 
 HOST = "(host)"  # the source of model inputs and the sink of outputs in the edge table
 WHOLE_MODEL = "(model)"  # the single block of a model without annotations
@@ -73,6 +75,8 @@ class Graph:
     losses_found: int  # independent losses in the graph (a training model needs exactly 1)
     outside_blocks: list[Op]  # ops run outside every block once blocks were in use
     annotated: bool
+    # tensor values forward's Python code read at trace time (frozen_values), replayed each run
+    value_reads: tuple[ValueRead, ...] = ()
 
     def __repr__(self) -> str:
         weights = sum(p.numel for p in self.params.values())
@@ -303,15 +307,18 @@ def _capture_real(model, args, kwargs) -> Graph:
     param_names = {}
     for name, p in model.named_parameters(remove_duplicate=False):
         param_names.setdefault(id(p), name)
+    reads = Recording()  # the meta pass failed because forward reads values: note them
     with torch.no_grad():
-        return _run(model, args, kwargs, param_names, lambda: model(*args, **kwargs))
+        graph = _run(model, args, kwargs, param_names, lambda: model(*args, **kwargs), reads)
+    return dataclasses.replace(graph, value_reads=tuple(reads.reads))
 
 
-def _run(model, args, kwargs, param_names, forward) -> Graph:
+def _run(model, args, kwargs, param_names, forward, reads=None) -> Graph:
     recorder = Recorder(param_names, _tensors((args, kwargs)))
     hooks = _module_hooks(model, recorder)
     try:
-        with tracing.capturing(recorder), _LossMode(recorder), _OpMode(recorder):
+        with tracing.capturing(recorder), _LossMode(recorder), _OpMode(recorder), \
+                reads or contextlib.nullcontext():
             out = forward()
     finally:
         for hook in hooks:

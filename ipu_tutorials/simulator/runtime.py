@@ -16,6 +16,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ..errors import Error
 from . import half, tracing
+from .frozen_values import Replaying
 from .optimizer import DeviceOptimizer
 from .replica_state import ReplicaState
 from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
@@ -133,29 +134,31 @@ def _no_backward(*args, **kwargs):
                 "only, use poptorch.inferenceModel.")
 
 
-def _forward(model, replicas, r: int, args: tuple, kwargs: dict):
-    """Replica r's forward pass, against its own buffers when `replicas` (a ReplicaState) is given."""
-    if replicas is None:
-        return model(*args, **kwargs)
-    return replicas.forward(r, lambda: model(*args, **kwargs))
+def _forward(model, replicas, r: int, args: tuple, kwargs: dict, frozen: tuple = ()):
+    """Replica r's forward pass, against its own buffers when `replicas` (a ReplicaState) is
+    given, with the tensor values read at trace time (`frozen`) replayed as the graph holds them."""
+    with Replaying(frozen) if frozen else contextlib.nullcontext():
+        if replicas is None:
+            return model(*args, **kwargs)
+        return replicas.forward(r, lambda: model(*args, **kwargs))
 
 
 def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec,
-                  replicas: ReplicaState | None = None):
+                  replicas: ReplicaState | None = None, frozen: tuple = ()):
     collector = OutputCollector(spec)
     float16 = half.involves_half(model, (args, kwargs),
                                  mixed=spec.mixed_precision == MIXED_DOWNCAST)
     with torch.no_grad(), tracing.running_on_ipu(), _precision(spec), \
             half.emulation(float16, spec.rounding):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
-            collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs))
+            collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs, frozen))
     return collector.result()
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
                  loss_output: int, on_update: Callable[[dict, float], None] | None = None,
                  across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None,
-                 replicas: ReplicaState | None = None):
+                 replicas: ReplicaState | None = None, frozen: tuple = ()):
     """D weight updates, each from the gradients of A x R micro-batches.
 
     spec.mean_reduction averages the micro-batch gradients (else they are summed);
@@ -164,7 +167,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     are applied. `optimizer` is a DeviceOptimizer or a plain torch.optim optimizer.
     across_instances(grads, count, running), if given, returns the gradients and micro-batch
     count of the replicas of every instance (several host processes), as one Pod reduces them.
-    replicas (a ReplicaState), if given, gives each replica its own buffers.
+    replicas (a ReplicaState), if given, gives each replica its own buffers. frozen: the
+    tensor values forward read at trace time (capture's Graph.value_reads), replayed.
     """
     collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
@@ -178,7 +182,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     with tracing.running_on_ipu(), half.emulation(float16, spec.rounding):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             with _precision(spec):
-                outputs = _forward(model, replicas, r, mb_args, mb_kwargs)
+                outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)
             loss = tree_flatten(outputs)[0][loss_output]
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
             gradients.add()

@@ -1,0 +1,433 @@
+# %% [markdown]
+# # Lesson 1: PopTorch basics: porting a model
+#
+# **The course.** The lessons take a PyTorch user from this first port to planning a
+# BERT-size model on a simulated Pod16. Each one runs on a laptop CPU: the numerics are real
+# PyTorch, and a simulator of Graphcore IPUs says where each layer would run, whether it fits
+# and how long a step would take. The README's lesson table is the course map: what each
+# lesson teaches, its explorer, and the order to take them in.
+#
+# This lesson ports a small MNIST classifier from PyTorch to PopTorch, the library that runs
+# PyTorch models on IPUs. Only the import line would change on real hardware:
+# `from ipu_tutorials import poptorch` here, `import poptorch` there.
+#
+# **What you will learn**
+# - `poptorch.trainingModel` and `poptorch.inferenceModel`, and why the loss moves inside
+#   `forward`;
+# - what tracing does to a Python `if` on a tensor's value, and how `torch.where` fixes it;
+# - `poptorch.isRunningOnIpu`;
+# - how weights move between the host and the device: implicit copies, `copyWeightsToDevice`,
+#   `copyWeightsToHost`, `detachFromDevice`;
+# - `compileAndExport`, `poptorch.load` and `enableExecutableCaching`;
+# - how batch size and device iterations change the cost of one call.
+#
+# **Prerequisites:** PyTorch: modules, a training loop, `DataLoader`. Nothing about IPUs.
+
+# %%
+import os
+import tempfile
+import warnings
+
+import torch
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.tutorial.datasets import load_mnist
+
+_ = torch.manual_seed(0)  # the same numbers on every run
+train_set = load_mnist(train=True, source="embedded")
+test_set = load_mnist(train=False, source="embedded")
+print(train_set, test_set, sep="\n")
+
+# %% [markdown]
+# ## The model, with its loss inside `forward`
+#
+# On an IPU, one call to a training model runs the whole step on the device: forward pass,
+# loss, backward pass and weight update, compiled into one program. So the loss cannot be
+# computed on the host after `forward` returns: it goes inside `forward`, which returns it
+# beside the output. Without labels, the same module serves for inference:
+
+# %%
+class DigitClassifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 128),
+                                       torch.nn.ReLU(), torch.nn.Linear(128, 10))
+
+    def forward(self, images, labels=None):  # images: (B, 1, 28, 28)
+        output = self.net(images)  # (B, 10)
+        if labels is None:
+            return output
+        return output, torch.nn.functional.cross_entropy(output, labels)
+
+
+model = DigitClassifier()
+print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
+
+# %% [markdown]
+# ## Wrapping it for training
+#
+# `poptorch.Options()` holds every setting of the run (its defaults are one IPU, one step per
+# call). `poptorch.DataLoader` is PyTorch's DataLoader that also knows these options, and
+# `poptorch.trainingModel` wraps the model with an optimizer. The first call compiles:
+
+# %%
+opts = poptorch.Options().randomSeed(0).showCompilationProgressBar(False)
+loader = poptorch.DataLoader(opts, train_set, batch_size=16, shuffle=True)
+training = poptorch.trainingModel(model, opts, poptorch.optim.SGD(model.parameters(), lr=0.05))
+
+print("compiled before the first call:", training.isCompiled())
+images, labels = next(iter(loader))
+output, loss = training(images, labels)
+print("compiled after it:", training.isCompiled())
+print(f"output {tuple(output.shape)}, loss {loss.item():.3f}")
+
+# %% [markdown]
+# That call already ran the backward pass and the update. The training loop keeps only the
+# calls, here for 200 steps of 16 digits:
+
+# %%
+losses = []
+for step, (images, labels) in zip(range(200), loader):
+    _, loss = training(images, labels)
+    losses.append(loss.item())
+print(f"mean loss of the first 20 steps {sum(losses[:20]) / 20:.3f}, "
+      f"of the last 20 {sum(losses[-20:]) / 20:.3f}")
+
+# %% [markdown]
+# There is no `loss.backward()` and no `optimizer.step()` any more. Calling `backward()` on
+# an output, as a PyTorch loop would, is refused with the reason:
+
+# %%
+try:
+    loss.backward()
+except poptorch.Error as error:
+    print(error)
+
+# %% [markdown]
+# ## The same numbers as PyTorch
+#
+# The simulator computes in PyTorch, so one training call equals one plain PyTorch step from
+# the same weights on the same batch:
+
+# %%
+def one_plain_step(weights, images, labels):
+    plain = DigitClassifier()
+    plain.load_state_dict(weights)
+    optimizer = torch.optim.SGD(plain.parameters(), lr=0.05)
+    _, loss = plain(images, labels)
+    loss.backward()
+    optimizer.step()
+    return plain
+
+
+before = {k: v.clone() for k, v in model.state_dict().items()}
+plain = one_plain_step(before, images, labels)
+training(images, labels)
+gap = max((p - q).abs().max().item() for p, q in zip(model.parameters(), plain.parameters()))
+print(f"IPU step == PyTorch step within 1e-5: {gap < 1e-5}")
+
+# %% [markdown]
+# ## What one call costs
+#
+# Compiling also planned the run: memory on the IPU and a simulated time for one call. The
+# cell below prints where that time goes:
+
+# %%
+plan = training.plan
+print(f"one call: {plan.call_seconds * 1e6:,.0f} µs simulated, "
+      f"{plan.samples_per_second:,.0f} samples/s")
+for part, seconds in plan.breakdown().items():
+    print(f"  {part:22s} {seconds * 1e6:7,.0f} µs ({seconds / plan.call_seconds:4.0%})")
+
+# %% [markdown]
+# The IPU computes for a small part of the call: the rest is the host sending 16 images and
+# preparing the next ones. The explorer at the end of the lesson shows how to amortise that.
+#
+# ## `isRunningOnIpu`
+#
+# `poptorch.isRunningOnIpu()` is `True` while a wrapped model runs and `False` in plain
+# PyTorch. Use it for code that only makes sense on one side, such as a CPU-only check:
+
+# %%
+class Probe(torch.nn.Module):
+    def forward(self, x):
+        return x + 1 if poptorch.isRunningOnIpu() else x
+
+
+probe, ones = Probe(), torch.ones(2)
+print("plain PyTorch:", probe(ones).tolist())
+print("inferenceModel:", poptorch.inferenceModel(probe, opts)(ones).tolist())
+print("outside any model:", poptorch.isRunningOnIpu())
+
+# %% [markdown]
+# ## Tracing freezes Python control flow
+#
+# PopTorch compiles the model by running `forward` once, with the first inputs, and recording
+# the tensor operations. Python code that reads a tensor's value, such as `if x.sum() > 0:`,
+# runs only during that recording: the graph keeps the branch the first inputs took. The
+# simulator does the same, and warns when it compiles:
+
+# %%
+class Gate(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return -x
+
+
+positive, negative = torch.ones(4), -torch.ones(4)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    gate = poptorch.inferenceModel(Gate(), opts)
+    gate(positive)
+print(next(w.message for w in caught if "reads tensor values" in str(w.message)))
+
+# %% [markdown]
+# The second call's inputs would take the other branch in PyTorch. The compiled graph does not:
+
+# %%
+print("PyTorch on negative input:", Gate()(negative).tolist())
+print("IPU on negative input:    ", gate(negative).tolist())
+
+# %% [markdown]
+# The fix is to compute on the device: `torch.where(condition, a, b)` evaluates both branches
+# and selects with a tensor condition, so nothing is read in Python and nothing is frozen:
+
+# %%
+class DeviceGate(torch.nn.Module):
+    def forward(self, x):
+        return torch.where(x.sum() > 0, x * 2, -x)
+
+
+device_gate = poptorch.inferenceModel(DeviceGate(), opts)
+for x in (positive, negative):
+    print(f"input {x.tolist()}: IPU {device_gate(x).tolist()} == PyTorch: "
+          f"{torch.equal(device_gate(x), Gate()(x))}")
+
+# %% [markdown]
+# ## Training, then inference: implicit weight copies
+#
+# An `inferenceModel` of the same module runs on the device with its own copy of the weights.
+# When a training model has changed them, PopTorch copies them to the inference model
+# before its next call. Here, the test accuracy on the IPU equals the accuracy of the host's
+# module in plain PyTorch, and it follows further training:
+
+# %%
+test_images, test_labels = test_set.images[:512], test_set.labels[:512]
+inference = poptorch.inferenceModel(model, opts)
+
+
+def accuracy(predict):
+    return (predict(test_images).argmax(1) == test_labels).float().mean().item()
+
+
+print(f"after 200 steps: IPU {accuracy(inference):.1%}, host PyTorch {accuracy(model):.1%}")
+for step, (images, labels) in zip(range(100), loader):
+    training(images, labels)
+print(f"after 300 steps: IPU {accuracy(inference):.1%}, host PyTorch {accuracy(model):.1%}")
+
+# %% [markdown]
+# ## When to copy by hand
+#
+# The implicit copy covers weights changed by a training model. Weights changed any other way
+# on the host, for example by a step of a plain PyTorch optimizer or by editing them, stay
+# behind on the device until `copyWeightsToDevice()`:
+
+# %%
+favour_three = 10 * torch.nn.functional.one_hot(torch.tensor(3), 10)
+with torch.no_grad():
+    model.net[3].bias += favour_three  # a host-side edit: the output "3" gets a head start
+predicted = inference(test_images).argmax(1)
+print("after the host edit, IPU predicts '3' for", (predicted == 3).sum().item(), "images")
+inference.copyWeightsToDevice()
+predicted = inference(test_images).argmax(1)
+print("after copyWeightsToDevice, for", (predicted == 3).sum().item(), "images")
+with torch.no_grad():
+    model.net[3].bias -= favour_three  # undo the edit, on the host and on the device
+inference.copyWeightsToDevice()
+
+# %% [markdown]
+# In the other direction, `copyWeightsToHost()` brings the device's values back. A training
+# model does this for its weights by itself; an inference model does not for the buffers it
+# changes. A module that counts its calls in a buffer shows it:
+
+# %%
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        return x
+
+
+counter = Counter()
+counting = poptorch.inferenceModel(counter, opts)
+for _ in range(3):
+    counting(ones)
+print("host buffer after 3 calls:", counter.calls.item())
+counting.copyWeightsToHost()
+print("after copyWeightsToHost:", counter.calls.item())
+
+# %% [markdown]
+# ## Attaching and detaching
+#
+# A compiled model holds its IPUs while it is attached. With few IPUs, detach one model so
+# another can run. The next call attaches it again, which loads the program and uploads the
+# host's weights:
+
+# %%
+training.detachFromDevice()
+print("training attached:", training.isAttachedToDevice(),
+      "| inference attached:", inference.isAttachedToDevice())
+training(images, labels)
+print("after the next training call:", training.isAttachedToDevice())
+
+# %% [markdown]
+# ## Saving the compiled model
+#
+# Compiling for real IPUs can take minutes. `compileAndExport(path, inputs)` compiles without
+# running and saves the result; `poptorch.load(path)` restores a wrapped model ready to run.
+# `Options.enableExecutableCaching(directory)` instead keeps every executable PopTorch
+# compiles, so the next run of the same program skips compilation:
+
+# %%
+path = os.path.join(tempfile.mkdtemp(), "classifier.poptorch")
+exporter = poptorch.inferenceModel(model, opts)
+exporter.compileAndExport(path, test_images)
+restored = poptorch.load(path)
+print("restored model compiled:", restored.isCompiled(),
+      "| same outputs:", torch.equal(restored(test_images), inference(test_images)))
+
+cached = poptorch.Options().enableExecutableCaching(tempfile.mkdtemp())
+print("cache directory set:", cached.executable_cache_dir is not None)
+
+# %% [markdown]
+# In the simulator compiling is instant, so the cache directory is recorded but nothing is
+# written to it; the README lists this among the differences from PopTorch.
+#
+# ## Explorer: batch size and device iterations
+#
+# The cost breakdown above showed the host dominating a call of 16 images. Two knobs give the
+# device more work per call: a larger batch, and `opts.deviceIterations(D)`, which runs D
+# steps per call from one combined batch (lesson 2 is about them). The explorer compiles
+# `DigitClassifier` for every device-iteration count at the chosen batch size:
+
+# %%
+from ipu_tutorials.classroom.explorers.basics import step_explorer
+
+step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
+
+# %% [markdown]
+# ## What a real IPU would do
+#
+# - Compiling a model for real IPUs runs the Poplar compiler, which can take minutes for a
+#   large model. That is why executable caching and `compileAndExport` matter.
+#   Here compiling only plans the run with a cost model, so it is quick; the cache directory
+#   is recorded, not written.
+# - PopTorch freezes data-dependent control flow silently (PopTorch user guide,
+#   "Constraints"); its newer tracer may instead refuse a `.item()` inside `forward`. The
+#   simulator freezes the same way and also warns, naming the line.
+# - On hardware a training model's weights stay on the device and are copied to the host
+#   when the host reads them; here they are written back after every call. What a program
+#   observes is the same, except that `copyWeightsToDevice()` right after training uploads
+#   the trained weights here, where PopTorch would upload the stale host copy.
+# - Detaching and attaching really free and reacquire IPUs and reload the program; here they
+#   flip a flag, and attaching uploads the host's weights as PopTorch does.
+# - The simulated time comes from a cost model calibrated on published runs (README); use it
+#   to compare configurations, not as a measurement.
+#
+# ## Summary
+#
+# - Return the loss from `forward`; `trainingModel(model, options, optimizer)` runs forward,
+#   backward and the update in one call; `inferenceModel(model, options)` runs forward only.
+# - The graph is traced once: a Python branch on a tensor's value is frozen. Use
+#   `torch.where` (or keep the branch out of the model).
+# - Training then inference on the same module: weights are copied implicitly. Changes made
+#   on the host need `copyWeightsToDevice()`; buffers an inference model changes need
+#   `copyWeightsToHost()`.
+# - `compileAndExport` + `poptorch.load`, and `enableExecutableCaching`, avoid compiling twice.
+# - With 16 images per call, the host dominates: see lesson 2.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom.exercises import basics as exercises
+
+print(exercises.STARTING_CODE)
+
+# %% [markdown]
+# ### Exercise 1.1: fix the frozen branch
+#
+# The PyTorch model printed above branches on `y.mean()`. Port it: write `PortedDenoiser`
+# with the same layer (`self.fc`) and a `forward` that gives the same result as the original
+# for every batch, with nothing for the tracer to freeze. The check compiles your class in the
+# simulator, looks for value reads, and compares it with the original on a batch that takes
+# each branch.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+class PortedDenoiser(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.where(y.mean() > 0, torch.relu(y), 0.5 * y)
+### END SOLUTION
+
+# %%
+exercises.fix_the_branch.check(PortedDenoiser)
+
+# %% [markdown]
+# ### Exercise 1.2: the training loop
+#
+# Write `train_steps(model, loader, steps)`: it trains the `poptorch.trainingModel` `model`
+# for `steps` calls on batches from `loader` and returns the list of losses. The check runs
+# it on a fresh model and compares losses and weights with plain PyTorch doing the same
+# steps.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+def train_steps(model, loader, steps):
+    losses = []
+    for _, (images, labels) in zip(range(steps), loader):
+        _, loss = model(images, labels)
+        losses.append(float(loss))
+    return losses
+### END SOLUTION
+
+# %%
+exercises.training_loop.check(train_steps)
+
+# %% [markdown]
+# ### Exercise 1.3: which copy?
+#
+# For each situation printed below, which call makes the next step see the right values:
+# `None` (PopTorch copies implicitly), `"copyWeightsToDevice"` or `"copyWeightsToHost"`?
+# The check runs each situation in the simulator without a copy and compares.
+
+# %%
+for name, situation in exercises.SCENARIOS.items():
+    print(f"{name}: {situation}")
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_copies = {"trained by trainingModel": None,
+             "trained on the CPU": "copyWeightsToDevice",
+             "buffer changed by inference": "copyWeightsToHost"}
+### END SOLUTION
+
+# %%
+exercises.which_copy.check(my_copies)
+
+# %% [markdown]
+# **Next:** lesson 2 (efficient data loading) gives the device more work per call: device
+# iterations, the combined batch, output modes and asynchronous loading.
+#
+# **Further reading:** PopTorch user guide, "From PyTorch to PopTorch", "Features"
+# (`poptorch.trainingModel`, `poptorch.inferenceModel`, `poptorch.isRunningOnIpu`,
+# "Precompilation and caching") and "Constraints"; Graphcore tutorials,
+# "PyTorch basics" (tutorials/pytorch/basics).
