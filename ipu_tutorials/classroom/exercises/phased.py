@@ -91,9 +91,8 @@ write_the_phases = Exercise(
          "default liveness holds three phases on chip at once: setTensorsLiveness() can lower "
          "that.",
     solution=f"""
-strategy = poptorch.SerialPhasedExecution({_SERIAL_PHASES})
-strategy.setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)
-strategy""",
+strategy = poptorch.SerialPhasedExecution({_SERIAL_PHASES}).setTensorsLiveness(
+    poptorch.Liveness.OffChipAfterFwdNoOverlap)""",
     mistakes=(
         Mistake("poptorch.SerialPhasedExecution(*[poptorch.Phase(*[f\"chunk{4 * p + i}\" for i "
                 "in range(4)]) for p in range(4)]).setTensorsLiveness("
