@@ -8,7 +8,6 @@ Every figure comes from compiling it with poptorch.trainingModel.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import torch
 
@@ -30,13 +29,22 @@ def block_name(index: int) -> str:
     return f"chunk{index}"
 
 
-@functools.lru_cache(maxsize=8)
+_MODELS: dict[tuple[int, int, int], TransformerLM] = {}
+
+
 def chunked_model(width: int = 1536, layers: int = 16, chunks: int = 16) -> TransformerLM:
-    """A transformer on the meta device, its layers split into `chunks` blocks in order.
+    """A transformer on the meta device, its layers split into `chunks` blocks in order
+    (built once per size; the same object is returned again).
 
     Raises:
         Error: the layers do not divide into the chunks.
     """
+    if (width, layers, chunks) not in _MODELS:
+        _MODELS[(width, layers, chunks)] = _build(width, layers, chunks)
+    return _MODELS[(width, layers, chunks)]
+
+
+def _build(width: int, layers: int, chunks: int) -> TransformerLM:
     if chunks < 1 or layers % chunks:
         raise Error(f"{layers} layers do not split evenly into {chunks} blocks: choose a number "
                     f"of blocks that divides {layers}")
@@ -90,12 +98,32 @@ def training_options(strategy) -> poptorch.Options:
     return opts
 
 
+def _strategy_key(strategy) -> tuple:
+    """Everything about a strategy that changes its plan."""
+    return (type(strategy).__name__, repr(strategy), int(getattr(strategy, "liveness", 0)),
+            getattr(strategy, "separate_backward_phase", False))
+
+
+_OUTCOMES: dict[tuple, Outcome] = {}  # the lesson compiles the same plans more than once
+
+
 def plan_model(model: torch.nn.Module, strategy) -> Outcome:
     """Compile `model` for training with AdamW under `strategy`, fitting or not.
+
+    Outcomes of the lesson's (cached, unchanging) models are remembered by strategy.
 
     Raises:
         Error: the strategy breaks a placement rule.
     """
+    if not any(model is known for known in _MODELS.values()):
+        return _compile(model, strategy)
+    key = (id(model), _strategy_key(strategy))
+    if key not in _OUTCOMES:
+        _OUTCOMES[key] = _compile(model, strategy)
+    return _OUTCOMES[key]
+
+
+def _compile(model: torch.nn.Module, strategy) -> Outcome:
     tokens = torch.zeros(MICRO_BATCH * ACCUMULATION, CONTEXT, dtype=torch.long, device="meta")
     try:
         plan = plan_on_meta(model, training_options(strategy),
