@@ -72,7 +72,8 @@ def draw_comparison(result: dict, figure) -> None:
     memory_ax.axhline(capacity, color="#c62828", linestyle="--", label="IPU memory")
     memory_ax.set(xlabel="IPU", ylabel="GiB on chip", title="Memory per IPU")
     memory_ax.set_xticks(range(lesson.IPUS))
-    memory_ax.legend(fontsize=8)
+    memory_ax.set_ylim(0, 1.3 * max(memory_ax.get_ylim()[1], capacity))
+    memory_ax.legend(fontsize=8, loc="upper center", ncol=3)
     for row, name in enumerate(("phased", "pipelined")):
         plan = result[name].plan
         if plan is None:
@@ -83,10 +84,11 @@ def draw_comparison(result: dict, figure) -> None:
         time_ax.barh(row, compute, color="#2e7d32", label="compute")
         time_ax.barh(row, rest, left=compute, color="#f9a825", label="streaming, exchange, host")
     time_ax.set_yticks([0, 1], ["phased", "pipelined"])
+    time_ax.set_ylim(-0.6, 1.9)
     time_ax.set(xlabel="ms per step", title="One step")
     handles, labels = time_ax.get_legend_handles_labels()
     if handles:
-        time_ax.legend(handles[:2], labels[:2], fontsize=8)
+        time_ax.legend(handles[:2], labels[:2], fontsize=8, loc="upper right", ncol=2)
     figure.tight_layout()
 
 
