@@ -32,10 +32,12 @@ def checked_text(nb):
 
 def test_every_lesson_exists():
     names = [os.path.splitext(f)[0] for f in LESSONS]
-    first_five = ["03_blocks_and_stages", "04_pipelining", "05_sharding",
-                  "08_optimizer_offload", "09_half_precision"]
-    assert [n for n in names if n in first_five] == first_five  # new lessons slot in between
-    assert {"10_replication", "13_ipuconfig", "14_lightning"} <= set(names)
+    assert names == [
+        "01_poptorch_basics", "02_efficient_data_loading", "03_blocks_and_stages",
+        "04_pipelining", "05_sharding", "06_phased_execution", "07_memory_tuning",
+        "08_optimizer_offload", "09_half_precision", "10_replication",
+        "11_observing_and_profiling", "12_custom_operations", "13_ipuconfig", "14_lightning",
+        "15_capstone_pod16"]
 
 
 def test_every_notebook_is_current_with_its_walkthrough():

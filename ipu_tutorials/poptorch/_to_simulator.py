@@ -58,6 +58,7 @@ def strategy_spec(strategy) -> sim.StrategySpec:
     if kind.phased:
         return sim.StrategySpec(kind, phases=tuple(_stage_specs(p.stages) for p in strategy.phases),
                                 separate_backward_phase=strategy.separate_backward_phase,
+                                liveness=int(strategy.liveness),
                                 text=repr(strategy))
     if strategy.stages is not None:
         return sim.StrategySpec(kind, stages=_stage_specs(strategy.stages), text=repr(strategy))

@@ -149,8 +149,8 @@ class SerialPhasedExecution(_PhasedExecution):
         self.liveness = Liveness.AlwaysLive
 
     def setTensorsLiveness(self, liveness: Liveness):
-        """Recorded only: the simulator's phased plan keeps activations off chip unless
-        opts.TensorLocations.setActivationLocation says otherwise."""
+        """When streamed tensors leave the chip (poptorch.Liveness); the memory plan and the
+        timeline follow it (simulator/phases.py)."""
         self.liveness = check_enum("setTensorsLiveness()", liveness, Liveness)
         return self
 
@@ -166,9 +166,15 @@ class ParallelPhasedExecution(_PhasedExecution):
         return [2 * i + phase_index % 2 for i in range(num_stages)]
 
     def sendTensorsOffChipAfterFwd(self, off_chip: bool = True):
-        """Recorded only, as setTensorsLiveness is for serial phases."""
+        """Store the forward's activations off chip until the backward (Liveness.OffChipAfterFwd)."""
         self.send_tensors_off_chip_after_fwd = check_bool("sendTensorsOffChipAfterFwd()", off_chip)
         return self
+
+    @property
+    def liveness(self) -> Liveness:
+        """PopTorch's two choices for parallel phases: AlwaysLive or OffChipAfterFwd."""
+        return Liveness.OffChipAfterFwd if self.send_tensors_off_chip_after_fwd \
+            else Liveness.AlwaysLive
 
 
 ExecutionStrategy = (PipelinedExecution, ShardedExecution, SerialPhasedExecution,

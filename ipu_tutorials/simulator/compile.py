@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Callable
 
+from . import phases
 from .capture import Graph
 from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_data_seconds, host_io_bytes,
                     host_seconds, stage_costs, stream_seconds, update_seconds)
-from .memory import MemoryPlan, plan_memory
+from .memory import MemoryPlan, phase_works, plan_memory
 from .placement import Placement, place, stage_params
 from .rules import schedule_kind
 from .schedule import (HOST_DATA_TRACK, HOST_TRACK, StageTimes, StepCosts, call_timeline,
@@ -124,6 +126,8 @@ class Plan:
         """The text picture of one step's schedule."""
         ipus = [s.ipu for s in self.placement.stages]
         spec = self.spec
+        if spec.strategy.kind.phased:
+            return self.phase_grid()
         if spec.strategy.kind == StrategyKind.PIPELINED:
             a = spec.gradient_accumulation if spec.training else spec.device_iterations
             return pipeline_grid(ipus, a, spec.training, self.placement.ipus_per_replica,
@@ -132,6 +136,14 @@ class Plan:
             f"{e.kind}{e.micro_batch}" for e in self.timeline.events
             if e.ipu == s.ipu and e.stage == s.index and e.step == 0 and e.kind in ("F", "B"))[:200]
             for s in self.placement.stages)
+
+    def phase_grid(self) -> str:
+        """What each IPU runs at each phase id of one micro-batch ('F1': phase 1's forward)."""
+        works = phase_works(self.graph, self.placement, self.spec)
+        strategy = self.spec.strategy
+        return phases.describe(works, phases.program(works, strategy.liveness,
+                                                     strategy.separate_backward_phase,
+                                                     self.spec.training))
 
     def __repr__(self) -> str:
         p = self.placement
@@ -156,20 +168,19 @@ class Plan:
             f"size, calibrated on the tutorial's published 1:31; real compiles take from tens of seconds to many minutes)"])
 
 
-def _stage_times(graph: Graph, placement: Placement, costs: list[StageCost],
-                 spec: RunSpec) -> list[StageTimes]:
-    times = []
-    weights = spec.location("weight")
-    for stage, cost in zip(placement.stages, costs):
-        load = 0.0
-        if stage.phase is not None:  # a phase streams in the weights that live off chip
-            params = [graph.params[n] for n in stage_params(graph, stage)]
-            off_bytes = sum(p.bytes for p in params
-                            if not weights.on_chip and p.numel >= weights.min_elements_off_chip)
-            load = stream_seconds(off_bytes, spec.system)
-        times.append(StageTimes(stage.ipu, cost.forward, cost.backward, cost.send, cost.receive,
-                                stage.phase, load))
-    return times
+def _stage_times(placement: Placement, costs: list[StageCost]) -> list[StageTimes]:
+    return [StageTimes(stage.ipu, cost.forward, cost.backward, cost.send, cost.receive, stage.phase)
+            for stage, cost in zip(placement.stages, costs)]
+
+
+def _phased_step(graph: Graph, placement: Placement, costs: list[StageCost], spec: RunSpec):
+    """The phased schedule of one step, bound to this plan's stages (phases.phased_step)."""
+    works = [dataclasses.replace(work, forward=cost.forward, backward=cost.backward, send=cost.send)
+             for work, cost in zip(phase_works(graph, placement, spec), costs)]
+    strategy = spec.strategy
+    return functools.partial(phases.phased_step, works, strategy.liveness,
+                             strategy.separate_backward_phase, training=spec.training,
+                             seconds=functools.partial(stream_seconds, system=spec.system))
 
 
 def _returned_micro_batches(spec: RunSpec) -> int:
@@ -192,8 +203,10 @@ def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, spec: Ru
             elements = sum(graph.params[n].numel for n in names)
             touched = m.weights + m.gradients + m.optimizer
             update[m.ipu] = update_seconds(elements, touched, len(names), spec)
-            # offloaded optimizer state streams in before the update and back out after it
-            streams[m.ipu] = stream_seconds(m.off_chip.get("optimizer", 0), spec.system)
+            # offloaded optimizer state streams in before the update and back out after it;
+            # phased runs stream their off-chip weights and accumulators through it too
+            kinds = ("weights", "gradients", "optimizer") if kind.phased else ("optimizer",)
+            streams[m.ipu] = stream_seconds(sum(m.off_chip.get(k, 0) for k in kinds), spec.system)
             gradient_bytes = max(gradient_bytes, m.gradients)
     system = spec.system
     links = math.ceil(placement.ipus_per_replica * r / system.ipus_per_host_link)
@@ -220,12 +233,13 @@ def compile_plan(graph: Graph, spec: RunSpec, check_memory: bool = True,
     if check_memory:
         memory.check()
     costs = stage_costs(graph, placement, spec)
-    times = _stage_times(graph, placement, costs, spec)
+    times = _stage_times(placement, costs)
     kind = schedule_kind(spec, len(placement.stages))
     step = _step_costs(graph, placement, memory, spec, kind)
     progress(20)
+    phased = _phased_step(graph, placement, costs, spec) if kind.phased else None
     events = call_timeline(kind, times, step, spec.gradient_accumulation, spec.device_iterations,
-                           spec.training, spec.strategy.separate_backward_phase)
+                           spec.training, phased)
     progress(20)
     return Plan(graph, spec, placement, memory, costs, times, step,
                 Timeline(events, placement.ipus_per_replica))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import OutOfMemoryError
+from . import phases
 from .capture import HOST, Graph, Op
 from .placement import Placement, Stage, stage_params
 from .rules import recomputes, stash_depth
@@ -222,11 +223,14 @@ def _stage_parts(graph: Graph, stages: list[Stage], spec: RunSpec) -> list[tuple
     return parts
 
 
-def _add_param_kinds(memory: IpuMemory, parts: list[tuple]) -> None:
+def _add_param_kinds(memory: IpuMemory, parts: list[tuple], peaks: dict[str, int] | None) -> None:
+    """On-chip and off-chip parameters; phased runs hold what their phase ids overlap (peaks)."""
     for kind in ("weights", "gradients", "optimizer"):
         on = [k[kind][0] for _, _, k in parts]
         off = [k[kind][1] for _, _, k in parts]
         on_chip, off_chip = _split(off, False, kind == "optimizer")
+        if peaks is not None and kind != "optimizer":
+            on_chip = peaks.get(kind, 0)
         setattr(memory, kind, sum(on) + on_chip)
         if off_chip:
             memory.off_chip[kind] = off_chip
@@ -246,7 +250,9 @@ def _add_activations(memory: IpuMemory, graph: Graph, parts: list[tuple], placem
     memory.stash = sum(stash_depth(spec, s.index, n) * (
         _stage_inputs(graph, s) + sum(graph.checkpoint_bytes.get(b, 0) for b in s.blocks))
         for s, _, _ in parts)
-    memory.exchange = sum(_stage_traffic(graph, s, spec.training) for s, _, _ in parts)
+    traffic = [_stage_traffic(graph, s, spec.training) for s, _, _ in parts]
+    # phases run one at a time, so their exchange buffers need not coexist
+    memory.exchange = max(traffic, default=0) if placement.kind.phased else sum(traffic)
 
 
 def _ipu_memory(graph: Graph, placement: Placement, spec: RunSpec, ipu: int) -> IpuMemory:
@@ -255,12 +261,35 @@ def _ipu_memory(graph: Graph, placement: Placement, spec: RunSpec, ipu: int) -> 
     parts = _stage_parts(graph, placement.stages_on(ipu), spec)
     compute_ops = [op for _, ops, _ in parts for op in ops if op.kind != "view"]
     memory.code = _code_bytes(compute_ops, spec.training)
-    _add_param_kinds(memory, parts)
+    peaks = _phase_peaks(graph, placement, spec).get(ipu, {}) if placement.kind.phased else None
+    _add_param_kinds(memory, parts, peaks)
     _add_activations(memory, graph, parts, placement, spec)
+    if peaks and not spec.location("activation").on_chip:
+        memory.activations = max(memory.activations, peaks.get("activations", 0))
     memory.temporaries = int(max((min(temp_bytes(op, spec.partials_bytes),
                                       available_memory(op, ipu, spec) * capacity)
                                   for op in compute_ops), default=0))
     return memory
+
+
+def phase_works(graph: Graph, placement: Placement, spec: RunSpec) -> list[phases.PhaseWork]:
+    """Each phased stage's streamed bytes (off-chip weights, accumulators, activations, outputs)."""
+    works = []
+    for stage, ops, kinds in _stage_parts(graph, placement.stages, spec):
+        streamed = not spec.location("activation").on_chip and spec.training
+        boundary = sum(size for (src, dst), size in graph.edges.items()
+                       if src in stage.blocks and dst not in stage.blocks)
+        works.append(phases.PhaseWork(
+            stage.ipu, stage.phase, weights=kinds["weights"][1], gradients=kinds["gradients"][1],
+            activations=_activations(ops, True, False) if streamed else 0, boundary=boundary))
+    return works
+
+
+def _phase_peaks(graph: Graph, placement: Placement, spec: RunSpec) -> dict[int, dict[str, int]]:
+    works = phase_works(graph, placement, spec)
+    strategy = spec.strategy
+    runs = phases.program(works, strategy.liveness, strategy.separate_backward_phase, spec.training)
+    return phases.peaks(works, runs)
 
 
 def plan_memory(graph: Graph, placement: Placement, spec: RunSpec) -> MemoryPlan:

@@ -6,6 +6,7 @@ import warnings
 
 from ..errors import Error
 from .capture import WHOLE_MODEL, Graph
+from .phases import verify_liveness
 from .rules import verify_counts
 from .spec import AutoRule, RunSpec, StageSpec, StrategyKind
 
@@ -110,6 +111,10 @@ def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
 
 def _phased_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
     phases = spec.strategy.phases
+    try:
+        verify_liveness(spec.strategy.liveness, spec.strategy.kind == StrategyKind.PARALLEL_PHASED)
+    except ValueError as err:
+        raise Error(str(err)) from None
     specs = tuple(stage_spec for phase in phases for stage_spec in phase)
     stages = _explicit_stages(graph, specs, spec.strategy.text)
     position = 0

@@ -14,10 +14,12 @@ P-1 fill cycles, A-(P-1) main cycles and P-1 flush cycles: A + 2N - 2 cycles in 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from .rules import fill_cycles, pipeline_depth
 from .spec import StrategyKind
 
+PhasedStep = Callable[[int, float, int], "tuple[list[Event], float]"]
 HOST_TRACK = -1  # the ipu value of host events
 HOST_DATA_TRACK = -2  # the ipu value of the host's data preparation (the loader's work)
 
@@ -59,7 +61,6 @@ class StageTimes:
     send: float  # copy of its activations to the next stage
     receive: float = 0.0  # copy of the gradient of its input back to the previous stage
     phase: int | None = None
-    load: float = 0.0  # streaming its weights in, phased execution only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,41 +188,11 @@ def sharded_step(stages: list[StageTimes], a: int, training: bool, t0: float,
     return events, t
 
 
-def phased_step(stages: list[StageTimes], a: int, training: bool, t0: float, step: int,
-                parallel: bool, separate_backward: bool = False) -> tuple[list[Event], float]:
-    """Events of one phased step: each phase streams its weights in, then runs all A micro-batches.
-
-    Serial: load then compute, phase after phase. Parallel: a phase's load starts when the
-    previous phase starts computing (on the other group of IPUs), so the two overlap. The
-    last forward phase runs its backward straight away, without reloading, unless
-    `separate_backward`.
-    """
-    phases = sorted({s.phase for s in stages})
-    order = [(p, "F") for p in phases] + ([(p, "B") for p in reversed(phases)] if training else [])
-    events, t, previous_begin = [], t0, t0
-    for position, (phase, kind) in enumerate(order):
-        members = [(i, s) for i, s in enumerate(stages) if s.phase == phase]
-        resident = position > 0 and order[position - 1][0] == phase and not separate_backward
-        load = 0.0 if resident else max(s.load for _, s in members)
-        load_start = previous_begin if parallel and position > 0 else t
-        for _, s in members:
-            if load:
-                events.append(Event(s.ipu, load_start, s.load, "stream", None, None, step))
-        begin = max(t, load_start + load)
-        end = begin
-        for index, s in members:
-            per_mb = s.forward if kind == "F" else s.backward
-            for m in range(a):
-                events.append(Event(s.ipu, begin + m * per_mb, per_mb, kind, m, index, step))
-            end = max(end, begin + a * per_mb)
-        previous_begin, t = begin, end
-    return events, t
-
-
 def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts, a: int, d: int,
-                  training: bool, separate_backward: bool = False) -> list[Event]:
+                  training: bool, phased: PhasedStep | None = None) -> list[Event]:
     """All events of one call: a step per device iteration (pipelined inference runs the D
-    micro-batches as one step), each with host input, stage work, update and outputs."""
+    micro-batches as one step), each with host input, stage work, update and outputs.
+    Phased kinds need `phased(micro_batches, t0, step)`, the step of phases.phased_step."""
     if training:
         steps, per_step = d, a
     elif kind == StrategyKind.PIPELINED:  # inference pipelines the call's D micro-batches as one step
@@ -244,8 +215,7 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
         elif kind == StrategyKind.SHARDED:
             new, t = sharded_step(stages, per_step, training, t, step)
         else:
-            new, t = phased_step(stages, per_step, training, t, step, kind == StrategyKind.PARALLEL_PHASED,
-                                 separate_backward)
+            new, t = phased(per_step, t, step)
         events += new
         t = _step_end(events, costs, training, t, step)
     t = max(t, data_end)  # the next call cannot start before its data is ready

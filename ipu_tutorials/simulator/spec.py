@@ -58,6 +58,7 @@ class StrategySpec:
     stages: tuple[StageSpec, ...] | None = None
     phases: tuple[tuple[StageSpec, ...], ...] | None = None
     separate_backward_phase: bool = False
+    liveness: int = 0  # poptorch.Liveness's value (phases.py): 0 AlwaysLive ... 3 OffChipAfterEachPhase
     text: str = "PipelinedExecution(AutoStage.SameAsIpu)"  # the user's spelling, for messages
 
 

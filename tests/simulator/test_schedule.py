@@ -84,20 +84,6 @@ def test_pipelined_step_time_is_cycles_times_the_slowest_ipu():
     assert Timeline(events, 2).duration == pytest.approx(1 + 4 + 4 + 4 + 2)
 
 
-def test_phased_execution_streams_each_phase_in_before_computing_it():
-    stages = [StageTimes(0, 1.0, 2.0, 0.0, phase=0, load=0.5),
-              StageTimes(1, 1.0, 2.0, 0.0, phase=1, load=0.5)]
-    serial = Timeline(call_timeline("serial_phased", stages, NO_COSTS, 2, 1, True), 2)
-    parallel = Timeline(call_timeline("parallel_phased", stages, NO_COSTS, 2, 1, True), 2)
-    # serial: phases F0, F1, B1, B0; B1 reuses F1's weights, the other three load 0.5 first
-    assert serial.duration == pytest.approx(3 * 0.5 + 2 * (1 + 1) + 2 * (2 + 2))
-    assert len(serial.of_kind("stream")) == 3
-    assert parallel.duration < serial.duration  # loads overlap the other group's compute
-    separate = Timeline(call_timeline("serial_phased", stages, NO_COSTS, 2, 1, True,
-                                      separate_backward=True), 2)
-    assert len(separate.of_kind("stream")) == 4
-
-
 def test_weight_update_follows_the_flush_on_every_ipu():
     costs = StepCosts(host_in=0.0, host_out=0.0, host_latency=0.0, update={0: 0.5, 1: 0.25})
     events = call_timeline("pipelined", balanced(2), costs, a=3, d=2, training=True)

@@ -1,0 +1,161 @@
+"""Exercises of lesson 6: phased execution."""
+from __future__ import annotations
+
+import functools
+
+from ... import poptorch
+from ...errors import Error
+from ...simulator.units import format_bytes
+from .. import phased_plans as lesson
+from .base import Exercise, Feedback, Mistake, right, wrong
+
+WIDTH, LAYERS, CHUNKS = 1536, 16, 16  # the lesson's model: one block per layer
+PHASED = (poptorch.SerialPhasedExecution, poptorch.ParallelPhasedExecution)
+
+
+def lesson_namespace() -> dict:
+    """The names the lesson defines before its exercises."""
+    return {"model": lesson.chunked_model(WIDTH, LAYERS, CHUNKS), "lesson": lesson}
+
+
+def _fullest(outcome: lesson.Outcome):
+    return max(outcome.memory.ipus, key=lambda m: m.total - m.capacity)
+
+
+def _why_not_phased(strategy) -> Feedback:
+    if isinstance(strategy, (poptorch.PipelinedExecution, poptorch.ShardedExecution)):
+        return wrong(f"{type(strategy).__name__} keeps every weight, gradient and optimizer "
+                     f"state on chip for the whole run, which is what does not fit; give a "
+                     f"SerialPhasedExecution or ParallelPhasedExecution, whose weights stream "
+                     f"in phase by phase.")
+    return wrong(f"give the strategy object (poptorch.SerialPhasedExecution(...) or "
+                 f"poptorch.ParallelPhasedExecution(...)), not {type(strategy).__name__}.")
+
+
+def _placement_feedback(error: Error) -> Feedback:
+    message = str(error)
+    if "odd phases on odd IPUs" in message or "even phases on even IPUs" in message:
+        return wrong(f"ParallelPhasedExecution runs even phases on even IPUs and odd phases on "
+                     f"odd IPUs, so one group loads while the other computes: {message}")
+    if "in no stage" in message:
+        return wrong(f"every block must be in a phase (16 blocks, chunk0 to chunk15): {message}")
+    if "failed to acquire" in message:
+        return wrong(f"the lesson's system has {lesson.IPUS} IPUs: use IPU ids 0 to "
+                     f"{lesson.IPUS - 1}. {message}")
+    return wrong(message)
+
+
+def _out_of_memory_feedback(strategy, outcome: lesson.Outcome) -> Feedback:
+    worst = _fullest(outcome)
+    over = (f"IPU {worst.ipu} needs {format_bytes(worst.total)} of "
+            f"{format_bytes(worst.capacity)}")
+    crowded = [stage for phase in strategy.phases for stage in phase.stages if len(stage.blocks) > 1]
+    if crowded:
+        return wrong(f"{over}: {crowded[0]!r} is one Stage holding {len(crowded[0].blocks)} "
+                     f"layers on one IPU. A Phase made of block ids (Phase(\"chunk0\", "
+                     f"\"chunk1\")) is a single Stage; give one poptorch.Stage per block so a "
+                     f"phase spreads over the IPUs.")
+    if isinstance(strategy, poptorch.SerialPhasedExecution) and strategy.liveness in (
+            poptorch.Liveness.AlwaysLive, poptorch.Liveness.OffChipAfterFwd):
+        return wrong(f"{over}: with Liveness.{strategy.liveness.name} each IPU holds the phase "
+                     f"it runs, the one it is storing and the one it is loading. Call "
+                     f".setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap) (or "
+                     f"OffChipAfterEachPhase) so fewer phases share the chip.")
+    return wrong(f"{over}: each phase holds too much; put fewer layers in each stage (more "
+                 f"phases), or a stricter Liveness.")
+
+
+def _check_phases(strategy) -> Feedback:
+    if not isinstance(strategy, PHASED):
+        return _why_not_phased(strategy)
+    try:
+        outcome = lesson.plan_model(lesson.chunked_model(WIDTH, LAYERS, CHUNKS), strategy)
+    except Error as error:
+        return _placement_feedback(error)
+    if not outcome.fits:
+        return _out_of_memory_feedback(strategy, outcome)
+    plan, fullest = outcome.plan, max(outcome.memory.ipus, key=lambda m: m.total)
+    used = plan.placement.ipus_per_replica
+    return right(f"it compiles and fits on {used} IPU(s) (fullest: IPU {fullest.ipu} at "
+                 f"{fullest.utilisation:.0%}); a step of {lesson.ACCUMULATION} micro-batches "
+                 f"takes {plan.call_seconds * 1e3:,.1f} ms, "
+                 f"{lesson.streaming_seconds(plan) * 1e3:,.1f} ms of it streaming.")
+
+
+_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\") for i in range(4)]) "
+                  "for p in range(4)]")
+
+write_the_phases = Exercise(
+    "Phases for a model too big for four IPUs", _check_phases,
+    hint="One poptorch.Stage per block, four stages per phase (one per IPU), four phases; the "
+         "default liveness holds three phases on chip at once: setTensorsLiveness() can lower "
+         "that.",
+    solution=f"""
+strategy = poptorch.SerialPhasedExecution({_SERIAL_PHASES}).setTensorsLiveness(
+    poptorch.Liveness.OffChipAfterFwdNoOverlap)""",
+    mistakes=(
+        Mistake("poptorch.SerialPhasedExecution(*[poptorch.Phase(*[f\"chunk{4 * p + i}\" for i "
+                "in range(4)]) for p in range(4)]).setTensorsLiveness("
+                "poptorch.Liveness.OffChipAfterEachPhase)", "is one Stage"),
+        Mistake(f"poptorch.SerialPhasedExecution({_SERIAL_PHASES})", "setTensorsLiveness"),
+        Mistake("poptorch.ParallelPhasedExecution(*[poptorch.Phase(poptorch.Stage(f\"chunk{2 * p}"
+                "\"), poptorch.Stage(f\"chunk{2 * p + 1}\")).ipus(0, 1) for p in range(8)])",
+                "odd phases on odd IPUs"),
+        Mistake("poptorch.PipelinedExecution(*[poptorch.Stage(*[f\"chunk{4 * i + j}\" for j in "
+                "range(4)]).ipu(i) for i in range(4)])", "keeps every weight"),
+        Mistake("poptorch.SerialPhasedExecution(poptorch.Phase(*[poptorch.Stage(f\"chunk{i}\") "
+                "for i in range(4)])).setTensorsLiveness(poptorch.Liveness.OffChipAfterEachPhase)",
+                "every block must be in a phase"),
+    ),
+    writes_code=True)
+
+
+@functools.lru_cache(maxsize=4)
+def serial_outcome(liveness: str) -> lesson.Outcome:
+    """The lesson's model in 4 serial phases of 4 stages under one liveness."""
+    return lesson.plan_model(lesson.chunked_model(WIDTH, LAYERS, CHUNKS),
+                             lesson.phased_strategy(lesson.SERIAL, CHUNKS, liveness))
+
+
+def fastest_fitting_liveness() -> poptorch.Liveness:
+    """Of the livenesses whose plan fits, the one with the shortest step."""
+    fitting = {name: serial_outcome(name).plan for name in lesson.LIVENESS
+               if serial_outcome(name).fits}
+    return lesson.LIVENESS[min(fitting, key=lambda name: fitting[name].call_seconds)]
+
+
+def _check_liveness(answer) -> Feedback:
+    if isinstance(answer, str) and answer in lesson.LIVENESS:
+        return wrong(f"give the enum value, poptorch.Liveness.{answer}, not a string.")
+    if not isinstance(answer, poptorch.Liveness):
+        return wrong(f"the answer is a poptorch.Liveness value (e.g. poptorch.Liveness."
+                     f"AlwaysLive), not {type(answer).__name__} {answer!r}.")
+    best = fastest_fitting_liveness()
+    outcome = serial_outcome(answer.name)
+    if not outcome.fits:
+        worst = _fullest(outcome)
+        return wrong(f"Liveness.{answer.name} does not fit: IPU {worst.ipu} needs "
+                     f"{format_bytes(worst.total)} of {format_bytes(worst.capacity)}, since it "
+                     f"holds several phases' weights at once.")
+    fastest = serial_outcome(best.name).plan.call_seconds
+    if answer != best:
+        slower = outcome.plan.call_seconds - fastest
+        return wrong(f"Liveness.{answer.name} fits, but its step is {slower * 1e3:,.1f} ms "
+                     f"slower than the fastest liveness that fits: it streams more (or "
+                     f"overlaps less).")
+    return right(f"Liveness.{answer.name} fits and takes {fastest * 1e3:,.1f} ms per step, the "
+                 f"least of the livenesses that fit.")
+
+
+fitting_liveness = Exercise(
+    "The fastest liveness that fits", _check_liveness,
+    hint="Compile the four serial plans (lesson.phased_strategy(lesson.SERIAL, 16, name) for "
+         "each name in lesson.LIVENESS) and compare .fits and .plan.call_seconds.",
+    solution="""
+outcomes = {name: lesson.plan_model(model, lesson.phased_strategy(lesson.SERIAL, 16, name))
+            for name in lesson.LIVENESS}
+fitting = {name: o.plan.call_seconds for name, o in outcomes.items() if o.fits}
+poptorch.Liveness[min(fitting, key=fitting.get)]""",
+    mistakes=(Mistake("poptorch.Liveness.AlwaysLive", "does not fit"),
+              Mistake("poptorch.Liveness.OffChipAfterEachPhase", "slower than the fastest"),
+              Mistake("\"OffChipAfterFwdNoOverlap\"", "give the enum value")))

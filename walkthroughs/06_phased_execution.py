@@ -1,0 +1,272 @@
+# %% [markdown]
+# # Lesson 6: Phased execution
+#
+# A pipeline keeps every weight of its stage on its IPU for the whole run. When a model's
+# weights, gradients and optimizer state outgrow the IPUs' SRAM, even with recomputation,
+# phased execution takes a different trade: the model runs as a sequence of *phases*, and
+# each phase's weights are streamed in from streaming memory (the DDR beside the IPUs) just
+# before it runs, and leave again afterwards. Memory is bounded by one phase; time is bounded
+# by the streaming bandwidth.
+#
+# **What you will learn**
+# - `poptorch.Phase`, `poptorch.Stage` and `SerialPhasedExecution`: phases that run one after
+#   another on one group of IPUs;
+# - `poptorch.Liveness` (`AlwaysLive`, `OffChipAfterFwd`, `OffChipAfterFwdNoOverlap`,
+#   `OffChipAfterEachPhase`) and `setTensorsLiveness`: how many phases share the chip, and
+#   what that costs in streaming;
+# - `ParallelPhasedExecution`: even phases on even IPUs, odd phases on odd IPUs, one group
+#   loading while the other computes; `sendTensorsOffChipAfterFwd` and
+#   `useSeparateBackwardPhase`;
+# - reading a phased plan: per-phase memory, bytes held in streaming memory, stream events on
+#   the timeline;
+# - when phases beat a pipeline, and when they do not.
+#
+# **Prerequisites:** lesson 3 (blocks and stages), lesson 4 (pipelining) and lesson 5
+# (sharding); lesson 8 (optimizer offload) is a useful companion but not required.
+
+# %%
+import matplotlib.pyplot as plt
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.classroom import phased_plans as lesson
+from ipu_tutorials.profiling import plot_timeline
+from ipu_tutorials.simulator.units import format_bytes
+from ipu_tutorials.tutorial.models import parameter_count
+
+# %% [markdown]
+# ## A model too big for four IPUs
+#
+# The lesson's model is a 16-layer transformer of width 1536, built on the meta device (shapes
+# only, so nothing here is random; lesson 8 shows how) and cut into 16 blocks, `chunk0` to `chunk15`, one per layer. It
+# trains with AdamW, micro-batches of 4 sequences and 8 micro-batches per step. First, the
+# obvious plan: a pipeline of four blocks per IPU on one IPU-M2000's four IPUs.
+
+# %%
+model = lesson.chunked_model(width=1536, layers=16, chunks=16)
+pipelined = lesson.plan_model(model, lesson.pipelined_strategy(16))
+print(f"{parameter_count(model) / 1e6:,.0f}M parameters; pipelined on {lesson.IPUS} IPUs: "
+      f"{'fits' if pipelined.fits else 'out of memory'}")
+for m in pipelined.memory.ipus:
+    print(f"IPU {m.ipu}: {format_bytes(m.total)} of {format_bytes(m.capacity)}; weights and "
+          f"gradients alone {format_bytes(m.weights + m.gradients)} "
+          f"({(m.weights + m.gradients) / m.capacity:.0%} of the IPU)")
+
+# %% [markdown]
+# The cell above shows that the weights and gradients alone take about all of each IPU:
+# recomputation (which the pipeline already does) cannot help, and moving the optimizer state off chip
+# (lesson 8) would still leave too much. The model needs its weights off chip too.
+#
+# ## Phases and stages
+#
+# A `poptorch.Phase` groups stages that run at the same time, one stage per IPU. In
+# `SerialPhasedExecution` the phases run one after another on the same group of IPUs. Four
+# phases of four stages cover the 16 blocks; `phase(i).ipus(...)` would choose the IPUs, and
+# by default the stages of every phase take IPUs 0, 1, 2, 3:
+
+# %%
+strategy = poptorch.SerialPhasedExecution(
+    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)])
+      for p in range(4)])
+print(strategy.phase(1))
+always_live = lesson.plan_model(model, strategy)
+print("fits" if always_live.fits else "out of memory")
+print(always_live.memory.table())
+
+# %% [markdown]
+# The weights are off chip now (the "off chip" column: phased execution puts every tensor
+# kind the user did not place into streaming memory), yet it still does not fit. The reason
+# is the default `Liveness.AlwaysLive`.
+#
+# ## Liveness: how many phases share the chip
+#
+# PopTorch numbers the phases for PopART, and the liveness sets that numbering. With
+# `AlwaysLive` forward phase q runs at phase id q; a phase's tensors are live for three ids
+# (loaded during the id before it, stored during the id after), so an IPU holds the phase it
+# runs, the one it is storing and the one it is loading. `OffChipAfterFwdNoOverlap` spaces the
+# phases two ids apart, `OffChipAfterEachPhase` four. `OffChipAfterFwd` keeps the spacing but
+# sends every forward activation off chip before the backward. `plan.grid()` shows the ids:
+
+# %%
+from ipu_tutorials.classroom.exercises import phased as exercises
+
+for name in ("AlwaysLive", "OffChipAfterFwdNoOverlap"):
+    outcome = exercises.serial_outcome(name)
+    grid = (outcome.plan.grid() if outcome.fits else "(does not fit)").splitlines()[0]
+    print(f"{name:25s} {grid}")
+
+# %% [markdown]
+# Each liveness trades memory for streaming that compute can no longer hide. All four, on
+# the same four phases:
+
+# %%
+for name in lesson.LIVENESS:
+    outcome = exercises.serial_outcome(name)
+    fullest = max(m.total for m in outcome.memory.ipus)
+    if outcome.fits:
+        plan = outcome.plan
+        timing = (f"{plan.call_seconds * 1e3:7,.1f} ms per step, "
+                  f"{lesson.streaming_seconds(plan) * 1e3:7,.1f} ms of it streaming")
+    else:
+        timing = "out of memory"
+    print(f"{name:25s} fullest IPU {format_bytes(fullest):>10s}: {timing}")
+
+# %% [markdown]
+# The cell above shows which livenesses fit and what each step costs: the ones that space
+# the phases out hold less, and with phase ids apart nothing hides their loads. The timeline
+# of one micro-batch of the fastest fitting plan shows the stream events between the compute:
+
+# %%
+best = exercises.serial_outcome(exercises.fastest_fitting_liveness().name).plan
+first = [e for e in best.timeline.events if e.micro_batch == 0 and e.step == 0]
+plot_timeline(first, best.placement.ipus_per_replica, show_host=False,
+              title=f"One micro-batch, 4 serial phases, Liveness.{exercises.fastest_fitting_liveness().name}")
+plt.show()
+parts = best.breakdown()
+print(f"IPU compute {parts['IPU compute'] * 1e3:,.1f} ms of {best.call_seconds * 1e3:,.1f} ms "
+      f"per step; streaming memory holds {format_bytes(sum(best.memory[0].off_chip.values()))} "
+      f"for IPU 0")
+
+# %% [markdown]
+# The compute is the thin slivers between the streams. Every micro-batch streams the weights
+# in again, once for its forward and once for its
+# backward (with the gradient accumulators in and out), and the weight update streams the
+# weights, accumulators and AdamW's state through each IPU once more. That is the price of a
+# model that does not fit: the step is bound by the streaming bandwidth, not the FLOPs.
+#
+# ## Parallel phases
+#
+# `ParallelPhasedExecution` alternates two groups of IPUs: even phases on even IPUs, odd
+# phases on odd IPUs. While one group computes, the other loads its next phase, and each
+# group holds at most two phases. Eight phases of two stages (the default IPUs are 0, 2 for
+# even phases and 1, 3 for odd ones):
+
+# %%
+parallel = poptorch.ParallelPhasedExecution(
+    *[poptorch.Phase(poptorch.Stage(f"chunk{2 * p}"), poptorch.Stage(f"chunk{2 * p + 1}"))
+      for p in range(8)])
+print(parallel.phase(0), parallel.phase(0).ipu_ids, parallel.phase(1).ipu_ids)
+outcome = lesson.plan_model(model, parallel)
+print(f"fits: {outcome.fits}; fullest IPU {format_bytes(max(m.total for m in outcome.memory.ipus))}; "
+      f"{outcome.plan.call_seconds * 1e3:,.1f} ms per step")
+print(outcome.plan.grid())
+
+# %% [markdown]
+# The cell above shows that it fits with the default liveness, but each phase has only two
+# IPUs computing: compare its step time with the serial plans'. Breaking the even/odd rule
+# is an error, as on real PopTorch:
+
+# %%
+wrong = poptorch.ParallelPhasedExecution(poptorch.Phase(poptorch.Stage("chunk0")),
+                                         poptorch.Phase(poptorch.Stage("chunk1")))
+wrong.phase(1).ipus(2)
+try:
+    lesson.plan_model(lesson.chunked_model(1536, 16, 2), wrong)
+except poptorch.Error as error:
+    print(error)
+
+# %% [markdown]
+# Parallel phases offer two livenesses: `AlwaysLive` and `sendTensorsOffChipAfterFwd()`
+# (`OffChipAfterFwd`); the strided ones are serial-only. `useSeparateBackwardPhase()` gives
+# the last forward phase's backward its own phase id instead of sharing it, which costs one
+# more load of its weights:
+
+# %%
+for label, variant in (("shared turn", parallel),
+                       ("separate backward phase",
+                        poptorch.ParallelPhasedExecution(*parallel.phases).useSeparateBackwardPhase()),
+                       ("sendTensorsOffChipAfterFwd",
+                        poptorch.ParallelPhasedExecution(*parallel.phases).sendTensorsOffChipAfterFwd())):
+    plan = lesson.plan_model(model, variant).plan
+    loads = len([e for e in plan.timeline.of_kind("stream") if e.micro_batch == 0 and e.step == 0])
+    print(f"{label:27s} {plan.call_seconds * 1e3:8,.1f} ms per step, {loads} streams per micro-batch")
+
+# %% [markdown]
+# ## When phases beat a pipeline
+#
+# Phases never make a model faster: the same FLOPs run with fewer IPUs busy, plus streaming.
+# They win only where the pipeline cannot run at all. The explorer compiles both for a model
+# size, a number of phases and a liveness; start with a small model, where the pipeline fits
+# and wins, then grow it:
+
+# %%
+from ipu_tutorials.classroom.explorers.phased import compare, phase_planner
+
+small = compare(1024, 8, 2, lesson.SERIAL, "AlwaysLive")
+for name in ("pipelined", "phased"):
+    plan = small[name].plan
+    print(f"{small['parameters'] / 1e6:,.0f}M parameters, {name:9s}: "
+          f"{plan.call_seconds * 1e3:7,.1f} ms per step")
+
+# %%
+phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverlap")
+
+# %% [markdown]
+# ## What a real IPU would do
+#
+# PopART gives each phase's stages the same IPUs as the simulator does, with the same phase
+# ids for each liveness; but the real compiler decides tensor by tensor what to keep, load or
+# store (weights it can reuse stay on chip), uses IO tiles to overlap streaming with compute,
+# and can serialise a phase over several micro-batches (batch serialisation) so that one load
+# serves them all. The simulator streams every phase's off-chip weights once per micro-batch
+# at one assumed bandwidth per IPU (`System.streaming_bandwidth`, a figure with no public
+# measurement behind it), and counts three phases' tensors as live at once under stride 1. So its phased times are
+# a pessimistic sketch: trust the memory comparisons (which liveness fits, how far over) more
+# than the milliseconds. Real BERT-Large runs at scale combined phases with replicated tensor
+# sharding, which spreads the off-chip state over replicas; the simulator does not model
+# that together with phases.
+#
+# ## Summary
+#
+# - `SerialPhasedExecution(Phase(Stage(...), ...), ...)` runs phases one after another on
+#   one group of IPUs, streaming each phase's weights from streaming memory.
+# - `setTensorsLiveness` chooses how many phases share the chip: `AlwaysLive` holds three,
+#   `OffChipAfterFwdNoOverlap` two with no overlap, `OffChipAfterEachPhase` one.
+# - `ParallelPhasedExecution` puts even phases on even IPUs and odd ones on odd IPUs, so one
+#   group loads while the other computes.
+# - Phases fit models a pipeline cannot hold, at the price of streaming bandwidth; when the
+#   pipeline fits, pipeline.
+#
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 6.1: phases for a model too big for four IPUs
+#
+# Write `strategy`, a phased execution strategy for `model` (the 16 blocks `chunk0` to
+# `chunk15`) that compiles and fits on the four IPUs. The check compiles it for training.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+strategy = poptorch.SerialPhasedExecution(
+    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)])
+      for p in range(4)]).setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)
+### END SOLUTION
+
+# %%
+exercises.write_the_phases.check(strategy)
+
+# %% [markdown]
+# ### Exercise 6.2: the fastest liveness that fits
+#
+# For the four serial phases of four stages, which `poptorch.Liveness` fits and gives the
+# shortest step? Answer with the enum value (compute it; `lesson.plan_model` and
+# `lesson.phased_strategy(lesson.SERIAL, 16, name)` help).
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+outcomes = {name: lesson.plan_model(model, lesson.phased_strategy(lesson.SERIAL, 16, name))
+            for name in lesson.LIVENESS}
+fitting = {name: o.plan.call_seconds for name, o in outcomes.items() if o.fits}
+my_liveness = poptorch.Liveness[min(fitting, key=fitting.get)]
+### END SOLUTION
+
+# %%
+exercises.fitting_liveness.check(my_liveness)
+
+# %% [markdown]
+# **Further reading:** the PopTorch user guide, "Multi-IPU execution strategies" (phased
+# execution, `poptorch.Liveness`) and the `SerialPhasedExecution` / `ParallelPhasedExecution`
+# reference; the PopART user guide, "Execution phases"; Graphcore's memory and performance
+# optimisation guide, on streaming memory and replicated tensor sharding.
+#
+# **Next:** lesson 7 (memory tuning): recomputation checkpoints, available memory proportion
+# and serialised matmuls, the tools that keep a model on chip so it needs no phases.
