@@ -133,10 +133,24 @@ def compile_tuned(model: torch.nn.Module, opts: poptorch.Options) -> Outcome:
         return Outcome(error.plan, None)
 
 
-@functools.lru_cache(maxsize=32)
 def tune(recomputation: str = "pipeline default", proportion: float = 0.6,
          head_serialization: int = 1, embedding_serialization: int = 1) -> Outcome:
-    """The explorer's settings compiled (cached: the same settings give the same plan)."""
+    """The explorer's settings compiled (cached: the same settings give the same plan).
+
+    Args:
+        recomputation: one of RECOMPUTATION's keys.
+        proportion: availableMemoryProportion of every IPU.
+        head_serialization: serializedMatMul slices of the vocabulary projection.
+        embedding_serialization: SerializedEmbedding slices of the token embedding.
+    Raises:
+        ValueError: an unknown recomputation choice.
+    """
+    return _tune(recomputation, float(proportion), head_serialization, embedding_serialization)
+
+
+@functools.lru_cache(maxsize=32)
+def _tune(recomputation: str, proportion: float, head_serialization: int,
+          embedding_serialization: int) -> Outcome:
     if recomputation not in RECOMPUTATION:
         raise ValueError(f"unknown recomputation {recomputation!r}; choose one of "
                          f"{', '.join(RECOMPUTATION)}")
@@ -158,8 +172,8 @@ def describe(outcome: Outcome) -> str:
     head = (f"fullest IPU {worst.ipu}: {format_bytes(worst.total)} of "
             f"{format_bytes(worst.capacity)}, largest part {largest} {format_bytes(parts[largest])}")
     if not outcome.fits:
-        return f"<b style='color:#c62828'>out of memory</b>; {head}; no step time (no executable)"
-    return (f"<b>fits</b>; {head}; simulated step {outcome.step_ms:,.1f} ms, "
+        return f"out of memory; {head}; no step time (no executable)"
+    return (f"fits; {head}; simulated step {outcome.step_ms:,.1f} ms, "
             f"{outcome.plan.samples_per_second:,.1f} sequences/s")
 
 
@@ -180,9 +194,10 @@ def memory_tuning_explorer(recomputation: str = "pipeline default", proportion: 
 
     def compute(**values):
         outcome = tune(**values)
-        return {"outcome": outcome, "text": describe(outcome)}
+        colour = "#2e7d32" if outcome.fits else "#c62828"
+        return {"outcome": outcome, "text": f"<span style='color:{colour}'>{describe(outcome)}</span>"}
 
     def draw(result, figure):
         plot_memory(result["outcome"].memory.ipus, ax=figure.subplots())
 
-    return Explorer("Memory tuning", controls, compute, draw, figsize=(10, 4.5))
+    return Explorer("Memory tuning explorer", controls, compute, draw, figsize=(10, 4.5))
