@@ -161,13 +161,10 @@ print(f"a proportion of 0.2 fits too, with a step {ratio:.2f}x as long")
 # table into slices looked up one after another, so each gradient is a slice's size:
 
 # %%
-from ipu_tutorials.simulator.memory import embedding_gradient_bytes
-
 sliced = tune("checkpoint every layer", 0.6, 8, 4)
 for name, outcome in (("whole table", serialised), ("4 slices", sliced)):
-    graph, first = outcome.plan.graph, outcome.memory[0]
-    lookup = max(embedding_gradient_bytes(op, graph) for op in graph.ops)
-    print(f"{name:>11}: largest lookup gradient {format_bytes(lookup)}; IPU 0 "
+    first = outcome.memory[0]
+    print(f"{name:>11}: lookup gradient {format_bytes(outcome.largest_lookup_gradient())}; IPU 0 "
           f"temporaries {format_bytes(first.temporaries)}, activations "
           f"{format_bytes(first.activations)}, total "
           f"{format_bytes(first.total)}")

@@ -16,7 +16,7 @@ from ...errors import OutOfMemoryError
 from ...optimum.graphcore import SerializedEmbedding
 from ...profiling.plots import plot_memory
 from ...simulator.compile import Plan
-from ...simulator.memory import MemoryPlan
+from ...simulator.memory import IpuMemory, MemoryPlan, embedding_gradient_bytes
 from ...simulator.units import format_bytes
 from ...tutorial.models import TransformerLM, split_layers
 from ..plans import plan_on_meta
@@ -113,8 +113,15 @@ class Outcome:
         """Simulated milliseconds of one call (one weight update)."""
         return self.plan.call_seconds * 1e3
 
-    def fullest(self):
+    def fullest(self) -> IpuMemory:
         return max(self.memory.ipus, key=lambda m: m.total)
+
+    def largest_lookup_gradient(self) -> int:
+        """Bytes of the largest embedding lookup's gradient temporary (0 with no plan)."""
+        if self.plan is None:
+            return 0
+        graph = self.plan.graph
+        return max((embedding_gradient_bytes(op, graph) for op in graph.ops), default=0)
 
 
 def compile_tuned(model: torch.nn.Module, opts: poptorch.Options) -> Outcome:
