@@ -196,13 +196,13 @@ memory_tuning_explorer("checkpoint every layer", 0.6, head_serialization=8)
 #   "recompute every segment", and counts a segment's activations as the sum of all its ops'
 #   outputs, an upper bound (it does not track when each tensor dies).
 # - **Available memory proportion.** The real planner picks among discrete plans, so memory
-#   and cycles change in steps, and a proportion too low fails to compile at all; the
-#   simulator caps the temporaries and stretches the op's time by how much it wanted over the
-#   cap. PopTorch applies it to convolutions, matmuls, embedding lookups and indexing
-#   operations; the simulator caps only matmuls and convolutions.
-# - **Serialisation.** Poplar can also serialise a matmul on its own when the cap demands it;
-#   the exact saving depends on tile mapping, which only the real compiler and PopVision
-#   Graph Analyser show. The simulator's temporaries are its own estimate
+#   and cycles change in steps; the simulator caps the temporaries and stretches the op's
+#   time by how much it wanted over the cap. PopTorch applies it to convolutions, matmuls,
+#   embedding lookups and indexing operations; the simulator caps only matmuls and
+#   convolutions.
+# - **Serialisation.** Poplar's planner can itself split a matmul into serial steps when the
+#   cap demands it; the exact saving depends on tile mapping, which only the real compiler
+#   and PopVision Graph Analyser show. The simulator's temporaries are its own estimate
 #   (inputs plus float32 partial sums), not a measured figure.
 # - **What to do on real hardware:** compile with `POPLAR_ENGINE_OPTIONS=
 #   '{"autoReport.all":"true"}'` and read the memory report per tile: an IPU can fail on
@@ -228,8 +228,8 @@ from ipu_tutorials.classroom.exercises import memory_tuning as exercises
 #
 # Starting from `build_model()` and `starting_options()`, change the model (its
 # `checkpoint_every_layer` and `head_serialization` attributes, or your own annotations) and
-# the options so that the model fits on the 4 IPUs with nothing off chip, and a step is not
-# much slower than it needs to be. The check compiles your pair and reads the plan.
+# the options so that the model fits on the 4 IPUs with nothing off chip, and it trains not
+# much slower than it could. The check compiles your pair and reads the plan.
 
 # %% tags=["solution"]
 ### BEGIN SOLUTION

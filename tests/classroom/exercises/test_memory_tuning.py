@@ -29,6 +29,19 @@ def test_a_proportion_that_fits_at_a_modest_cost_is_accepted():
     assert tune("checkpoint every layer", 0.2).step_ms > exercises.reference().step_ms
 
 
+def test_a_longer_accumulation_is_not_mistaken_for_a_slow_plan():
+    model = build_model(checkpoints=True, head_serialization=8)
+    opts = starting_options()
+    opts.Training.gradientAccumulation(64)
+    assert exercises.fit_without_offloading.check((model, opts)).correct
+
+
+def test_replicas_do_not_count_as_fitting():
+    model = build_model(checkpoints=True, head_serialization=8)
+    feedback = exercises.fit_without_offloading.check((model, starting_options().replicationFactor(2)))
+    assert not feedback.correct and "Keep one replica" in feedback.message
+
+
 def test_the_most_freed_answer_is_computed_from_the_plans():
     ipu, freed = exercises.freed_on_fullest()
     assert ipu == 3 and freed["a"] == 0
