@@ -120,7 +120,8 @@ opts = starting_options()
         Mistake("model = build_model()\nmodel.checkpoint_every_layer = True\n"
                 "opts = starting_options()\nopts._Popart.set('autoRecomputation', 0)\n"
                 "(model, opts)", "turned recomputation off"),
-        Mistake("model = build_model()\nmodel.checkpoint_every_layer = True\n(model, starting_options())",
+        Mistake("model = build_model()\nmodel.checkpoint_every_layer = True\n"
+                "(model, starting_options())",
                 "serialise it"),
         Mistake("opts = starting_options()\nopts.TensorLocations.setOptimizerLocation("
                 "poptorch.TensorLocationSettings().useOnChipStorage(False))\n"

@@ -177,7 +177,8 @@ def describe(outcome: Outcome) -> str:
                                             "optimizer")}
     largest = max(parts, key=parts.get)
     head = (f"fullest IPU {worst.ipu}: {format_bytes(worst.total)} of "
-            f"{format_bytes(worst.capacity)}, largest part {largest} {format_bytes(parts[largest])}")
+            f"{format_bytes(worst.capacity)}, largest part {largest} "
+            f"{format_bytes(parts[largest])}")
     if not outcome.fits:
         return f"out of memory; {head}; no step time (no executable)"
     return (f"fits; {head}; simulated step {outcome.step_ms:,.1f} ms, "
@@ -202,7 +203,8 @@ def memory_tuning_explorer(recomputation: str = "pipeline default", proportion: 
     def compute(**values):
         outcome = tune(**values)
         colour = "#2e7d32" if outcome.fits else "#c62828"
-        return {"outcome": outcome, "text": f"<span style='color:{colour}'>{describe(outcome)}</span>"}
+        text = f"<span style='color:{colour}'>{describe(outcome)}</span>"
+        return {"outcome": outcome, "text": text}
 
     def draw(result, figure):
         plot_memory(result["outcome"].memory.ipus, ax=figure.subplots())

@@ -38,7 +38,8 @@ def test_a_longer_accumulation_is_not_mistaken_for_a_slow_plan():
 
 def test_replicas_do_not_count_as_fitting():
     model = build_model(checkpoints=True, head_serialization=8)
-    feedback = exercises.fit_without_offloading.check((model, starting_options().replicationFactor(2)))
+    opts = starting_options().replicationFactor(2)
+    feedback = exercises.fit_without_offloading.check((model, opts))
     assert not feedback.correct and "Keep one replica" in feedback.message
 
 
