@@ -125,9 +125,10 @@ for proportion in (0.6, 0.3, 0.2, 0.1):
           f"{format_bytes(last.total):>10}: {step}")
 
 # %% [markdown]
-# Below some proportion the model fits, but each cap makes every large matmul on every IPU run
-# in pieces, so the step grows as the proportion falls. The proportion is a blunt tool
-# when one op needs the memory; the next one is aimed at that op.
+# Below some proportion the model fits, but every matmul that wants more than the cap runs in
+# pieces (here the vocabulary projection; at lower proportions the layers' matmuls too), so
+# the step grows as the proportion falls. `poptorch.set_available_memory` sets it for the one
+# op that made a tensor; the next tool changes that op itself.
 #
 # ## Serialised matmuls
 #

@@ -95,7 +95,7 @@ def _judge_speed(outcome: Outcome) -> Feedback:
     if best / speed > SLOWDOWN_ALLOWED:
         return wrong(f"it fits, but trains {speed:,.1f} sequences/s, {best / speed:.1f}x slower "
                      f"than the {best:,.1f} of a serialised vocabulary projection: so low an "
-                     f"availableMemoryProportion makes every large matmul run in pieces. "
+                     f"availableMemoryProportion makes the layers' matmuls run in pieces too. "
                      f"Raise it and serialise only the matmul that needs it.")
     worst = outcome.fullest()
     return right(f"every IPU fits with nothing off chip; the fullest, IPU {worst.ipu}, holds "
