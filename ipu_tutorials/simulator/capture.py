@@ -164,6 +164,10 @@ class Recorder:
 
     def set_available_memory(self, tensor: torch.Tensor, proportion: float):
         _, op_index = self.producer.get(id(tensor), (None, None))
+        # nn.Linear on a (B, T, C) input ends in a reshaping view of its matmul's result:
+        # the proportion belongs to the op that computed it
+        while op_index is not None and op_index > 0 and self.ops[op_index].kind == "view":
+            op_index -= 1
         if op_index is not None:
             self.ops[op_index].available_memory = proportion
 

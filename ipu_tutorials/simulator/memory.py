@@ -12,7 +12,7 @@ from ..errors import OutOfMemoryError
 from . import phases
 from .capture import HOST, Graph, Op
 from .placement import Placement, Stage, stage_params
-from .rules import recomputes, stash_depth
+from .rules import pipelines, recomputes, stash_depth
 from .spec import RunSpec
 from .units import KiB, MiB, format_bytes
 
@@ -29,6 +29,21 @@ CATEGORIES = ("code", "weights", "gradients", "optimizer", "activations", "stash
 def temp_bytes(op: Op, partials_bytes: int) -> int:
     """Temporary memory a matmul/conv would like: rearranged inputs plus partials."""
     return op.bytes_in + op.out_elements * partials_bytes if op.kind == "matmul" else 0
+
+
+def embedding_gradient_bytes(op: Op, graph: Graph) -> int:
+    """Temporary memory of an embedding lookup's gradient: the whole table's.
+
+    The backward of a lookup scatters the gradient rows into a zeroed tensor the size of its
+    table before that joins the weight's gradient (PopART's GatherGrad, a multiUpdateAdd), so
+    the temporary grows with the vocabulary, not the batch. A SerializedEmbedding looks up k
+    slices one after another: each wants 1/k of it. (An assumption of the simulator: the
+    real planner's figure depends on tile layout; optimum-graphcore's SerializedEmbedding
+    exists "to reduce memory in the embedding gradient calculation".)
+    """
+    if op.name != "aten.embedding" or not op.params:
+        return 0
+    return graph.params[op.params[0]].numel * op.dtype_bytes
 
 
 def available_memory(op: Op, ipu: int, spec: RunSpec) -> float:
@@ -241,14 +256,18 @@ def _add_activations(memory: IpuMemory, graph: Graph, parts: list[tuple], placem
     """Live activations, the pipeline's stash of stage inputs, and exchange buffers."""
     n = len(placement.stages)
     recompute = recomputes(spec, n)
-    acts = [_activations(ops, spec.training, recompute) for _, ops, _ in parts]
+    # a pipeline that does not recompute keeps every in-flight micro-batch's activations
+    kept = pipelines(spec, n) and spec.training and not recompute
+    acts = [_activations(ops, spec.training, recompute)
+            * (stash_depth(spec, s.index, n) if kept else 1) for s, ops, _ in parts]
     on_chip, off_chip = _split(acts, spec.location("activation").on_chip, False)
     # stages of one IPU run one at a time: with recomputation, one segment is live at once
     memory.activations = max(acts, default=0) if recompute and on_chip else on_chip
     if off_chip:
         memory.off_chip["activations"] = off_chip
-    memory.stash = sum(stash_depth(spec, s.index, n) * (
-        _stage_inputs(graph, s) + sum(graph.checkpoint_bytes.get(b, 0) for b in s.blocks))
+    # checkpoints are stashed only when the backward recomputes from them
+    memory.stash = sum(stash_depth(spec, s.index, n) * (_stage_inputs(graph, s) + (
+        sum(graph.checkpoint_bytes.get(b, 0) for b in s.blocks) if recompute else 0))
         for s, _, _ in parts)
     traffic = [_stage_traffic(graph, s, spec.training) for s, _, _ in parts]
     # phases run one at a time, so their exchange buffers need not coexist
@@ -269,6 +288,9 @@ def _ipu_memory(graph: Graph, placement: Placement, spec: RunSpec, ipu: int) -> 
     memory.temporaries = int(max((min(temp_bytes(op, spec.partials_bytes),
                                       available_memory(op, ipu, spec) * capacity)
                                   for op in compute_ops), default=0))
+    if spec.training:
+        memory.temporaries = max([memory.temporaries, *(embedding_gradient_bytes(op, graph)
+                                                         for op in compute_ops)])
     return memory
 
 

@@ -64,12 +64,15 @@ def recomputes(spec: RunSpec, num_stages: int) -> bool:
     PopTorch turns recomputation on for pipelines of more than one stage (autoRecomputation =
     Pipeline, poptorch popart_compiler Compiler.cpp); a user can ask for it on one IPU with
     opts._Popart.set("autoRecomputation", ...), as Graphcore's ResNet-50 does (RecomputeAll):
-    spec.recompute. Every non-zero RecomputationType is simulated as recomputing every
+    spec.recompute; PopTorch sets Pipeline only when the user left it unset, so setting it to
+    0 turns recomputation off for a pipeline too. Every non-zero RecomputationType is simulated as recomputing every
     checkpointed segment. The forward is rebuilt from each stage's stashed inputs one
     recomputation segment at a time, so it costs a forward's time and saves all but one
     segment's activations.
     """
-    return spec.training and (pipelines(spec, num_stages) or spec.recompute)
+    if spec.recompute is not None:  # set explicitly, also to 0 for a pipeline
+        return spec.training and spec.recompute
+    return spec.training and pipelines(spec, num_stages)
 
 
 def verify_counts(spec: RunSpec, num_stages: int) -> None:

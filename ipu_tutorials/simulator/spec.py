@@ -115,7 +115,9 @@ class RunSpec:
     partials_bytes: int = 4
     rounding: Rounding = Rounding()  # how float16 results round (half.py)
     auto_round_num_ipus: bool = False
-    recompute: bool = False  # autoRecomputation set: recompute activations without pipelining
+    # opts._Popart.set("autoRecomputation", n): True for n > 0, False for 0, None when unset
+    # (then pipelines recompute and everything else keeps its activations)
+    recompute: bool | None = None
     loader_async: bool = True  # host data prepared while the device runs (DataLoaderMode.Async)
     wait_for_ipu: bool = False  # POPTORCH_WAIT_FOR_IPU=1
     system: System = System()

@@ -138,7 +138,8 @@ def simulator_summary(title: str, shown: dict) -> str:
     for key, control in controls.items():
         label = control.description
         if hasattr(control, "options"):
-            values[key] = dict(zip(control._options_labels, control.options))[shown[label]]
+            labels = map(normalise, control._options_labels)  # the page shows spaces as nbsp
+            values[key] = dict(zip(labels, control.options))[normalise(shown[label])]
         elif isinstance(control.value, bool):
             values[key] = shown[label]
         else:

@@ -109,3 +109,24 @@ def test_auto_ids_number_unnamed_blocks():
 def test_modules_are_named_for_error_messages():
     ops = tutorial_graph().ops
     assert ops[0].module == "model.layer1.conv"
+
+
+def test_set_available_memory_after_a_linear_on_a_sequence_reaches_its_matmul():
+    """nn.Linear on (B, T, C) ends in a view of its matmul's result (lesson 7)."""
+
+    class Projection(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 32)
+
+        def forward(self, x):
+            y = poptorch.set_available_memory(self.fc(x), 0.1)
+            return poptorch.identity_loss(y.sum(), reduction="sum")
+
+    model = Projection()
+    training = poptorch.trainingModel(model, poptorch.Options(),
+                                      poptorch.optim.SGD(model.parameters(), lr=0.1))
+    training.compile(torch.randn(2, 5, 16))
+    capped = {op.kind: op.available_memory for op in training.plan.graph.ops
+              if op.available_memory is not None}
+    assert capped == {"matmul": 0.1}

@@ -180,3 +180,93 @@ def test_offloaded_state_streams_around_the_weight_update():
     update = off_chip.timeline.of_kind("update")[0]
     assert min(e.end for e in streams if e.ipu == update.ipu) <= update.start
     assert off_chip.device_seconds > on_chip.device_seconds
+
+
+# --- recomputation and the embedding's gradient (lesson 7, memory tuning) --------------------
+
+def plan_with_recomputation(value):
+    """TwoLayer pipelined over 2 IPUs, with opts._Popart.set("autoRecomputation", value)."""
+    model = TwoLayer()
+    opts = _opts()
+    if value is not None:
+        opts._Popart.set("autoRecomputation", value)
+    training = poptorch.trainingModel(model, opts, poptorch.optim.Adam(model.parameters()))
+    training.compile(torch.randn(MB * A, 64), torch.randint(0, 10, (MB * A,)))
+    return training.plan
+
+
+def test_a_pipeline_without_recomputation_keeps_every_in_flight_micro_batchs_activations():
+    ipu0, ipu1 = plan_with_recomputation(0).memory.ipus
+    hidden, logits = MB * 128 * FLOAT, MB * 10 * FLOAT
+    # stage s keeps 2(N-1-s)+1 micro-batches in flight: 3 on IPU 0, 1 on IPU 1
+    assert ipu0.activations == 3 * 2 * hidden
+    assert ipu1.activations == 1 * (2 * logits + 2 * FLOAT)
+    default0, _ = plan_with_recomputation(None).memory.ipus
+    assert default0.activations == 2 * hidden
+    assert ipu0.stash == default0.stash == 3 * MB * 64 * FLOAT  # the stage's inputs either way
+
+
+def test_autorecomputation_0_turns_off_the_pipelines_recomputed_forward():
+    default, off = plan_with_recomputation(None), plan_with_recomputation(0)
+    for on, without in zip(default.stage_costs, off.stage_costs):
+        assert on.backward == pytest.approx(without.backward + without.forward)
+
+
+class Checkpointed(nn.Module):
+    """Three Linear(64, 64) on one IPU, a recomputation checkpoint after the first."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(64, 64) for _ in range(3))
+
+    def forward(self, x):
+        x = poptorch.recomputationCheckpoint(self.layers[0](x))
+        x = self.layers[2](self.layers[1](x))
+        return poptorch.identity_loss(x.square(), reduction="mean")
+
+
+def plan_checkpointed(recompute: int):
+    model = Checkpointed()
+    opts = poptorch.Options()
+    opts._Popart.set("autoRecomputation", recompute)
+    training = poptorch.trainingModel(model, opts, poptorch.optim.SGD(model.parameters(), lr=0.1))
+    training.compile(torch.randn(MB, 64))
+    return training.plan.memory[0]
+
+
+def test_checkpoints_are_stashed_only_when_the_backward_recomputes():
+    row = MB * 64 * FLOAT
+    recomputing, keeping = plan_checkpointed(4), plan_checkpointed(0)
+    assert recomputing.stash == 2 * row  # one micro-batch's input and its checkpoint
+    assert keeping.stash == 0
+    # recomputing keeps one segment's activations (layers 1 and 2 plus the loss's square,
+    # mean and the scalar), keeping all of them adds layer 0's output
+    assert keeping.activations - recomputing.activations == row
+
+
+class Lookup(nn.Module):
+    """An embedding of `vocab` rows of 32 floats, then a small linear layer and a loss."""
+
+    def __init__(self, vocab: int, slices: int = 1):
+        super().__init__()
+        self.tables = nn.ModuleList(nn.Embedding(vocab // slices, 32) for _ in range(slices))
+        self.fc = nn.Linear(32, 8)
+
+    def forward(self, tokens):
+        x = sum(table(tokens % table.num_embeddings) for table in self.tables)
+        return poptorch.identity_loss(self.fc(x).square(), reduction="mean")
+
+
+def lookup_temporaries(vocab: int, slices: int = 1, training: bool = True) -> int:
+    model = Lookup(vocab, slices)
+    wrap = poptorch.trainingModel if training else poptorch.inferenceModel
+    wrapped = wrap(model, poptorch.Options())
+    wrapped.compile(torch.randint(0, vocab, (4, 16)))
+    return wrapped.plan.memory[0].temporaries
+
+
+def test_an_embeddings_gradient_wants_a_temporary_the_size_of_its_table():
+    assert lookup_temporaries(20_000) == 20_000 * 32 * FLOAT
+    # looked up in four slices, each slice's gradient is built on its own
+    assert lookup_temporaries(20_000, slices=4) == 5_000 * 32 * FLOAT
+    assert lookup_temporaries(20_000, training=False) < 20_000 * 32 * FLOAT  # no backward

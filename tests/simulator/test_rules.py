@@ -62,3 +62,12 @@ def test_the_schedule_costs_and_memory_plan_follow_the_rules():
     assert all(m.stash == 0 for m in sharded.memory.ipus)
     for p, s in zip(piped.stage_costs, sharded.stage_costs):  # the recomputed forward
         assert p.backward == pytest.approx(s.backward + s.forward)
+
+
+def test_autorecomputation_set_explicitly_decides_for_pipelines_too():
+    """PopTorch sets Pipeline recomputation only when autoRecomputation is unset."""
+    off = RunSpec(training=True, recompute=False, strategy=StrategySpec(StrategyKind.PIPELINED))
+    on = RunSpec(training=True, recompute=True, strategy=StrategySpec(StrategyKind.SHARDED))
+    assert not rules.recomputes(off, 4)
+    assert rules.recomputes(on, 1)
+    assert rules.stash_depth(on, 0, 1) == 1 and rules.stash_depth(off, 0, 4) == 7
