@@ -113,6 +113,7 @@ class RunSpec:
     available_memory: Mapping[int, float] = dataclasses.field(default_factory=dict)  # by IPU
     partials_bytes: int = 4
     rounding: Rounding = Rounding()  # how float16 results round (half.py)
+    floating_point_exceptions: bool = False  # stop at the first inf/NaN (fp_exceptions.py)
     auto_round_num_ipus: bool = False
     recompute: bool = False  # autoRecomputation set: recompute activations without pipelining
     loader_async: bool = True  # host data prepared while the device runs (DataLoaderMode.Async)
