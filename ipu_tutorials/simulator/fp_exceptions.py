@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ..errors import Error
 
 aten = torch.ops.aten
+_UNINITIALISED = "empty"  # empty, empty_like, new_empty_strided...: memory not yet written
 _COMPARISONS = {aten.eq, aten.ne, aten.gt, aten.ge, aten.lt, aten.le, aten.maximum, aten.minimum}
 
 
@@ -57,15 +58,20 @@ class FloatingPointChecks(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if _UNINITIALISED in func.overloadpacket.__name__:  # garbage, written before it is read
+            return func(*args, **kwargs)
         inputs = _floats([*args, *kwargs.values()])
-        had_nan = any(bool(t.isnan().any()) for t in inputs)
-        had_inf = any(bool(t.isinf().any()) for t in inputs)
+        finite = all(bool(t.isfinite().all()) for t in inputs)  # the common case: one test
+        had_nan = not finite and any(bool(t.isnan().any()) for t in inputs)
+        had_inf = not finite and any(bool(t.isinf().any()) for t in inputs)
         if had_nan and func.overloadpacket in _COMPARISONS:
             self._raise(func, "a comparison with a NaN operand")
         out = func(*args, **kwargs)
-        kind = _kind(had_nan, had_inf, _floats(out if isinstance(out, (list, tuple)) else [out]))
-        if kind is not None:
-            self._raise(func, kind)
+        outputs = _floats(out if isinstance(out, (list, tuple)) else [out])
+        if not all(bool(t.isfinite().all()) for t in outputs):
+            kind = _kind(had_nan, had_inf, outputs)
+            if kind is not None:
+                self._raise(func, kind)
         return out
 
     def _raise(self, func, kind: str) -> None:

@@ -102,3 +102,25 @@ def test_an_exception_in_the_backward_pass_says_so():
     training = poptorch.trainingModel(model, opts, torch.optim.SGD(model.parameters(), lr=0.1))
     with pytest.raises(FloatingPointException, match="the backward pass"):
         training(torch.ones(1, 3))
+
+
+def test_a_finite_training_run_is_unchanged_by_the_checks():
+    def trained(enabled):
+        torch.manual_seed(0)
+        model = Net()
+        opts = poptorch.Options().showCompilationProgressBar(False)
+        opts.Precision.enableFloatingPointExceptions(enabled)
+
+        class WithLoss(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = model
+
+            def forward(self, x):  # backward allocates empty tensors: they must not trip it
+                return poptorch.identity_loss(self.net(x).pow(2), reduction="mean")
+
+        poptorch.trainingModel(WithLoss(), opts, torch.optim.SGD(model.parameters(), lr=0.1))(
+            torch.randn(4, 4, generator=torch.Generator().manual_seed(1)))
+        return model.fc.weight.detach().clone()
+
+    torch.testing.assert_close(trained(True), trained(False), atol=1e-5, rtol=1e-5)
