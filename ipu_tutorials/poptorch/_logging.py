@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import sys
 
+from .enums import OutputMode
+
 logger = logging.getLogger("poptorch")
 _LEVEL_NAMES = {logging.DEBUG - 5: "trace", logging.DEBUG: "debug", logging.INFO: "info",
                 logging.WARNING: "warn", logging.ERROR: "err"}
@@ -30,9 +32,10 @@ def install_handler() -> None:
         logger.addHandler(_HANDLER)
 
 
-def log_compiled(plan, name: str, training: bool, anchors: dict) -> None:
+def log_compiled(plan, name: str, training: bool, anchors: dict, output_mode) -> None:
     """INFO: what was compiled, the fullest IPU and the simulated speed; DEBUG: each stage and
-    each anchored tensor (PopTorch's `<tensor> ALL/1` form)."""
+    each anchored tensor (PopTorch's `<tensor> ALL/1` form; an anchor without a mode takes the
+    model's `output_mode`, as in PopTorch)."""
     if not logger.isEnabledFor(logging.INFO):
         return
     spec, placement = plan.spec, plan.placement
@@ -48,6 +51,7 @@ def log_compiled(plan, name: str, training: bool, anchors: dict) -> None:
     for line in placement.describe().splitlines():
         logger.debug("Placement: %s", line)
     for short_name, anchor in anchors.items():
-        mode = getattr(anchor["output_mode"], "name", str(anchor["output_mode"])).upper()
+        mode = anchor["output_mode"]
+        mode = (output_mode if mode == OutputMode.Default else mode).name.upper()
         period = anchor["output_return_period"] if mode == "EVERYN" else 1  # as PopTorch logs
         logger.debug("Anchoring %s %s/%d as %r", anchor["long_name"], mode, period, short_name)

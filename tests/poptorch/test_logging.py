@@ -52,3 +52,11 @@ def test_debug_lists_each_anchor_with_its_mode(log_level, capsys, mode, period, 
     err = capsys.readouterr().err
     assert f"Gradient___fc2.bias {expected}" in err
     assert "[debug] Placement: stage 0  IPU 0" in err
+
+
+def test_an_anchor_without_a_mode_takes_the_models_output_mode(log_level, capsys):
+    log_level("DEBUG")
+    opts = poptorch.Options().outputMode(poptorch.OutputMode.All)
+    opts.anchorTensor("grad_bias", "Gradient___fc2.bias")
+    compile_with(opts)
+    assert "Gradient___fc2.bias ALL/1" in capsys.readouterr().err
