@@ -18,8 +18,10 @@
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
 
 # %%
+import contextlib
 import json
 import os
+import sys
 import tempfile
 
 import matplotlib.pyplot as plt
@@ -40,10 +42,10 @@ images, labels = torch.stack([train_set[i][0] for i in range(16)]), torch.arange
 #
 # PopTorch logs to stderr at the level `poptorch.setLogLevel` sets (`TRACE`, `DEBUG`, `INFO`,
 # `WARN`, the default, `ERR` or `OFF`). At `INFO` a compile says what it built; at `DEBUG` it
-# also lists each stage and each anchored tensor:
+# also lists each stage and each anchored tensor. (The cell sends stderr to stdout, so that the
+# log shows beside the other prints.)
 
 # %%
-poptorch.setLogLevel("DEBUG")
 opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=8,
                                  output_all=False).showCompilationProgressBar(False)
 opts.anchorTensor("grad_b4", "Gradient___model.layer4.bias")
@@ -51,8 +53,10 @@ opts.anchorTensor("new_b4", "UpdatedVar___model.layer4.bias", poptorch.OutputMod
 net = Network()
 pipelined = poptorch.trainingModel(TrainingModelWithLoss(net), opts,
                                    poptorch.optim.SGD(net.parameters(), lr=0.05))
-pipelined.compile(torch.zeros(128, 1, 28, 28), torch.zeros(128, dtype=torch.long))
-poptorch.setLogLevel("WARN")
+with contextlib.redirect_stderr(sys.stdout):
+    poptorch.setLogLevel("DEBUG")
+    pipelined.compile(torch.zeros(128, 1, 28, 28), torch.zeros(128, dtype=torch.long))
+    poptorch.setLogLevel("WARN")
 
 # %% [markdown]
 # The level can also come from the environment: `POPTORCH_LOG_LEVEL=INFO python train.py`.
