@@ -180,7 +180,7 @@ for channels in (32, 128):
 # %%
 from ipu_tutorials.classroom.explorers.custom_ops import multiconv_explorer
 
-multiconv_explorer(branches=4, channels=32)
+multiconv_explorer(branches=3, channels=32)
 
 # %% [markdown]
 # ## for_loop: a loop on the device

@@ -76,7 +76,7 @@ def draw(channels: int, branches: int, multiconv: bool, figure) -> None:
     ax.legend()
 
 
-def multiconv_explorer(branches: int = 4, channels: int = 32, multiconv: bool = True) -> Explorer:
+def multiconv_explorer(branches: int = 3, channels: int = 32, multiconv: bool = True) -> Explorer:
     """Choose the branches, their width and MultiConv; see the simulated compute time."""
     import ipywidgets as widgets
 
