@@ -174,7 +174,7 @@ def lesson_report():
 
 def lesson_namespace() -> dict:
     """The names the lesson defines before its exercises."""
-    return {"report": lesson_report(), "stable_log_softmax": None}
+    return {"report": lesson_report()}
 
 
 def _check_compute_share(answer) -> Feedback:
