@@ -157,6 +157,7 @@ def options_spec(options: Options, training: bool, optimizer, env: Environment,
         locations=locations(options, strategy.kind.phased),
         available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
         partials_bytes=_width(options.Precision.partials_type), rounding=rounding(options),
+        floating_point_exceptions=options.Precision.enable_floating_point_exceptions,
         auto_round_num_ipus=options.auto_round_num_ipus, wait_for_ipu=env.wait_for_ipu,
         # PopART's RecomputationType: 0 NoRecompute, 1 Standard, 3 Pipeline, 4 RecomputeAll
         recompute=_recomputation(options),

@@ -20,6 +20,7 @@ from . import _instances
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import DeviceOptimizer
+from ._logging import log_compiled
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
 from ._input_signature import check_inputs
@@ -115,6 +116,8 @@ class PoplarExecutor:
             self._user_model if self._training else self._weights.copy,
             opts.replication_factor, opts.broadcast_buffers)
         self._modes = {m: m.training for m in self._user_model.modules()}
+        log_compiled(plan, type(self._user_model).__name__, self._training, opts.anchored_tensors,
+                     opts.output_mode)
         name = opts.model_name or ("training" if self._training else "inference")
         autoreport.write_if_enabled(opts.profile_dir, env.engine_options, name, self.report)
 

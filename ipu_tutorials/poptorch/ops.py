@@ -8,6 +8,7 @@ import torch
 
 from .. import environment
 from ..errors import Error
+from ._logging import install_handler
 from ._to_simulator import tracing
 from ._checks import check_fraction, check_int, check_str
 from .enums import MatMulSerializationMode, MultiConvPlanType
@@ -38,6 +39,7 @@ def setLogLevel(level: str | int) -> None:
         raise ValueError(f"Unknown log level: {level}. Valid values are "
                          f"{', '.join(valid[:-1])} and {valid[-1]}")
     logger.setLevel(LOG_LEVELS[level.upper()])
+    install_handler()
 
 
 if environment.read().log_level:  # read once, when poptorch is first imported

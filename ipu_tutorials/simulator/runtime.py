@@ -15,7 +15,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ..errors import Error
-from . import half, tracing
+from . import fp_exceptions, half, tracing
 from .frozen_values import Replaying
 from .optimizer import DeviceOptimizer
 from .replica_state import ReplicaState
@@ -149,7 +149,8 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSp
     float16 = half.involves_half(model, (args, kwargs),
                                  mixed=spec.mixed_precision == MIXED_DOWNCAST)
     with torch.no_grad(), tracing.running_on_ipu(), _precision(spec), \
-            half.emulation(float16, spec.rounding):
+            half.emulation(float16, spec.rounding), \
+            fp_exceptions.checks(spec.floating_point_exceptions, model):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs, frozen))
     return collector.result()
@@ -179,11 +180,13 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
     float16 = half.involves_half(model, (args, kwargs), optimizer,
                                  spec.mixed_precision == MIXED_DOWNCAST)
-    with tracing.running_on_ipu(), half.emulation(float16, spec.rounding):
+    with tracing.running_on_ipu(), half.emulation(float16, spec.rounding), \
+            fp_exceptions.checks(spec.floating_point_exceptions, model) as start_backward:
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             with _precision(spec):
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)
             loss = tree_flatten(outputs)[0][loss_output]
+            start_backward()
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
             gradients.add()
             collector.add(d, a, r, outputs)

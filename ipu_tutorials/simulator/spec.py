@@ -114,6 +114,7 @@ class RunSpec:
     available_memory: Mapping[int, float] = dataclasses.field(default_factory=dict)  # by IPU
     partials_bytes: int = 4
     rounding: Rounding = Rounding()  # how float16 results round (half.py)
+    floating_point_exceptions: bool = False  # stop at the first inf/NaN (fp_exceptions.py)
     auto_round_num_ipus: bool = False
     # opts._Popart.set("autoRecomputation", n): True for n > 0, False for 0, None when unset
     # (then pipelines recompute and everything else keeps its activations)

@@ -1,0 +1,173 @@
+"""Exercises of lesson 12: custom operations (a custom loss, a loop on the device)."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from ... import poptorch
+from .base import Exercise, Feedback, Mistake, right, wrong
+
+PENALTY, LR = 0.01, 0.1
+
+
+class Regressor(nn.Module):
+    """A linear layer whose loss the learner writes: forward returns (output, loss)."""
+
+    def __init__(self, loss_fn):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.loss_fn = loss_fn
+
+    def forward(self, x, target):
+        out = self.fc(x)
+        return out, self.loss_fn(out, target, self.fc.weight)
+
+
+def reference_loss(out, target, weight):
+    """Mean absolute error plus PENALTY x the sum of squared weights (plain PyTorch)."""
+    return (out - target).abs().mean() + PENALTY * weight.pow(2).sum()
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(16, 8, generator=g), torch.randn(16, 4, generator=g)
+
+
+def _weights_after_one_step(loss_fn, on_ipu: bool) -> torch.Tensor:
+    torch.manual_seed(0)
+    model = Regressor(loss_fn)
+    x, target = _data()
+    if on_ipu:
+        opts = poptorch.Options().showCompilationProgressBar(False)
+        training = poptorch.trainingModel(model, opts, poptorch.optim.SGD(model.parameters(),
+                                                                          lr=LR))
+        try:
+            training(x, target)
+        finally:
+            training.destroy()
+    else:
+        optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+        model(x, target)[1].backward()
+        optimizer.step()
+    return model.fc.weight.detach().clone()
+
+
+def _check_loss(my_loss) -> Feedback:
+    if not callable(my_loss):
+        return wrong("give the function itself: my_loss, without parentheses.")
+    try:
+        trained = _weights_after_one_step(my_loss, on_ipu=True)
+    except poptorch.Error as error:
+        if "couldn't find a loss" in str(error):
+            return wrong("the simulator found no loss: a hand-made loss is plain arithmetic to "
+                         "PopTorch; wrap the total in poptorch.identity_loss(total, "
+                         "reduction=\"mean\") so that backward starts there.")
+        if "does not return it" in str(error):
+            return wrong("identity_loss marks a loss, but the model returns something computed "
+                         "after it: wrap the final total (every term, the penalty included) in "
+                         "identity_loss, once.")
+        return wrong(f"the training model refused it: {error}")
+    expected = _weights_after_one_step(reference_loss, on_ipu=False)
+    start = _weights_after_one_step(lambda o, t, w: 0 * o.sum(), on_ipu=False)
+    step, wanted = (trained - start).norm().item(), (expected - start).norm().item()
+    if torch.allclose(trained, expected, atol=1e-5, rtol=1e-5):
+        return right("one step through the simulator gives the same weights as plain PyTorch "
+                     "with the reference loss: identity_loss started backward at your loss.")
+    summed = _weights_after_one_step(
+        lambda o, t, w: (o - t).abs().sum() + PENALTY * w.pow(2).sum(), on_ipu=False)
+    if torch.allclose(trained, summed, atol=1e-5, rtol=1e-5):
+        return wrong(f"your update is {step / wanted:.0f} times too large: the error is summed "
+                     f"over the 64 outputs; average it (.mean(), or reduction=\"mean\" on the "
+                     f"unreduced error) before adding the penalty.")
+    penalty_free = _weights_after_one_step(lambda o, t, w: (o - t).abs().mean(), on_ipu=False)
+    if torch.allclose(trained, penalty_free, atol=1e-5):
+        return wrong(f"the weight penalty is missing: add {PENALTY} x the sum of the squared "
+                     f"weights to the error before identity_loss.")
+    return wrong(f"one step moved the weights by {step:.4g}, the reference by {wanted:.4g}: "
+                 f"compare your loss with mean |out - target| + {PENALTY} x sum(weight^2).")
+
+
+custom_loss = Exercise(
+    "A custom loss with identity_loss", _check_loss,
+    hint="Compute the total as plain tensor arithmetic, then return "
+         "poptorch.identity_loss(total, reduction=\"mean\") (the total is already a scalar).",
+    solution="""
+def my_loss(out, target, weight):
+    total = (out - target).abs().mean() + 0.01 * weight.pow(2).sum()
+    return poptorch.identity_loss(total, reduction="mean")""",
+    mistakes=(
+        Mistake("""
+def my_loss(out, target, weight):
+    return (out - target).abs().mean() + 0.01 * weight.pow(2).sum()""", "found no loss"),
+        Mistake("""
+def my_loss(out, target, weight):
+    total = (out - target).abs().sum() + 0.01 * weight.pow(2).sum()
+    return poptorch.identity_loss(total, reduction="mean")""", "times too large"),
+        Mistake("""
+def my_loss(out, target, weight):
+    return poptorch.identity_loss((out - target).abs(), reduction="mean") + 0.01 * weight.pow(2).sum()""",
+                "wrap the final total"),
+        Mistake("""
+def my_loss(out, target, weight):
+    return poptorch.identity_loss((out - target).abs(), reduction="mean")""",
+                "penalty is missing")),
+    writes_code=True)
+
+
+STEPS = 6  # Newton's iterations: from x0 = a, enough to reach float32 precision for a in [1, 100]
+
+
+class NewtonSqrt(nn.Module):
+    """sqrt(a) by Newton's method, the iterations in poptorch.for_loop around `body`."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def forward(self, a):
+        x, _ = poptorch.for_loop(STEPS, self.body, [a.clone(), a])
+        return x
+
+
+def _check_body(body) -> Feedback:
+    if not callable(body):
+        return wrong("give the function itself: body, without parentheses.")
+    a = torch.linspace(1.0, 100.0, 16)
+    model = poptorch.inferenceModel(NewtonSqrt(body), poptorch.Options()
+                                    .showCompilationProgressBar(False))
+    try:
+        x = model(a)
+    except poptorch.Error as error:
+        if "as many tensors" in str(error):
+            return wrong("the body takes (x, a) and must return both: the loop feeds its "
+                         "outputs back as the next iteration's inputs. Return (x_new, a).")
+        return wrong(f"the loop failed: {error}")
+    finally:
+        model.destroy()
+    gap = (x - a.sqrt()).abs().max().item()
+    if gap < 1e-3:
+        return right(f"{STEPS} iterations on the device give sqrt(a) within {gap:.1g} for a in "
+                     f"1..100.")
+    if torch.allclose(x, a):
+        return wrong("x never changed: the body must return the new estimate "
+                     "(x + a / x) / 2 as its first output.")
+    return wrong(f"after {STEPS} iterations x is up to {gap:.3g} away from sqrt(a): Newton's "
+                 f"step for x^2 = a is x_new = (x + a / x) / 2.")
+
+
+newton_body = Exercise(
+    "A for_loop body", _check_body,
+    hint="def body(x, a): return (x + a / x) / 2, a",
+    solution="""
+def body(x, a):
+    return (x + a / x) / 2, a""",
+    mistakes=(Mistake("""
+def body(x, a):
+    return (x + a / x) / 2""", "must return both"),
+              Mistake("""
+def body(x, a):
+    return x, a""", "x never changed"),
+              Mistake("""
+def body(x, a):
+    return (x + a * x) / 2, a""", "Newton's step")),
+    writes_code=True)

@@ -1,0 +1,362 @@
+# %% [markdown]
+# # Lesson 11: Observing and profiling
+#
+# A model compiled for the IPU is a black box while it runs: you hand it a batch and get back
+# what the output mode returns. This lesson opens the box. You will print tensors from inside
+# the compiled model, keep gradients and updated weights you did not return, turn up the log,
+# write a profiling report and read it, and hunt down the op that turns a float16 training run
+# into NaNs.
+#
+# **What you will learn**
+# - `poptorch.setLogLevel` and the `POPTORCH_*` environment variables the library reads;
+# - `poptorch.ipu_print_tensor`: print a tensor (and its gradient) each time the IPU computes it;
+# - `opts.anchorTensor` / `getTensorNames` / `getAnchoredTensor`, and the anchor output modes;
+# - `POPLAR_ENGINE_OPTIONS` autoReport, the report's memory and timeline, and its Chrome trace
+#   for Perfetto;
+# - `opts.Precision.enableFloatingPointExceptions`: stop at the op that makes the first inf.
+#
+# **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
+
+# %%
+import contextlib
+import json
+import os
+import sys
+import tempfile
+
+import matplotlib.pyplot as plt
+import torch
+
+from ipu_tutorials import environment, poptorch, tutorial
+from ipu_tutorials.profiling import load_report
+from ipu_tutorials.tutorial.datasets import load_mnist
+from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
+from ipu_tutorials.tutorial.overflow import SharpClassifier, replay, train_until_not_finite
+
+torch.manual_seed(0)
+train_set = load_mnist(train=True, source="embedded")
+images, labels = torch.stack([train_set[i][0] for i in range(16)]), torch.arange(16) % 10
+
+# %% [markdown]
+# ## The log and the environment
+#
+# PopTorch logs to stderr at the level `poptorch.setLogLevel` sets (`TRACE`, `DEBUG`, `INFO`,
+# `WARN`, the default, `ERR` or `OFF`). At `INFO` a compile says what it built; at `DEBUG` it
+# also lists each stage and each anchored tensor. (The cell sends stderr to stdout, so that the
+# log shows beside the other prints.)
+
+# %%
+opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=8,
+                                 output_all=False).showCompilationProgressBar(False)
+opts.anchorTensor("grad_b4", "Gradient___model.layer4.bias")
+opts.anchorTensor("new_b4", "UpdatedVar___model.layer4.bias", poptorch.OutputMode.Final)
+net = Network()
+pipelined = poptorch.trainingModel(TrainingModelWithLoss(net), opts,
+                                   poptorch.optim.SGD(net.parameters(), lr=0.05))
+with contextlib.redirect_stderr(sys.stdout):
+    poptorch.setLogLevel("DEBUG")
+    pipelined.compile(torch.zeros(128, 1, 28, 28), torch.zeros(128, dtype=torch.long))
+    poptorch.setLogLevel("WARN")
+
+# %% [markdown]
+# The level can also come from the environment: `POPTORCH_LOG_LEVEL=INFO python train.py`.
+# These are the variables the library reads, each at the moment the user acts (importing
+# poptorch, creating `Options`, compiling), listed from `ipu_tutorials.environment` itself:
+
+# %%
+for line in environment.__doc__.splitlines():
+    if line.startswith("| ") and not line.startswith("| variable"):
+        print(line)
+
+# %% [markdown]
+# ## Printing from inside the model
+#
+# A `print` in `forward` runs once, when PopTorch traces the model. `poptorch.ipu_print_tensor`
+# instead becomes an op of the graph: it prints every time the IPU computes the tensor, and in
+# training its gradient too. Use its return value, or the print is optimised away:
+
+# %%
+class Printed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x, target):
+        y = poptorch.ipu_print_tensor(self.fc(x), "fc_out", digits=3)
+        return y, torch.nn.functional.mse_loss(y, target)
+
+
+torch.manual_seed(0)
+printed = Printed()
+outputs = poptorch.trainingModel(printed, poptorch.Options().showCompilationProgressBar(False),
+                       poptorch.optim.SGD(printed.parameters(), lr=0.1))(
+    torch.ones(2, 4), torch.zeros(2, 2))
+
+# %% [markdown]
+# The first line is the forward pass, the second the gradient of the loss with respect to
+# `fc_out` (2 (y - 0) / 4 for a mean-squared error over 4 numbers).
+#
+# ## Anchoring tensors you did not return
+#
+# A training model returns its outputs and loss; its gradients and updated weights stay on the
+# device. `opts.anchorTensor(short_name, long_name)` asks the device to keep one, by its PopART
+# name (`Gradient___<parameter>` or `UpdatedVar___<parameter>`), and `getAnchoredTensor` reads
+# it after each call. `getTensorNames()` lists the parameter names to build them from:
+
+# %%
+before = Network()
+before.load_state_dict(net.state_dict())  # the weights before the step, for the check below
+print(pipelined.getTensorNames()[:4], "...")
+pipelined(images.repeat(8, 1, 1, 1), labels.repeat(8))
+gradient = pipelined.getAnchoredTensor("grad_b4")
+print("Gradient___model.layer4.bias after one step:", gradient.numpy().round(4))
+
+# %% [markdown]
+# The anchored gradient is the one the update used: the mean over the step's 8 micro-batches
+# (here 8 copies of one batch). A plain PyTorch loss on the weights before the step gives the
+# same numbers, and the `UpdatedVar___` anchor holds the weight after SGD's update:
+
+# %%
+plain = torch.autograd.grad(torch.nn.functional.cross_entropy(before(images), labels),
+                            before.layer4.bias)[0]
+updated = pipelined.getAnchoredTensor("new_b4")
+print("anchored gradient == plain PyTorch (within 1e-5):",
+      torch.allclose(gradient, plain, atol=1e-5))
+print("anchored weight == weight - 0.05 x gradient:",
+      torch.allclose(updated, before.layer4.bias - 0.05 * plain, atol=1e-5))
+
+# %% [markdown]
+# `anchorTensor` also takes an output mode and a return period, like the model's outputs
+# (`OutputMode.Final` above). The simulator keeps the value of the call's last weight update
+# whatever the mode; the README's "Differences from PopTorch" table says so.
+#
+# ## A NaN hunt in float16
+#
+# `SharpClassifier` is a small digit classifier with a sharpened, hand-written log-softmax,
+# `log(exp(z) / sum(exp(z)))`. In float32 it trains; in float16 (lesson 9) its loss turns into
+# NaN after a few steps. `train_until_not_finite` trains it one step per call and keeps the
+# weights and the batch of the step that failed:
+
+# %%
+torch.manual_seed(0)
+float32_run = train_until_not_finite(SharpClassifier(), train_set, steps=60, half=False)
+torch.manual_seed(0)
+run = train_until_not_finite(SharpClassifier(), train_set, steps=60)
+print(f"float32: {len(float32_run['losses'])} steps, last loss "
+      f"{float32_run['losses'][-1]:.3f}")
+print(f"float16: loss {run['losses'][-2]:.3f} at step {run['failed_step'] - 1}, then "
+      f"{run['losses'][-1]} at step {run['failed_step']}")
+
+# %% [markdown]
+# A NaN is a symptom: it appears wherever the first infinity flows, and every op after it
+# inherits it. First look: print the largest logit of each image as the IPU computes it, while
+# the failing step is replayed. float16 holds numbers up to 65504, so `exp` of anything above
+# log(65504) overflows:
+
+# %%
+class PrintedLogSoftmax(torch.nn.Module):
+    def forward(self, z):
+        largest = poptorch.ipu_print_tensor(z.max(dim=-1).values, "largest logit per image",
+                                            print_gradient=False, digits=1, max_line_width=90)
+        z = z + 0 * largest.unsqueeze(-1)  # use the print's result: it stays in the graph
+        e = torch.exp(z)
+        return torch.log(e / e.sum(dim=-1, keepdim=True))
+
+
+print(f"float16 overflows past exp({torch.log(torch.tensor(65504.0)):.2f})")
+loss = replay(PrintedLogSoftmax(), run["weights_before"], run["batch"], exceptions=False)
+print(f"the loss of the replayed step: {loss.item()}")
+
+# %% [markdown]
+# Compare the printed logits with the limit printed above: an image past it makes `exp`
+# return infinity, and infinity / infinity is NaN. To know which op fails first without
+# guessing, turn on floating-point exceptions: the IPU then stops at the first op that overflows, divides
+# by zero or computes an invalid value, and PopTorch raises `poptorch.Error`. The simulator
+# checks every op's float16 result and names the op and the module that ran it:
+
+# %%
+try:
+    replay(PrintedLogSoftmax(), run["weights_before"], run["batch"], exceptions=True)
+except poptorch.Error as error:
+    print(type(error).__name__, f"(op {error.op!r}, module {error.module!r}):")
+    print(str(error).split(". Rule")[0])
+
+# %% [markdown]
+# The replay with exceptions is slower (every result is checked), which is why the hunt trains
+# without them and replays only the failing step. The fix is yours, in exercise 11.2.
+#
+# The anchors tell the same story from the outside: the gradients of the failed step are NaN,
+# and so are the weights after its update, which is why the loss never recovers:
+
+# %%
+model = SharpClassifier().half()
+model.load_state_dict(run["weights_before"])
+anchor_opts = poptorch.Options().showCompilationProgressBar(False)
+anchor_opts.anchorTensor("grad", "Gradient___classifier.weight")
+anchor_opts.anchorTensor("weight", "UpdatedVar___classifier.weight")
+hunt = poptorch.trainingModel(model, anchor_opts, poptorch.optim.SGD(model.parameters(), lr=0.01))
+hunt(run["batch"][0].half(), run["batch"][1])
+for name in ("grad", "weight"):
+    value = hunt.getAnchoredTensor(name)
+    print(f"{name}: {value.isnan().sum().item()} of {value.numel()} values are NaN")
+
+# %% [markdown]
+# ## Profiling reports
+#
+# On hardware, `POPLAR_ENGINE_OPTIONS='{"autoReport.all":"true", "autoReport.directory":"..."}'`
+# makes every compile write a profile for the PopVision Graph Analyser. Here the same variable
+# (or `opts.enableProfiling(directory)`) writes the simulator's report: a JSON summary and a
+# Chrome trace, in a directory named after the model:
+
+# %%
+report_root = tempfile.mkdtemp()
+os.environ["POPLAR_ENGINE_OPTIONS"] = json.dumps(
+    {"autoReport.all": "true", "autoReport.directory": report_root})
+opts = tutorial.training_options("sharded", device_iterations=4, gradient_accumulation=1)
+net = Network()
+sharded = poptorch.trainingModel(TrainingModelWithLoss(net), opts.showCompilationProgressBar(False),
+                                 poptorch.optim.SGD(net.parameters(), lr=0.01))
+sharded.compile(torch.zeros(64, 1, 28, 28), torch.zeros(64, dtype=torch.long))
+del os.environ["POPLAR_ENGINE_OPTIONS"]
+for directory in sorted(os.listdir(report_root)):
+    print(directory, sorted(os.listdir(os.path.join(report_root, directory))))
+
+# %% [markdown]
+# `load_report` reads it back. Its placement table shows each IPU's blocks, memory and how busy
+# it was; the summary splits a call's time into computing, exchange, host I/O and waiting:
+
+# %%
+report = load_report(os.path.join(report_root, "training"))
+print(report)
+print(report.placement_table())
+schedule = report.summary["schedule"]
+for part, seconds in schedule["breakdown"].items():
+    print(f"{part:>22}: {seconds * 1e3:6.3f} ms ({seconds / schedule['call_seconds']:.0%})")
+
+# %% [markdown]
+# The memory panel stacks each IPU's memory by kind; the timeline shows one device iteration,
+# a row per IPU and one for the host. Sharded, one IPU computes at a time:
+
+# %%
+fig, (memory_axis, timeline_axis) = plt.subplots(1, 2, figsize=(12, 3.4),
+                                                 gridspec_kw={"width_ratios": [2, 3]})
+report.plot_memory(ax=memory_axis, zoom=True)
+report.plot_timeline(ax=timeline_axis, steps=1, label_micro_batches=False)
+plt.show()
+
+# %% [markdown]
+# `trace.json` is Chrome Trace Event JSON: open it in https://ui.perfetto.dev (or
+# chrome://tracing) to zoom into the timeline, with a track per IPU and the host, and a counter
+# per IPU holding its memory plan. Its first events:
+
+# %%
+with open(os.path.join(report_root, "training", "trace.json")) as f:
+    trace = json.load(f)["traceEvents"]
+spans = [e for e in trace if e["ph"] == "X"]
+print(f"{len(trace)} trace events: {len(spans)} spans, "
+      f"{sum(e['ph'] == 'C' for e in trace)} memory counters")
+for e in spans[:4]:
+    print(f"  track {e['tid']:>4}  {e['name']:<22} {e['ts']:8.2f} µs  for {e['dur']:6.2f} µs")
+
+# %% [markdown]
+# Change the strategy, the device iterations and the accumulation, and read the report: where
+# does the time go, and when does the host become the bottleneck?
+
+# %%
+from ipu_tutorials.classroom.explorers.observing import report_explorer
+
+report_explorer("pipelined", device_iterations=1, accumulation=8)
+
+# %% [markdown]
+# ## What a real IPU would do
+#
+# - PopTorch's log also carries Poplar's and PopART's own (`POPLAR_LOG_LEVEL`,
+#   `POPART_LOG_LEVEL`), with a timestamp on every line; the simulator logs only its own
+#   summary, without timestamps, so that a notebook's output is the same every run.
+# - `ipu_print_tensor` and anchors move data to the host during the step: on hardware they
+#   cost host-link time and can change the schedule; the simulator prints and keeps them for
+#   free. Real anchors can return a value per iteration (`OutputMode.All`); here they keep the
+#   last update's.
+# - A real autoReport is a Poplar profile (`profile.pop`) read by the PopVision Graph Analyser
+#   (memory per tile, vertices, exchanges) and the System Analyser (host-side timing). The
+#   simulator's report is its cost model's plan: memory per IPU by category and a timeline of
+#   compute, copies and host I/O, not per-tile liveness.
+# - Floating-point exceptions are hardware traps (the IPU's floating-point status register);
+#   the simulator checks results after each op instead, with the rule "finite inputs, infinite
+#   or NaN result", so it names the same op but cannot see inside a fused codelet.
+#
+# ## Summary
+#
+# - `poptorch.setLogLevel("INFO")` (or `POPTORCH_LOG_LEVEL`) shows what a compile built;
+#   `DEBUG` adds stages and anchors.
+# - `ipu_print_tensor(t, title)` prints a tensor, and its gradient, every time the IPU computes
+#   it; use its result.
+# - `anchorTensor("name", "Gradient___<param>")` / `"UpdatedVar___<param>"` and
+#   `getAnchoredTensor("name")` read what the step did not return.
+# - `POPLAR_ENGINE_OPTIONS` autoReport (or `enableProfiling`) writes a report: memory per IPU,
+#   a timeline and a Chrome trace for Perfetto.
+# - A NaN is where an infinity arrived, not where it was made: replay the failing step with
+#   `Precision.enableFloatingPointExceptions(True)` to name the op.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom.exercises import observing as exercises
+
+# %% [markdown]
+# ### Exercise 11.1: the op that overflows
+#
+# Which op of `SharpClassifier` produces the first infinity in the failing float16 step? Give
+# its name as the floating-point exception names it.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_op = "exp"
+### END SOLUTION
+
+# %%
+exercises.find_the_op.check(my_op)
+
+# %% [markdown]
+# ### Exercise 11.2: fix the log-softmax
+#
+# Write `stable_log_softmax(z)` for the last dimension of `z`, so that the failing step trains
+# in float16 with floating-point exceptions on. The check replays the step with your function,
+# then runs it on logits 80 apart in float16 and compares it with `torch.log_softmax`.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+def stable_log_softmax(z):
+    m = z.max(dim=-1, keepdim=True).values
+    shifted = z - m
+    return shifted - torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
+### END SOLUTION
+
+# %%
+exercises.fix_the_softmax.check(stable_log_softmax)
+
+# %% [markdown]
+# ### Exercise 11.3: read the report
+#
+# From the sharded report loaded above (`report`), what fraction of a call do the IPUs spend
+# computing? Compute it from the report's summary.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_share = report.summary["schedule"]["breakdown"]["IPU compute"] / \
+    report.summary["schedule"]["call_seconds"]
+### END SOLUTION
+
+# %%
+exercises.compute_share.check(my_share)
+
+# %% [markdown]
+# **Next:** lesson 12 (custom operations) writes losses with `identity_loss`, groups
+# convolutions with `MultiConv`, adds an op of your own with `custom_op`, and loops on the
+# device with `for_loop`.
+#
+# **Further reading:** PopTorch user guide, "Debugging your model" (inspecting tensors,
+# anchoring, `ipu_print_tensor`), "Environment variables" (logging) and "Half and mixed
+# precision"; Graphcore's tutorials "Observing tensors" and "Half and mixed precision in
+# PopTorch"; the PopVision Graph Analyser user guide; Perfetto's documentation on the Chrome
+# JSON trace format.
