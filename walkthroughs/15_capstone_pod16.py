@@ -74,11 +74,14 @@ plan = training.plan
 print(plan.placement.describe())
 
 # %% [markdown]
-# `tutorial.capstone.options(PUBLISHED)` writes the same options from six choices; the
-# dashboard and the exercises use it. Both give the same plan:
+# `tutorial.capstone.options(PUBLISHED)` writes the same options from six choices;
+# `pod16_result` compiles them (and remembers the result), and the dashboard and the
+# exercises use it. Both give the same plan:
 
 # %%
-recipe_plan = capstone.plan_pod16(capstone.PUBLISHED)
+from ipu_tutorials.classroom.explorers.capstone import pod16_result
+
+recipe_plan = pod16_result(capstone.PUBLISHED)["plan"]
 print(f"the cell above and capstone.options agree: "
       f"{recipe_plan.samples_per_second == plan.samples_per_second}")
 print(f"IPUs acquired: {plan.placement.ipus_acquired} = {plan.placement.ipus_per_replica} per "
@@ -88,8 +91,8 @@ print(f"IPUs acquired: {plan.placement.ipus_acquired} = {plan.placement.ipus_per
 # ## Memory: does it fit?
 #
 # The plan holds one replica's memory per IPU (every replica is the same). IPU 0 carries the
-# word embedding shared with the head; IPUs 1 to 3 carry 7 layers each and the pipeline's
-# stash, deepest on the first stages:
+# word embedding shared with the head; the other IPUs carry the layers the first cell counted,
+# and the pipeline's stash, deepest on the earliest stages:
 
 # %%
 print(f"word embedding {tuple(model.word.weight.shape)} on IPU 0")
@@ -114,20 +117,16 @@ print(plan.breakdown_text())
 # ## Take each technique away
 #
 # Now switch one technique off at a time, on the same Pod16. Each row is a compiled plan:
-# float32 doubles the weights and activations, on-chip LAMB adds two moments per weight,
-# fewer replicas leave IPUs idle, and a short accumulation spends more of the step filling
-# and flushing the pipeline:
+# float32 doubles the weights and activations, on-chip LAMB adds two moments per weight, and
+# fewer replicas leave IPUs idle:
 
 # %%
 import dataclasses
 
-from ipu_tutorials.classroom.explorers.capstone import pod16_result
-
 variants = {"published recipe": {}, "float32": {"half": False},
             "optimizer state on chip": {"offload": False},
             "no recomputation checkpoints": {"recompute": False},
-            "1 replica": {"replicas": 1}, "accumulation 64": {"accumulation": 64},
-            "8 IPUs x 2 replicas": {"ipus_per_replica": 8, "replicas": 2}}
+            "1 replica": {"replicas": 1}}
 for name, change in variants.items():
     result = pod16_result(dataclasses.replace(capstone.PUBLISHED, **change))
     fullest = max(result["memory"], key=lambda m: m.total)
@@ -140,14 +139,14 @@ for name, change in variants.items():
 # Half precision and offload are both needed to fit. The checkpoints cost no time here
 # (pipelined PopTorch recomputes each stage's forward anyway), but without them the fullest
 # IPU, the table shows, comes close to its limit: they are the margin that leaves room for a
-# longer sequence or a bigger micro-batch. Depth 8 fits easily but is slower, the
-# pipeline being deeper and each IPU less busy.
+# longer sequence or a bigger micro-batch. The dashboard below tries the rest: a shorter
+# accumulation, or a deeper pipeline with fewer replicas.
 #
 # ## The dashboard
 #
 # Every control recompiles BERT-Large. The memory bars are one replica's IPUs; the two
-# timelines are the two ends of a step (a step of 2048 micro-batches is too long to draw box
-# by box): the pipeline filling, and the flush, the all-reduce over the replicas, the LAMB
+# timelines are the two ends of a step (a step of thousands of micro-batches is too long to
+# draw box by box): the pipeline filling, and the flush, the all-reduce over the replicas, the LAMB
 # state streamed in and out and the weight update that close it:
 
 # %%
@@ -158,14 +157,14 @@ capstone_explorer()
 # %% [markdown]
 # ## The same code, small, for real
 #
-# A plan says nothing about whether the model learns. Shrink BERT (width 64, 4 layers, a
-# vocabulary of 500), keep the recipe (4-IPU pipeline, 2 replicas, accumulation 10, LAMB off
-# chip, checkpoints) and train 3 steps on random tokens. `capstone.bert` and
+# A plan says nothing about whether the model learns. Shrink BERT, keep the recipe (a 4-IPU
+# pipeline, replicas, LAMB off chip, checkpoints; float32 here) and train a few steps on
+# random tokens. `capstone.bert` and
 # `capstone.options` are the functions that planned the Pod16; `plan_only=False` keeps the
 # simulated IPUs attached so the model runs:
 
 # %%
-TINY = dict(width=64, depth=4, heads=4, vocab=500)
+TINY = dict(width=64, depth=3, heads=4, vocab=500)
 small = capstone.PodConfig(ipus_per_replica=4, replicas=2, accumulation=10, half=False)
 
 
@@ -184,14 +183,14 @@ training = poptorch.trainingModel(model, capstone.options(small, plan_only=False
 for step in range(3):
     _, losses = training(*data(step))
     print(f"step {step}: loss per replica {[round(x, 3) for x in losses.tolist()]}")
-print(f"{training.plan.placement.ipus_acquired} simulated IPUs, layers per IPU "
-      f"{capstone.layers_per_ipu(4, TINY['depth'])}")
+print(f"{small}: {training.plan.placement.ipus_acquired} simulated IPUs, layers per IPU "
+      f"{capstone.layers_per_ipu(4, TINY['depth'])} (IPU 0: embedding and heads)")
 
 # %% [markdown]
 # The tiny model runs in float32, where plain PyTorch is an exact oracle (lesson 9 compares
 # float16 separately). With the default `ReductionType.Mean`, an update adds the gradients
-# of all 20 micro-batches (10 per replica) and divides by 20. A plain loop doing exactly that,
-# with the same LAMB, lands on the same weights:
+# of the accumulation x replicas micro-batches and divides by their count. A plain loop
+# doing exactly that, with the same LAMB, lands on the same weights:
 
 # %%
 reference = tiny_bert()
