@@ -74,7 +74,8 @@ def draw(result: dict, figure) -> None:
     plan = result.get("plan")
     axes = figure.subplots(1, 3 if plan else 1, squeeze=False,
                            gridspec_kw={"width_ratios": [1, 1.3, 1.3] if plan else [1]})[0]
-    plot_memory(result["memory"], ax=axes[0], title="memory per IPU (one replica)")
+    plot_memory(result["memory"], ax=axes[0])
+    axes[0].set_title("memory per IPU (one replica)", pad=14)  # above the capacity label
     if plan is None:
         return
     ipus = result["config"].ipus_per_replica
@@ -83,6 +84,7 @@ def draw(result: dict, figure) -> None:
                   title="the step opens: the pipeline fills")
     plot_timeline(closing, ipus, ax=axes[2], show_host=False, label_micro_batches=False,
                   title=f"the step closes, {offset:,.2f} s in")
+    axes[1].get_legend().remove()  # the closing window's legend names every kind
 
 
 def capstone_explorer(ipus_per_replica: int = PUBLISHED.ipus_per_replica,
