@@ -106,6 +106,6 @@ def capstone_explorer(ipus_per_replica: int = PUBLISHED.ipus_per_replica,
     def compute(**values):
         return pod16_result(PodConfig(**values))
 
-    return Explorer("Capstone dashboard: BERT-Large on a simulated Bow Pod16", controls, compute,
+    return Explorer("Capstone explorer: BERT-Large on a simulated Bow Pod16", controls, compute,
                     draw, figsize=(14, 3.6))
 
