@@ -263,7 +263,18 @@ exercises.samples_per_update.check(my_sequences)
 # Write `setup()` returning `(model, opts)`: BERT-Large (`BertPretraining`, default size, on
 # the meta device, your `layers_per_ipu`) and your `poptorch.Options`. The check compiles it
 # for a Bow Pod16 with LAMB and accepts it when it fits on every IPU and reaches the published
-# throughput printed above. Start from a plain 4-IPU pipeline and add what it lacks.
+# throughput printed above. Start from this plain 4-IPU pipeline and add what it lacks
+# (`exercises.pod16_setup.hint()` gives a nudge):
+#
+# ```python
+# def setup():
+#     with torch.device("meta"):
+#         model = BertPretraining(layers_per_ipu=(3, 7, 7, 7))
+#     opts = poptorch.Options()
+#     opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+#     opts.Training.gradientAccumulation(16)
+#     return model, opts
+# ```
 
 # %% tags=["solution"]
 ### BEGIN SOLUTION
