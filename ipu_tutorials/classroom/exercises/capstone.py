@@ -103,6 +103,11 @@ def _too_slow(plan, model, opts, speed: float) -> Feedback:
                      f"unbalanced. IPU {heaviest} has {imbalance:.1f} times the mean work and the "
                      f"slowest stage sets the pace: even out layers_per_ipu (IPU 0's embedding "
                      f"and heads weigh about {capstone.HEAD_LAYERS} layers).")
+    if plan.placement.ipus_per_replica > capstone.PUBLISHED.ipus_per_replica:
+        return wrong(f"{speed:,.0f} sequences/s, below the target {TARGET:,}: a pipeline of "
+                     f"{plan.placement.ipus_per_replica} IPUs is deeper than BERT-Large needs. "
+                     f"Each IPU gets less work per micro-batch and more of the step is fill and "
+                     f"exchange: use fewer IPUs per replica and more replicas (lesson 10).")
     return wrong(f"{speed:,.0f} sequences/s, below the target {TARGET:,}: with accumulation "
                  f"{opts.Training.gradient_accumulation} the fill, flush and weight update take "
                  f"a large share of each step. Accumulate more micro-batches per update.")
@@ -174,6 +179,9 @@ pod16_setup = Exercise(
               Mistake(_mistake(("replicationFactor(4)", "replicationFactor(2)")),
                       "you use only 8 of the 16 IPUs"),
               Mistake(_mistake(("(3, 7, 7, 7)", "(12, 4, 4, 4)")), "out of memory on IPU 0"),
+              Mistake(_mistake(("(3, 7, 7, 7)", "(0, 3, 3, 3, 3, 4, 4, 4)"),
+                               ("replicationFactor(4)", "replicationFactor(2)")),
+                      "deeper than BERT-Large needs"),
               Mistake(_mistake(("(3, 7, 7, 7)", "(3, 11, 5, 5)")), "the pipeline is unbalanced")),
     writes_code=True)
 
