@@ -33,6 +33,7 @@ from .loops import training_options
 from .models import Network, TrainingModelWithLoss, TransformerLayer
 
 BERT_PACKING_RATIO = 1.17  # sequences per packed row at length 128 (the config's packing_factor)
+BERT_LARGE_SEQUENCES_PER_SECOND = 5_600  # phase 1, Bow Pod16 (shared/reference/ipu-hardware.md)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,8 +81,9 @@ class BertPretraining(nn.Module):
     """BERT-Large's pretraining graph as Graphcore's PyTorch BERT places it."""
 
     def __init__(self, vocab=30522, width=1024, depth=24, heads=16, context=128,
-                 layers_per_ipu=(3, 7, 7, 7)):
+                 layers_per_ipu=(3, 7, 7, 7), recompute: bool = True):
         super().__init__()
+        self.recompute = recompute  # a recomputation checkpoint after every layer
         self.word = nn.Embedding(vocab, width)
         self.position = nn.Embedding(context, width)
         self.embed_norm = nn.LayerNorm(width)
@@ -98,7 +100,9 @@ class BertPretraining(nn.Module):
             x = self.embed_norm(self.word(tokens) + self.position.weight[: tokens.shape[1]])
         for index, (layer, ipu) in enumerate(zip(self.layers, self.ipus)):
             with poptorch.Block(f"layer{index}", ipu_id=ipu):
-                x = poptorch.recomputationCheckpoint(layer(x))
+                x = layer(x)
+                if self.recompute:
+                    x = poptorch.recomputationCheckpoint(x)
         with poptorch.Block("heads", ipu_id=0):  # back on IPU 0, next to the tied embedding
             pooled = torch.tanh(self.pooler(x[:, 0]))
             nsp = self.next_sentence(pooled)
@@ -106,8 +110,10 @@ class BertPretraining(nn.Module):
             masked = torch.gather(x, 1, index)  # only the 20 masked tokens reach the vocabulary
             hidden = self.head_norm(torch.nn.functional.gelu(self.transform(masked)))
             logits = hidden @ self.word.weight.t()
-            loss = self.loss(logits.flatten(0, 1), masked_labels.flatten()) \
-                + self.loss(nsp, masked_labels[:, 0] % 2)
+            # one final loss, as poptorch.trainingModel requires: the two losses' sum
+            loss = poptorch.identity_loss(
+                self.loss(logits.flatten(0, 1), masked_labels.flatten())
+                + self.loss(nsp, masked_labels[:, 0] % 2), reduction="none")
         return logits, loss
 
 
@@ -128,7 +134,7 @@ def bert_large_run() -> PublishedRun:
               torch.zeros(8, 20, dtype=torch.long, device="meta"))
     plan = _plan(model, inputs, opts, optimizer, 8, System(ipu_spec("ipu21"), 16))
     return PublishedRun("BERT-Large phase 1, Bow Pod16, 4 IPUs x 4 replicas", "sequences/s",
-                        5_600, "graphcore/examples nlp/bert/pytorch, SDK 3.3, packed", 1.25, plan,
+                        BERT_LARGE_SEQUENCES_PER_SECOND, "graphcore/examples nlp/bert/pytorch, SDK 3.3, packed", 1.25, plan,
                         per_row=BERT_PACKING_RATIO)
 
 

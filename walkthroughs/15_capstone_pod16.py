@@ -1,0 +1,305 @@
+# %% [markdown]
+# # Lesson 15: Capstone: a BERT-size model on a simulated Pod16
+#
+# Every lesson so far taught one technique on a small model. Real models need them all at
+# once: BERT-Large does not fit on one IPU, nor on four in float32, nor with its optimizer state
+# on chip. This lesson plans BERT-Large phase-1 pretraining on a simulated Bow Pod16 the way
+# Graphcore's published run does, takes each technique away in turn to see what it buys, then
+# trains the same code, shrunk, for real and checks its numerics against plain PyTorch.
+#
+# **What you will learn**
+# - how `poptorch.Block`, `PipelinedExecution(AutoStage.AutoIncrement)`, `replicationFactor`,
+#   `gradientAccumulation`, `model.half()` with `Precision.setPartialsType`,
+#   `TensorLocations.setOptimizerLocation` and `recomputationCheckpoint` combine on 16 IPUs;
+# - how to plan a model of BERT-Large's size in seconds on meta tensors with `useOfflineIpuTarget`;
+# - what each technique buys in memory and in throughput, and how the simulator's figure
+#   compares with the published one;
+# - how to check that the whole combination leaves the math unchanged.
+#
+# **Prerequisites:** lessons 3 to 5 (blocks, pipelining), 8 (optimizer offload),
+# 9 (half precision), 10 (replication); lesson 7 (memory tuning) helps.
+
+# %%
+import torch
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.profiling import plot_memory
+from ipu_tutorials.tutorial import capstone
+from ipu_tutorials.tutorial.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND, BertPretraining
+
+_ = torch.manual_seed(0)  # the same numbers on every run
+
+# %% [markdown]
+# ## BERT-Large in blocks, on the meta device
+#
+# `BertPretraining` is BERT-Large's pretraining graph (24 layers of width 1024, a tied masked-LM
+# head, next-sentence prediction) as Graphcore's PyTorch BERT places it: every layer is a
+# `poptorch.Block` on the IPU that `layers_per_ipu` gives it, and every layer's output is a
+# `poptorch.recomputationCheckpoint`. The embedding and the heads share IPU 0, where the
+# tied word embedding lives. Built under `torch.device("meta")`, it holds shapes, not numbers:
+
+# %%
+with torch.device("meta"):
+    model = BertPretraining(layers_per_ipu=(3, 7, 7, 7)).half()
+parameters = sum(p.numel() for p in model.parameters())
+print(f"{parameters / 1e6:,.0f}M parameters, {parameters * 2 / 2**20:,.0f} MiB in float16")
+print("layers per IPU:", [model.ipus.count(ipu) for ipu in range(4)])
+print("one layer:", model.layers[0])
+
+# %% [markdown]
+# ## The published recipe in PopTorch options
+#
+# Graphcore's BERT-Large phase 1 on a Bow Pod16 runs 4 replicas of a 4-IPU pipeline,
+# accumulates 2048 micro-batches of 8 sequences per update, keeps LAMB's state in streaming
+# memory sharded over the replicas, and computes in float16. `useOfflineIpuTarget(21)` asks
+# for a Bow IPU and a compiled plan without running anything:
+
+# %%
+opts = poptorch.Options().replicationFactor(4).useOfflineIpuTarget(21)
+opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+opts.Training.gradientAccumulation(2048)
+opts.outputMode(poptorch.OutputMode.Final).showCompilationProgressBar(False)
+opts.TensorLocations.setOptimizerLocation(
+    poptorch.TensorLocationSettings().useOnChipStorage(False).useReplicatedTensorSharding(True))
+opts.setAvailableMemoryProportion({"IPU0": 0.15, "IPU1": 0.25, "IPU2": 0.25, "IPU3": 0.25})
+opts.Precision.setPartialsType(torch.half)
+optimizer = poptorch.optim.LAMB(model.parameters(), loss_scaling=capstone.LOSS_SCALING,
+                                accum_type=torch.float16)
+
+rows = 8 * 2048 * 4  # micro-batch x accumulation x replicas: one call
+tokens, masked = (torch.zeros(rows, n, dtype=torch.long, device="meta") for n in (128, 20))
+training = poptorch.trainingModel(model, opts, optimizer)
+training.compile(tokens, masked, masked)
+plan = training.plan
+print(plan.placement.describe())
+
+# %% [markdown]
+# `tutorial.capstone.options(PUBLISHED)` writes the same options from six choices;
+# `pod16_result` compiles them (and remembers the result), and the dashboard and the
+# exercises use it. Both give the same plan:
+
+# %%
+from ipu_tutorials.classroom.explorers.capstone import pod16_result
+
+recipe_plan = pod16_result(capstone.PUBLISHED)["plan"]
+print(f"the cell above and capstone.options agree: "
+      f"{recipe_plan.samples_per_second == plan.samples_per_second}")
+print(f"IPUs acquired: {plan.placement.ipus_acquired} = {plan.placement.ipus_per_replica} per "
+      f"replica x {plan.spec.pod_replicas} replicas")
+
+# %% [markdown]
+# ## Memory: does it fit?
+#
+# The plan holds one replica's memory per IPU (every replica is the same). IPU 0 carries the
+# word embedding shared with the head; the other IPUs carry the layers the first cell counted,
+# and the pipeline's stash, deepest on the earliest stages:
+
+# %%
+print(f"word embedding {tuple(model.word.weight.shape)} on IPU 0")
+print(plan.memory)
+_ = plot_memory(plan.memory.ipus, title="BERT-Large, one replica of 4 Bow IPUs")
+
+# %% [markdown]
+# ## Throughput: simulated against published
+#
+# The simulator's cost model is calibrated on this very run (the README's calibration table).
+# Graphcore counts packed sequences (several short ones per 128-token row); the simulator
+# counts rows, and multiplies by the run's packing ratio:
+
+# %%
+print(f"packed sequences per row: {capstone.BERT_PACKING_RATIO}")
+simulated = capstone.sequences_per_second(plan)
+print(f"published {BERT_LARGE_SEQUENCES_PER_SECOND:,} sequences/s; simulated {simulated:,.0f} "
+      f"(ratio {simulated / BERT_LARGE_SEQUENCES_PER_SECOND:.2f})")
+print(plan.breakdown_text())
+
+# %% [markdown]
+# ## Take each technique away
+#
+# Now switch one technique off at a time, on the same Pod16. Each row is a compiled plan:
+# float32 doubles the weights and activations, on-chip LAMB adds two moments per weight, and
+# fewer replicas leave IPUs idle:
+
+# %%
+import dataclasses
+
+variants = {"published recipe": {}, "float32": {"half": False},
+            "optimizer state on chip": {"offload": False},
+            "no recomputation checkpoints": {"recompute": False},
+            "1 replica": {"replicas": 1}}
+for name, change in variants.items():
+    result = pod16_result(dataclasses.replace(capstone.PUBLISHED, **change))
+    fullest = max(result["memory"], key=lambda m: m.total)
+    speed = (f"{capstone.sequences_per_second(result['plan']):6,.0f} seq/s"
+             if "plan" in result else " out of memory")
+    print(f"{name:30s} fullest IPU {fullest.total / 2**20:6,.0f} MiB of "
+          f"{fullest.capacity / 2**20:,.0f}: {speed}")
+
+# %% [markdown]
+# Half precision and offload are both needed to fit. The checkpoints cost no time here
+# (pipelined PopTorch recomputes each stage's forward anyway), but without them the fullest
+# IPU, the table shows, comes close to its limit: they are the margin that leaves room for a
+# longer sequence or a bigger micro-batch. The dashboard below tries the rest: a shorter
+# accumulation, or a deeper pipeline with fewer replicas.
+#
+# ## The dashboard
+#
+# Every control recompiles BERT-Large. The memory bars are one replica's IPUs; the two
+# timelines are the two ends of a step (a step of thousands of micro-batches is too long to
+# draw box by box): the pipeline filling, and the flush, the all-reduce over the replicas, the LAMB
+# state streamed in and out and the weight update that close it:
+
+# %%
+from ipu_tutorials.classroom.explorers.capstone import capstone_explorer
+
+capstone_explorer()
+
+# %% [markdown]
+# ## The same code, small, for real
+#
+# A plan says nothing about whether the model learns. Shrink BERT, keep the recipe (a 4-IPU
+# pipeline, replicas, LAMB off chip, checkpoints; float32 here) and train a few steps on
+# random tokens. `capstone.bert` and
+# `capstone.options` are the functions that planned the Pod16; `plan_only=False` keeps the
+# simulated IPUs attached so the model runs:
+
+# %%
+TINY = dict(width=64, depth=3, heads=4, vocab=500)
+small = capstone.PodConfig(ipus_per_replica=4, replicas=2, accumulation=10, half=False)
+
+
+def tiny_bert():
+    torch.manual_seed(0)
+    return capstone.bert(small, device="cpu", **TINY)
+
+
+def data(step):
+    return capstone.batch(small, device="cpu", vocab=500, micro_batch=2, seed=step)
+
+
+model = tiny_bert()
+training = poptorch.trainingModel(model, capstone.options(small, plan_only=False),
+                                  capstone.optimizer(model, small))
+for step in range(3):
+    _, losses = training(*data(step))
+    print(f"step {step}: loss per replica {[round(x, 3) for x in losses.tolist()]}")
+print(f"{small}: {training.plan.placement.ipus_acquired} simulated IPUs, layers per IPU "
+      f"{capstone.layers_per_ipu(4, TINY['depth'])} (IPU 0: embedding and heads)")
+
+# %% [markdown]
+# The tiny model runs in float32, where plain PyTorch is an exact oracle (lesson 9 compares
+# float16 separately). With the default `ReductionType.Mean`, an update adds the gradients
+# of the accumulation x replicas micro-batches and divides by their count. A plain loop
+# doing exactly that, with the same LAMB, lands on the same weights:
+
+# %%
+reference = tiny_bert()
+lamb = capstone.optimizer(reference, small)
+micro_batches = small.accumulation * small.replicas
+for step in range(3):
+    lamb.zero_grad()
+    for chunk in zip(*(t.chunk(micro_batches) for t in data(step))):
+        reference(*chunk)[1].backward()
+    for p in reference.parameters():
+        p.grad /= micro_batches
+    lamb.step()
+same = all(torch.allclose(p, q, rtol=1e-5, atol=1e-5)
+           for p, q in zip(model.parameters(), reference.parameters()))
+print(f"Pod16 recipe, shrunk == plain PyTorch (rtol and atol 1e-5): {same}")
+
+# %% [markdown]
+# ## What a real IPU would do
+#
+# Graphcore's run packs several short sequences into each 128-token row, serialises the
+# embedding and its tied head, and sets the matmuls' available memory per IPU; the simulator
+# plans the rows with a per-op cost model, so its memory plan is an estimate of what the Poplar
+# compiler would allocate tile by tile, and only the published configuration is calibrated:
+# other rows of the table above are the model's extrapolation. Compiling BERT-Large for real
+# takes tens of minutes (executable caching then skips it); here it takes seconds because no
+# Poplar program is built. Real float16 training needs loss scaling that keeps gradients
+# representable; the plan shows the memory and the time, but only a real run shows whether
+# the loss goes down at this scale. A Pod16's replicas reduce their gradients over IPU-Links,
+# and a Pod64 or larger adds GW-Links, which the simulator does not model.
+#
+# Lesson 13 (IPUConfig) writes this recipe as `IPUConfig(layers_per_ipu=[3, 7, 7, 7],
+# replication_factor=4, gradient_accumulation_steps=2048, optimizer_state_offchip=True,
+# recompute_checkpoint_every_layer=True)`: `ipu_tutorials.optimum.graphcore.published`
+# builds it, and `benchmarks/bert_large_ipuconfig.py` plans it.
+#
+# ## Summary
+#
+# - BERT-Large on a Pod16 needs every technique at once: a 4-IPU pipeline for the layers,
+#   float16 and off-chip optimizer state to fit, replicas to use all 16 IPUs, and a long
+#   accumulation to amortise the fill, flush and update.
+# - Plans of a model of any size compile on meta tensors in seconds; the same functions then
+#   build a small model that trains.
+# - The simulated throughput of the published recipe is within the calibration's tolerance of
+#   the published figure; every other configuration is an extrapolation from it.
+# - The techniques change where and when the work runs, never the math: the shrunk recipe
+#   matches a plain PyTorch loop.
+#
+# ## Exercises
+
+# %%
+from ipu_tutorials.classroom.exercises import capstone as exercises
+
+# %% [markdown]
+# ### Exercise 15.1: sequences per update
+#
+# How many sequences does one weight update of the published recipe use (micro-batch 8,
+# `gradientAccumulation(2048)`, 4 replicas of a 4-IPU pipeline)?
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+my_sequences = 8 * 2048 * 4
+### END SOLUTION
+
+# %%
+exercises.samples_per_update.check(my_sequences)
+
+# %% [markdown]
+# ### Exercise 15.2: reach the published throughput
+#
+# Write `setup()` returning `(model, opts)`: BERT-Large (`BertPretraining`, default size, on
+# the meta device, your `layers_per_ipu`) and your `poptorch.Options`. The check compiles it
+# for a Bow Pod16 with LAMB and accepts it when it fits on every IPU and reaches the published
+# throughput printed above. Start from this plain 4-IPU pipeline and add what it lacks
+# (`exercises.pod16_setup.hint()` gives a nudge):
+#
+# ```python
+# def setup():
+#     with torch.device("meta"):
+#         model = BertPretraining(layers_per_ipu=(3, 7, 7, 7))
+#     opts = poptorch.Options()
+#     opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+#     opts.Training.gradientAccumulation(16)
+#     return model, opts
+# ```
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+def setup():
+    with torch.device("meta"):
+        model = BertPretraining(layers_per_ipu=(3, 7, 7, 7)).half()
+    opts = poptorch.Options().replicationFactor(4)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    opts.Training.gradientAccumulation(1024)
+    opts.TensorLocations.setOptimizerLocation(
+        poptorch.TensorLocationSettings().useOnChipStorage(False))
+    return model, opts
+### END SOLUTION
+
+# %%
+exercises.pod16_setup.check(setup)
+
+# %% [markdown]
+# **Next:** the course ends here. Take your own model through the same steps: blocks and a
+# plan on meta tensors first (lessons 3 to 7), then half precision and offload (lessons 8
+# and 9), then replicas (lesson 10), then a small real run against plain PyTorch.
+#
+# **Further reading:** PopTorch user guide, "Parallel execution" (PipelinedExecution,
+# AutoStage), "Half and mixed precision", "Optimizers" (LAMB, accumulator types),
+# "Tensor locations" and "Recomputation"; Graphcore's tutorials "Pipelining",
+# "Mixed precision" and "Fine-tuning BERT"; graphcore/examples `nlp/bert/pytorch`
+# (`configs_pretraining.yml`, `pretrain_large_128`); You et al., "Large Batch Optimization
+# for Deep Learning: Training BERT in 76 minutes" (LAMB, 2019).
