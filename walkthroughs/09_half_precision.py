@@ -171,8 +171,8 @@ for dtype in (torch.float32, torch.float16):
 # stochastic-rounding demo below shows the same effect on a sum). Real IPUs train float16
 # weights with `opts.Precision.enableStochasticRounding(True)`, which makes each rounded
 # update right on average, and Graphcore's BERT keeps its optimizer moments in float32. The
-# simulator records stochastic rounding but rounds to nearest on the CPU, so the float16
-# figure above is the round-to-nearest one.
+# run above leaves stochastic rounding off, so its float16 figure is the round-to-nearest one;
+# the simulator implements both (see "Stochastic rounding" below).
 #
 # ## Velocity scaling for SGD
 #
@@ -320,6 +320,9 @@ exercises.half_partials.check(my_options)
 # - Small gradients underflow in float16. A loss scale (a power of two, chosen so nothing
 #   overflows) keeps them, and velocity scaling does the same for SGD's momentum.
 # - Stochastic rounding keeps small updates on average.
+#
+# **Next:** lesson 10 (replication) runs copies of a model side by side and adds up their
+# gradients.
 #
 # **Further reading:** Graphcore's PopTorch mixed-precision tutorial and memory and
 # performance optimisation guide ("Mixed precision", "Stochastic rounding"); Micikevicius et

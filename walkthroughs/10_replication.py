@@ -322,6 +322,9 @@ def options_for(instance):
 exercises.instance_options.check(options_for)
 
 # %% [markdown]
+# **Next:** lesson 11 (observing and profiling) looks inside a run: anchored tensors, printed
+# tensors, and the report's memory and timeline.
+#
 # **Further reading:** Graphcore's PopDist and PopRun user guide; the PopTorch user guide,
 # "Distributed execution" and "poptorch.DataLoader"; graphcore/examples,
 # `tutorials/feature_examples/pytorch/popdist`; PyTorch's torchrun (elastic launch) documentation.

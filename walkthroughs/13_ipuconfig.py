@@ -259,7 +259,7 @@ exercises.pod64_batch.check(my_pod64_batch)
 # - Heads that share weights with the embedding stay on IPU 0, so IPU 0 takes fewer layers.
 # - Per-POD-type values and `batch_size_factor` size the same model for a Pod16 or a Pod64.
 #
-# **Next:** lesson 14 trains with PyTorch Lightning on simulated IPUs.
+# **Next:** lesson 14 (Lightning) trains with PyTorch Lightning on simulated IPUs.
 #
 # **Further reading:** optimum-graphcore's `IPUConfig` reference (seed 004) and
 # `modeling_utils.py`; Devlin et al., "BERT" (2019), for BERT-Base's sizes.
