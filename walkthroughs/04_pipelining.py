@@ -51,8 +51,8 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
 
 # %% [markdown]
 # The data are real MNIST digits shipped inside the package (the cell above prints how many
-# and the calls they make), so the lesson needs no
-# download. Full MNIST works the same way with `source="mnist"`.
+# and the calls they make), so the lesson needs no download. Full MNIST works the same way
+# with `source="mnist"`.
 #
 # ## The schedule of one step
 #

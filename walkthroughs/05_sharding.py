@@ -213,9 +213,9 @@ exercises.speedup.check(my_speedup)
 
 # %% tags=["solution"]
 ### BEGIN SOLUTION
-my_options = poptorch.Options().deviceIterations(10)
-my_options.setExecutionStrategy(poptorch.ShardedExecution(
-    *[poptorch.Stage(block).ipu(ipu) for ipu, block in enumerate(["B1", "B2", "B3", "B4"])]))
+sharded = poptorch.ShardedExecution(
+    *[poptorch.Stage(block).ipu(ipu) for ipu, block in enumerate(["B1", "B2", "B3", "B4"])])
+my_options = poptorch.Options().deviceIterations(10).setExecutionStrategy(sharded)
 ### END SOLUTION
 
 # %%

@@ -248,10 +248,11 @@ exercises.make_it_fit.check(offload=my_offload, half=my_half)
 
 # %% tags=["solution"]
 ### BEGIN SOLUTION
+off_chip = poptorch.TensorLocationSettings().useOnChipStorage(False)
 my_options = poptorch.Options()
-my_options.Training.gradientAccumulation(2 * 16 - 1)
-my_options.TensorLocations.setOptimizerLocation(
-    poptorch.TensorLocationSettings().useOnChipStorage(False))
+my_options.Training.gradientAccumulation(2 * 16 - 1)  # 2N-1 for N = 16 pipelined IPUs
+my_options.TensorLocations.setOptimizerLocation(off_chip)
+print(my_options.TensorLocations.location("optimizer"))
 ### END SOLUTION
 
 # %%

@@ -101,17 +101,19 @@ print(training_model.plan.placement.describe())
 # micro-batch 4, sequence 128) by an IPUConfig and compiles its training.
 
 # %%
-from ipu_tutorials.classroom.explorers.ipuconfig import (MICRO_BATCH, bert_ipu_config,
-                                                         describe, plan_bert)
+from ipu_tutorials.classroom.explorers.ipuconfig import (BERT_BASE, MICRO_BATCH,
+                                                         bert_ipu_config, describe, plan_bert)
 
 even = plan_bert(bert_ipu_config([3, 3, 3, 3]))
 print(even.memory.table())
 print(describe(even).replace("<b>", "").replace("</b>", ""))
+print(f"vocabulary: {transformers.BertConfig(**BERT_BASE).vocab_size:,} tokens")
 
 # %% [markdown]
-# The masked-LM head projects onto the 30,522-token vocabulary and shares its weight with the
-# word embedding, so optimum-graphcore keeps it on IPU 0, beside the embedding. IPU 0 ends up
-# with more memory and more work than the others, which the timeline shows:
+# The masked-LM head projects onto the whole vocabulary (its size is the cell's last line) and
+# shares its weight with the word embedding, so optimum-graphcore keeps it on IPU 0, beside
+# the embedding. IPU 0 ends up with more memory and more work than the others, which the
+# timeline shows:
 
 # %%
 from ipu_tutorials.profiling.plots import plot_memory, plot_timeline
