@@ -3,9 +3,10 @@
 #
 # IPUs compute four times faster in float16 than in float32, and float16 tensors take half the
 # memory. The catch is range: float16 cannot hold numbers below its smallest subnormal
-# (printed below), and late in training many gradients are smaller than that. This lesson uses real float16 numbers to show
-# the problem, and PopTorch's tools against it. The simulator computes each float16 operation
-# in float32 and rounds its result to float16, as the IPU does, so it runs at float32 speed.
+# (printed below), and late in training many gradients are smaller than that. This lesson
+# uses real float16 numbers to show the problem, and PopTorch's tools against it. The
+# simulator computes each float16 operation in float32 and rounds its result to float16, as
+# the IPU does, so it runs at float32 speed.
 #
 # **What you will learn**
 # - the two ways to run a PopTorch model in float16, and how PopTorch casts mixed inputs;
