@@ -114,7 +114,7 @@ strategy = poptorch.PipelinedExecution(
 )""",
     mistakes=(
         Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1", "B2", "B3").ipu(0), '
-                'poptorch.Stage("B4").ipu(1))', "does 74% of the work"),
+                'poptorch.Stage("B4").ipu(1))', "move a block off IPU 0"),
         Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), '
                 'poptorch.Stage("B2", "B3", "B4").ipu(1))', "move a block off IPU 1"),
         Mistake('poptorch.PipelinedExecution(poptorch.Stage("B3", "B4").ipu(0), '
