@@ -12,7 +12,8 @@
 # - the placement rules, and the error each one gives when broken;
 # - how to read a placement table and diagram.
 #
-# **Prerequisites:** PyTorch modules and training loops. No IPU and no Poplar SDK: everything
+# **Prerequisites:** lesson 1 (PopTorch basics: `Options`, `trainingModel`,
+# `inferenceModel`), PyTorch modules and training loops. No IPU and no Poplar SDK: everything
 # runs on your laptop's CPU.
 
 # %% [markdown]
@@ -225,7 +226,8 @@ try_compile(Between([0, 1, 1]), poptorch.Options().deviceIterations(4), x)
 # %% [markdown]
 # ## Explore: spreading a model over more IPUs
 #
-# Placement exists because models outgrow one IPU's 897 MiB of in-processor memory. The memory
+# Placement exists because models outgrow one IPU's in-processor memory (the first cell printed
+# its size with the simulated system; the planner draws it as a dashed line). The memory
 # planner compiles a transformer (on shapes only, so its size does not matter to your laptop)
 # with its layers spread evenly over the IPUs you pick. Start at 1 IPU and add more; lesson 8
 # explains the other switches.
@@ -309,7 +311,7 @@ exercises.ipus_reserved.check(my_ipu_count)
 #   in a pipeline, shared weights on one IPU, a power-of-two number of IPUs.
 # - `model.report()` gives the placement table, the diagram and the memory per IPU.
 #
-# **Next:** lesson 4 runs these stages as a pipeline.
+# **Next:** lesson 4 (pipelining) runs these stages as a pipeline.
 #
 # **Further reading:** PopTorch user guide, "Multi-IPU execution strategies" and "Annotations";
 # Graphcore's tutorial "PopTorch Parallel Execution Using Pipelining".

@@ -50,8 +50,9 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
       f"{len(training_data)} call(s) per epoch")
 
 # %% [markdown]
-# The data are 5,000 real MNIST digits shipped inside the package, so the lesson needs no
-# download. Full MNIST works the same way with `source="mnist"`.
+# The data are real MNIST digits shipped inside the package (the cell above prints how many
+# and the calls they make), so the lesson needs no download. Full MNIST works the same way
+# with `source="mnist"`.
 #
 # ## The schedule of one step
 #
@@ -281,7 +282,7 @@ exercises.balance_two_ipus.check(my_split)
 #   every cycle.
 # - `OutputMode.All` returns every micro-batch's outputs; the default returns the last.
 #
-# **Next:** lesson 5 runs the same model one IPU at a time with `ShardedExecution`.
+# **Next:** lesson 5 (sharding) runs the same model one IPU at a time with `ShardedExecution`.
 #
 # **Further reading:** PopTorch user guide, "Efficient data batching" and
 # "PipelinedExecution"; Huang et al., "GPipe" (2019), for the bubble formula.

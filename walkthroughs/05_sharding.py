@@ -205,16 +205,34 @@ my_speedup = models["sharded"].plan.device_seconds / models["pipelined"].plan.de
 exercises.speedup.check(my_speedup)
 
 # %% [markdown]
+# ### Exercise 5.3: shard with the smallest accumulation
+#
+# Write the `poptorch.Options` that train the network sharded over four IPUs (`B1` to `B4` on
+# IPUs 0 to 3) with `deviceIterations(10)` and the smallest gradient accumulation PopTorch
+# accepts for this strategy. The check compiles the network with your options.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+sharded = poptorch.ShardedExecution(
+    *[poptorch.Stage(block).ipu(ipu) for ipu, block in enumerate(["B1", "B2", "B3", "B4"])])
+my_options = poptorch.Options().deviceIterations(10).setExecutionStrategy(sharded)
+### END SOLUTION
+
+# %%
+exercises.sharded_options.check(my_options)
+
+# %% [markdown]
 # ## Summary
 #
 # - `ShardedExecution` takes the same stages as `PipelinedExecution` and runs them one after
-#   another: one IPU busy at a time, no gradient-accumulation rule.
+#   another: one IPU busy at a time, and no gradient-accumulation rule: accumulation 1 is
+#   legal.
 # - The strategy never changes the numbers: pipelined and sharded training give identical
 #   weights.
 # - `ipu_print_tensor` prints a tensor and its gradient from inside the model.
 # - Shard to debug and for single samples; pipeline for throughput.
 #
-# **Next:** lesson 6 runs a model too big for the IPUs in phases, streaming weights
-# in and out.
+# **Next:** lesson 6 (phased execution) runs a model too big for the IPUs in phases,
+# streaming weights in and out.
 #
 # **Further reading:** PopTorch user guide, "ShardedExecution" and "ipu_print_tensor".

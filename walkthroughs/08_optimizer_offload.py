@@ -1,8 +1,8 @@
 # %% [markdown]
 # # Lesson 8: Optimizer state offload
 #
-# An IPU keeps everything it works on in its own SRAM: 897 MiB on a GC200, spread over 1,472
-# tiles. When a model's weights, gradients, optimizer state and activations do not fit, the
+# An IPU keeps everything it works on in its own SRAM, spread over its tiles (the first cell
+# prints how much a GC200 has). When a model's weights, gradients, optimizer state and activations do not fit, the
 # compiler fails. This lesson reads the simulator's per-IPU memory plan, plans a model far
 # larger than your laptop could run, and fits it by moving the optimizer state to streaming
 # memory, then shows what that costs in time.
@@ -21,6 +21,7 @@
 import matplotlib.pyplot as plt
 import torch
 
+import ipu_tutorials
 from ipu_tutorials import poptorch, tutorial
 from ipu_tutorials.classroom.explorers.memory import even_split
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss, TransformerLM, split_layers
@@ -28,6 +29,7 @@ from ipu_tutorials.profiling import Report, plot_memory
 from ipu_tutorials.simulator import format_bytes
 
 _ = torch.manual_seed(0)  # the same numbers on every run
+print("Simulated system:", ipu_tutorials.default_system().describe())
 
 # %% [markdown]
 # ## What fills an IPU
@@ -237,6 +239,26 @@ my_offload, my_half = True, True
 exercises.make_it_fit.check(offload=my_offload, half=my_half)
 
 # %% [markdown]
+# ### Exercise 8.3: options that fit 1.3B on 16 IPUs
+#
+# Now write the options yourself. The check builds the planner's 1.3B transformer in float16,
+# split evenly over 16 IPUs, and compiles its training (AdamW, micro-batch 4) with your
+# `poptorch.Options`. Set a gradient accumulation the 16-IPU pipeline accepts and put the
+# optimizer state where it fits.
+
+# %% tags=["solution"]
+### BEGIN SOLUTION
+off_chip = poptorch.TensorLocationSettings().useOnChipStorage(False)
+my_options = poptorch.Options()
+my_options.Training.gradientAccumulation(2 * 16 - 1)  # 2N-1 for N = 16 pipelined IPUs
+my_options.TensorLocations.setOptimizerLocation(off_chip)
+print(my_options.TensorLocations.location("optimizer"))
+### END SOLUTION
+
+# %%
+exercises.offload_options.check(my_options)
+
+# %% [markdown]
 # ## Summary
 #
 # - Each IPU holds code, weights, gradient accumulators, optimizer state, activations, the
@@ -245,8 +267,10 @@ exercises.make_it_fit.check(offload=my_offload, half=my_half)
 # - `setOptimizerLocation(TensorLocationSettings().useOnChipStorage(False))` removes exactly the
 #   optimizer state from every IPU, and makes each weight update stream it in and out.
 # - Replicated tensor sharding divides that state, and its streaming, by the replicas.
+# - Offloading and float16 together fit a 1.3B-parameter model on 16 IPUs; the pipeline still
+#   needs its 2N-1 micro-batches per update.
 #
-# **Next:** lesson 9 halves weights and gradients with float16, and keeps the small gradients
+# **Next:** lesson 9 (half precision) halves weights and gradients with float16, and keeps the small gradients
 # alive.
 #
 # **Further reading:** PopTorch user guide, "Tensor locations"; Graphcore's memory and

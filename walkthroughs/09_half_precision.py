@@ -2,10 +2,11 @@
 # # Lesson 9: Half precision
 #
 # IPUs compute four times faster in float16 than in float32, and float16 tensors take half the
-# memory. The catch is range: float16 cannot hold numbers smaller than about 6e-8, and late in
-# training many gradients are smaller than that. This lesson uses real float16 numbers to show
-# the problem, and PopTorch's tools against it. The simulator computes each float16 operation
-# in float32 and rounds its result to float16, as the IPU does, so it runs at float32 speed.
+# memory. The catch is range: float16 cannot hold numbers below its smallest subnormal
+# (printed below), and late in training many gradients are smaller than that. This lesson
+# uses real float16 numbers to show the problem, and PopTorch's tools against it. The
+# simulator computes each float16 operation in float32 and rounds its result to float16, as
+# the IPU does, so it runs at float32 speed.
 #
 # **What you will learn**
 # - the two ways to run a PopTorch model in float16, and how PopTorch casts mixed inputs;
@@ -171,8 +172,8 @@ for dtype in (torch.float32, torch.float16):
 # stochastic-rounding demo below shows the same effect on a sum). Real IPUs train float16
 # weights with `opts.Precision.enableStochasticRounding(True)`, which makes each rounded
 # update right on average, and Graphcore's BERT keeps its optimizer moments in float32. The
-# simulator records stochastic rounding but rounds to nearest on the CPU, so the float16
-# figure above is the round-to-nearest one.
+# run above leaves stochastic rounding off, so its float16 figure is the round-to-nearest one;
+# the simulator implements both (see "Stochastic rounding" below).
 #
 # ## Velocity scaling for SGD
 #
@@ -238,16 +239,21 @@ for partials in (torch.float32, torch.float16):
 # %% [markdown]
 # ## Stochastic rounding
 #
-# Adding a small number to a large one in float16 rounds the small one away: float16's step
-# at 1.0 is about 0.001, so 1.0 + 0.0001 rounds back to 1.0 every time. The IPU can round up
-# or down at random instead, with chances proportional to the distance, so that the sum is
-# right on average (`opts.Precision.enableStochasticRounding(True)`). Ten thousand additions
-# of 0.0001 to 1.0:
+# Adding a small number to a large one in float16 rounds the small one away: an addend below
+# half of float16's step at 1.0 rounds back to 1.0 every time. The IPU can round up or down
+# at random instead, with chances proportional to the distance, so that the sum is right on
+# average (`opts.Precision.enableStochasticRounding(True)`). Many additions of a small addend
+# to 1.0:
 
 # %%
+addend, count = 1e-4, 10_000
+one = torch.tensor(1.0, dtype=torch.half)
+print(f"float16's step at 1.0: {torch.finfo(torch.float16).eps:.3g}; "
+      f"1.0 + {addend:g} = {float(one + addend)}; {count:,} additions of {addend:g}:")
 for stochastic in (False, True):
-    total = accumulate_in_half(1e-4, 10_000, stochastic)
-    print(f"{'stochastic' if stochastic else 'round to nearest':>16}: {total:.4f} (exact: 2.0000)")
+    total = accumulate_in_half(addend, count, stochastic)
+    print(f"{'stochastic' if stochastic else 'round to nearest':>16}: {total:.4f} "
+          f"(exact: {1 + addend * count:.4f})")
 
 # %% [markdown]
 # ## Explore
@@ -320,6 +326,9 @@ exercises.half_partials.check(my_options)
 # - Small gradients underflow in float16. A loss scale (a power of two, chosen so nothing
 #   overflows) keeps them, and velocity scaling does the same for SGD's momentum.
 # - Stochastic rounding keeps small updates on average.
+#
+# **Next:** lesson 10 (replication) runs copies of a model side by side and adds up their
+# gradients.
 #
 # **Further reading:** Graphcore's PopTorch mixed-precision tutorial and memory and
 # performance optimisation guide ("Mixed precision", "Stochastic rounding"); Micikevicius et

@@ -226,12 +226,14 @@ print(f"2 instances x 2 replicas == 1 process x 4 replicas (within 1e-5): {same}
 # ## Pipeline depth x replicas on a Pod16
 #
 # Sixteen IPUs can run one 16-stage pipeline, sixteen one-IPU replicas, or anything between.
-# Deeper pipelines need less memory per IPU; more replicas go faster, while they fit. Here is a
-# 40M-parameter transformer trained with AdamW at one global batch of 512 sequences:
+# Deeper pipelines need less memory per IPU; more replicas go faster, while they fit. Here is
+# the explorer's "40M" transformer trained with AdamW at one global batch (the first line
+# prints it):
 
 # %%
 from ipu_tutorials.classroom.explorers.replication import DEPTHS, GLOBAL_BATCH, pod_split
 
+print(f"global batch: {GLOBAL_BATCH} sequences per weight update")
 for depth in DEPTHS:
     s = pod_split("40M", depth)
     verdict = f"{s.samples_per_second:7,.0f} seq/s" if s.fits else "  out of memory"
@@ -322,6 +324,9 @@ def options_for(instance):
 exercises.instance_options.check(options_for)
 
 # %% [markdown]
+# **Next:** lesson 11 (observing and profiling) looks inside a run: anchored tensors, printed
+# tensors, and the report's memory and timeline.
+#
 # **Further reading:** Graphcore's PopDist and PopRun user guide; the PopTorch user guide,
 # "Distributed execution" and "poptorch.DataLoader"; graphcore/examples,
 # `tutorials/feature_examples/pytorch/popdist`; PyTorch's torchrun (elastic launch) documentation.

@@ -101,17 +101,19 @@ print(training_model.plan.placement.describe())
 # micro-batch 4, sequence 128) by an IPUConfig and compiles its training.
 
 # %%
-from ipu_tutorials.classroom.explorers.ipuconfig import (MICRO_BATCH, bert_ipu_config,
-                                                         describe, plan_bert)
+from ipu_tutorials.classroom.explorers.ipuconfig import (BERT_BASE, MICRO_BATCH,
+                                                         bert_ipu_config, describe, plan_bert)
 
 even = plan_bert(bert_ipu_config([3, 3, 3, 3]))
 print(even.memory.table())
 print(describe(even).replace("<b>", "").replace("</b>", ""))
+print(f"vocabulary: {transformers.BertConfig(**BERT_BASE).vocab_size:,} tokens")
 
 # %% [markdown]
-# The masked-LM head projects onto the 30,522-token vocabulary and shares its weight with the
-# word embedding, so optimum-graphcore keeps it on IPU 0, beside the embedding. IPU 0 ends up
-# with more memory and more work than the others, which the timeline shows:
+# The masked-LM head projects onto the whole vocabulary (its size is the cell's last line) and
+# shares its weight with the word embedding, so optimum-graphcore keeps it on IPU 0, beside
+# the embedding. IPU 0 ends up with more memory and more work than the others, which the
+# timeline shows:
 
 # %%
 from ipu_tutorials.profiling.plots import plot_memory, plot_timeline
@@ -259,7 +261,7 @@ exercises.pod64_batch.check(my_pod64_batch)
 # - Heads that share weights with the embedding stay on IPU 0, so IPU 0 takes fewer layers.
 # - Per-POD-type values and `batch_size_factor` size the same model for a Pod16 or a Pod64.
 #
-# **Next:** lesson 14 trains with PyTorch Lightning on simulated IPUs.
+# **Next:** lesson 14 (Lightning) trains with PyTorch Lightning on simulated IPUs.
 #
 # **Further reading:** optimum-graphcore's `IPUConfig` reference (seed 004) and
 # `modeling_utils.py`; Devlin et al., "BERT" (2019), for BERT-Base's sizes.

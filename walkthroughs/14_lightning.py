@@ -13,7 +13,7 @@
 # - what real IPUs refuse (as live errors), and where the simulator is more lenient;
 # - how to get the simulator's reports with `IPUStrategy(autoreport_dir=...)`.
 #
-# **Prerequisites:** lessons 4 (pipelining: gradient accumulation, device iterations) and 5
+# **Prerequisites:** lessons 4 (pipelining: gradient accumulation, device iterations) and 9
 # (half precision); a first look at Lightning's `LightningModule` and `Trainer`.
 
 # %%
@@ -315,6 +315,9 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 # - Clipping, several optimizers, LBFGS, skipped steps, batch-transfer hooks, batch samplers
 #   with several replicas and non-power-of-two device counts are refused; `self.log` in a step
 #   runs here but warns that hardware would refuse it.
+#
+# **Next:** lesson 15 (capstone) puts pipelining, replication, half precision, offload and
+# recomputation together on a BERT-size model on a simulated Pod16.
 #
 # **Further reading:** Lightning 2.0's "Accelerator: IPU training" pages (basic,
 # intermediate, advanced); the lightning-graphcore repository; Graphcore's PopTorch user guide,

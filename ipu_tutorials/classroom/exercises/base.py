@@ -122,11 +122,17 @@ def _bound_name(statement: ast.stmt, title: str) -> str:
     return target.id
 
 
-def check_number(answer, expected: float, what: str, explain: str, tolerance: float = 0.0) -> Feedback:
-    """Numeric answers: right within a relative tolerance, else say whether it is high or low."""
+def check_number(answer, expected: float, what: str, explain: str, tolerance: float = 0.0,
+                 typical: dict[float, str] | None = None) -> Feedback:
+    """Numeric answers: right within a relative tolerance; a typical wrong value (a key of
+    `typical`, matched within the same tolerance) gets its own explanation; any other value is
+    said to be too high or too low."""
     if isinstance(answer, bool) or not isinstance(answer, (int, float)):
         return wrong(f"{what} should be a number, got {type(answer).__name__} {answer!r}.")
     if abs(answer - expected) <= tolerance * abs(expected):
         return right(explain)
+    for value, mistake in (typical or {}).items():
+        if abs(answer - value) <= max(tolerance * abs(value), 1e-12 * abs(value)):
+            return wrong(f"{answer:,} for {what}: {mistake}")
     direction = "too high" if answer > expected else "too low"
     return wrong(f"{answer} is {direction} for {what}.")

@@ -1,7 +1,7 @@
 """Exercises of lesson 3: blocks and stages."""
 from ... import poptorch
 from ...errors import Error
-from .base import Exercise, Feedback, check_number, right, wrong
+from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 from ..plans import tutorial_plan
 
 WANTED = {"B1": 0, "B2": 0, "B3": 1, "B4": 1}
@@ -10,11 +10,17 @@ WANTED = {"B1": 0, "B2": 0, "B3": 1, "B4": 1}
 def _check_two_ipus(strategy) -> Feedback:
     if not isinstance(strategy, poptorch.PipelinedExecution):
         return wrong(f"expected a poptorch.PipelinedExecution, got {type(strategy).__name__}.")
+    if len(strategy.stages) != 2:
+        return wrong(f"that strategy has {len(strategy.stages)} stages; two IPUs need two: "
+                     f"put two blocks in each poptorch.Stage(...).")
     try:
         plan = tutorial_plan(strategy, accumulation=3)
     except Error as error:
         return wrong(f"the strategy does not compile: {error}")
     placed = plan.placement.block_ipu
+    if all(placed[b] == 1 - ipu for b, ipu in WANTED.items()):
+        return wrong("the two IPUs are swapped: the model's first blocks, B1 and B2, go on "
+                     "IPU 0 with .ipu(0).")
     misplaced = [f"{b} is on IPU {placed[b]}, not IPU {ipu}" for b, ipu in WANTED.items()
                  if placed[b] != ipu]
     if misplaced:
@@ -29,7 +35,17 @@ two_ipus = Exercise(
 strategy = poptorch.PipelinedExecution(
     poptorch.Stage("B1", "B2").ipu(0),
     poptorch.Stage("B3", "B4").ipu(1),
-)""")
+)""",
+    mistakes=(
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1", "B2", "B3").ipu(0), '
+                'poptorch.Stage("B4").ipu(1))', "B3 is on IPU 0, not IPU 1"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1", "B2").ipu(1), '
+                'poptorch.Stage("B3", "B4").ipu(0))', "the two IPUs are swapped"),
+        Mistake('poptorch.PipelinedExecution("B1", "B2", "B3", "B4")', "that strategy has 4 stages"),
+        Mistake('poptorch.ShardedExecution(poptorch.Stage("B1", "B2").ipu(0), '
+                'poptorch.Stage("B3", "B4").ipu(1))', "expected a poptorch.PipelinedExecution"),
+    ),
+    writes_code=True)
 
 
 def _check_auto_stage(answer) -> Feedback:
@@ -39,20 +55,43 @@ def _check_auto_stage(answer) -> Feedback:
     if answer is poptorch.AutoStage.SameAsIpu:
         return wrong("SameAsIpu is the rule that failed: it makes block C's stage 0, after B's "
                      "stage 1.")
+    if isinstance(answer, str):
+        return wrong(f"{answer!r} is a string: answer with the enum member itself, "
+                     f"poptorch.AutoStage.<name>.")
     return wrong(f"answer with a poptorch.AutoStage member, got {answer!r}.")
 
 
 fix_descending_stages = Exercise(
     "Fix the descending stages", _check_auto_stage,
     hint="one AutoStage rule numbers stages by IPU, the other counts blocks as they run.",
-    solution="poptorch.AutoStage.AutoIncrement")
+    solution="poptorch.AutoStage.AutoIncrement",
+    mistakes=(Mistake("poptorch.AutoStage.SameAsIpu", "SameAsIpu is the rule that failed"),
+              Mistake('"AutoIncrement"', "is a string")))
+
+IPUS_PER_REPLICA, REPLICAS = 3, 2
+
+
+def _check_ipus_reserved(answer) -> Feedback:
+    used = IPUS_PER_REPLICA * REPLICAS
+    reserved = 1 << (used - 1).bit_length()  # autoRoundNumIPUs: the next power of two
+    return check_number(
+        answer, reserved, "the IPUs reserved",
+        f"{IPUS_PER_REPLICA} IPUs per replica x {REPLICAS} replicas = {used}, rounded up to the "
+        f"next power of two: {reserved} ({reserved - used} reserved and idle).",
+        typical={
+            used: f"{used} IPUs do the work, but autoRoundNumIPUs(True) rounds the reservation "
+                  f"up to a power of two.",
+            IPUS_PER_REPLICA: f"that is one replica: replicationFactor({REPLICAS}) runs "
+                              f"{REPLICAS} copies of the model, each on its own IPUs.",
+            4: f"that rounds up one replica's {IPUS_PER_REPLICA} IPUs; multiply by the "
+               f"{REPLICAS} replicas first, then round the total up to a power of two.",
+        })
 
 
 ipus_reserved = Exercise(
-    "How many IPUs?",
-    lambda answer: check_number(
-        answer, 8, "the IPUs reserved",
-        "3 IPUs per replica x 2 replicas = 6, rounded up to the next power of two: 8 "
-        "(2 reserved and idle)."),
+    "How many IPUs?", _check_ipus_reserved,
     hint="IPUs per replica x replication factor, then autoRoundNumIPUs rounds up to a power of two.",
-    solution="8")
+    solution="8  # 3 IPUs per replica x 2 replicas = 6, rounded up to a power of two",
+    mistakes=(Mistake("6", "rounds the reservation up to a power of two"),
+              Mistake("3", "is one replica"),
+              Mistake("4", "multiply by the 2 replicas first")))

@@ -3,7 +3,7 @@ import torch
 
 from ... import poptorch
 from ...errors import Error
-from .base import Exercise, Feedback, right, wrong
+from .base import Exercise, Feedback, Mistake, right, wrong
 from ..explorers.precision import survival
 
 
@@ -13,7 +13,13 @@ def _check_loss_scale(scale) -> Feedback:
     result = survival(float(scale), torch.float16)
     kept = result["survived"] / result["total"]
     if result["overflowed"]:
-        return wrong(f"{result['overflowed']:,} gradients overflow at {scale:,}: scale down.")
+        return wrong(f"{result['overflowed']:,} gradients overflow at {scale:,}: the largest "
+                     f"scaled gradient passes float16's maximum, "
+                     f"{torch.finfo(torch.float16).max:,.0f} (an inf poisons the "
+                     f"whole update); scale down.")
+    if scale <= 1:
+        return wrong(f"a loss scale of {scale:,} does not lift anything: only {kept:.1%} of the "
+                     f"gradients survive; multiply the loss by a large power of two.")
     if kept < 0.99:
         return wrong(f"only {kept:.1%} of the gradients survive at {scale:,}: scale up.")
     return right(f"{kept:.2%} survive and none overflow at loss scale {scale:,}.")
@@ -23,7 +29,10 @@ loss_scale = Exercise(
     "Choose a loss scale", _check_loss_scale,
     hint="move the precision explorer's slider until the histogram sits between the red and the "
          "purple regions; powers of two are exact to undo.",
-    solution="1024  # anything from about 2**8 to 2**13 works for this network")
+    solution="1024  # anything from about 2**8 to 2**13 works for this network",
+    mistakes=(Mistake("1", "does not lift anything"),
+              Mistake("2 ** 16", "scale down"),
+              Mistake("8", "scale up")))
 
 
 def first_ipu_temporaries(options: poptorch.Options) -> int:
@@ -54,8 +63,10 @@ def _check_partials(options) -> Feedback:
     except Error as error:
         return wrong(f"these options do not compile the tutorial model: {error}")
     if after >= before:
+        partials = options.Precision.partials_type
         return wrong(f"the temporaries on IPU 0 did not shrink ({after:,} bytes against "
-                     f"{before:,}).")
+                     f"{before:,}): the partials type is still {partials}, the default. The "
+                     f"partials hold the matmuls' running sums: set them to torch.half.")
     return right(f"half partials cut IPU 0's matmul temporaries from {before:,} to {after:,} "
                  f"bytes, as in the lesson's table.")
 
@@ -66,4 +77,10 @@ half_partials = Exercise(
     solution="""
 my_options = poptorch.Options()
 my_options.Precision.setPartialsType(torch.half)
-my_options""")
+my_options""",
+    mistakes=(Mistake("poptorch.Options()", "the partials type is still torch.float32"),
+              Mistake("my_options = poptorch.Options()\n"
+                      "my_options.Precision.enableStochasticRounding(True)\nmy_options",
+                      "set them to torch.half"),
+              Mistake("torch.half", "expected a poptorch.Options")),
+    writes_code=True)

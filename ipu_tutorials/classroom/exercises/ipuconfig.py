@@ -9,7 +9,7 @@ from ...errors import Error
 from ...optimum.graphcore import IPUConfig
 from ...simulator.compile import compile_plan
 from ..explorers.ipuconfig import bert_ipu_config, plan_bert
-from .base import Exercise, Feedback, check_number, right, wrong
+from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 
 LAYERS, IPUS = 12, 4  # BERT-Base over a 4-IPU pipeline
 
@@ -87,7 +87,18 @@ balance_bert = Exercise(
     hint="the slowest IPU sets the pace of the pipeline. Every encoder layer costs the same, but "
          "IPU 0 also runs the embedding and the masked-LM head (they share a weight): compare "
          "plan.timeline.utilisation() for [3, 3, 3, 3] and move layers off the busiest IPU.",
-    solution="my_layers_per_ipu = best_split()  # from ipu_tutorials.classroom.exercises.ipuconfig")
+    solution="my_layers_per_ipu = best_split()  # from ipu_tutorials.classroom.exercises.ipuconfig",
+    mistakes=(Mistake("[3, 3, 3, 3]", "IPU 0 is the busiest"),
+              Mistake("[3, 3, 3, 2]", "places 11 layers; BERT-Base has 12"),
+              Mistake("[4, 4, 4]", "a list of 4 whole numbers"),
+              Mistake("[-1, 4, 4, 4]", "-1 shares layers evenly"),
+              Mistake("[12, 0, 0, 0]", "does not fit in memory")),
+    writes_code=True)
+
+
+def lesson_namespace() -> dict:
+    """The names the reference solutions use."""
+    return {"best_split": best_split}
 
 POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3],
                        replication_factor={"pod16": 4, "pod64": 16},
@@ -97,21 +108,23 @@ MICRO_BATCH = 8
 
 
 def _check_pod64_batch(answer) -> Feedback:
-    expected = MICRO_BATCH * POD_CONFIG.batch_size_factor(pod_type="pod64")
-    pod16 = MICRO_BATCH * POD_CONFIG.batch_size_factor(pod_type="pod16")
     factor = POD_CONFIG.batch_size_factor(pod_type="pod64")
-    if answer == pod16 and answer != expected:
-        return wrong(f"{answer} is the pod16 batch: on a pod64 the replication factor and the "
-                     f"gradient accumulation take their pod64 values.")
-    if answer == factor:
-        return wrong(f"{answer} is batch_size_factor(pod_type=\"pod64\"): multiply it by the "
-                     f"micro-batch of {MICRO_BATCH}.")
-    if answer == expected // 2:
-        return wrong("did you leave out the 2 device iterations?")
+    expected = MICRO_BATCH * factor
+    pod16 = MICRO_BATCH * POD_CONFIG.batch_size_factor(pod_type="pod16")
+    typical = {
+        factor: f"that is batch_size_factor(pod_type=\"pod64\"): multiply it by the "
+                f"micro-batch of {MICRO_BATCH}.",
+        expected // 2: "did you leave out the 2 device iterations?",
+        MICRO_BATCH * 16 * 48 * 2: "that mixes the pod64 replication with the pod16 gradient "
+                                   "accumulation: take every value for the pod64.",
+    }
+    if pod16 != expected:
+        typical[pod16] = ("that is the pod16 batch: on a pod64 the replication factor and the "
+                          "gradient accumulation take their pod64 values.")
     return check_number(answer, expected, "the pod64 combined batch",
                         f"{MICRO_BATCH} x 16 replicas x 32 micro-batches x 2 device iterations = "
                         f"{expected:,} sequences per call against the pod16's {pod16:,}: the "
-                        f"larger POD replicates more and accumulates less.")
+                        f"larger POD replicates more and accumulates less.", typical=typical)
 
 
 pod64_batch = Exercise(
@@ -119,4 +132,8 @@ pod64_batch = Exercise(
     hint="the combined batch is micro-batch x replication_factor x gradient_accumulation_steps x "
          "device_iterations, each taken for the POD type you run on.",
     solution=f"my_pod64_batch = {MICRO_BATCH} * 16 * 32 * 2  # = "
-             f"{MICRO_BATCH * 16 * 32 * 2}")
+             f"{MICRO_BATCH * 16 * 32 * 2}",
+    mistakes=(Mistake("8 * 4 * 48 * 2", "is the pod16 batch"),
+              Mistake("16 * 32 * 2", "multiply it by the micro-batch of 8"),
+              Mistake("8 * 16 * 32", "leave out the 2 device iterations"),
+              Mistake("8 * 16 * 48 * 2", "mixes the pod64 replication")))

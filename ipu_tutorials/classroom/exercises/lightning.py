@@ -6,18 +6,39 @@ import warnings
 
 import torch
 
-from .base import Exercise, Feedback, check_number, right, wrong
+from .base import Exercise, Feedback, Mistake, check_number, right, wrong
+
+MICRO_BATCH, DEVICES, ACCUMULATE, DEVICE_ITERATIONS = 16, 4, 8, 2
+
+
+def _check_images(answer) -> Feedback:
+    images = MICRO_BATCH * DEVICES * ACCUMULATE * DEVICE_ITERATIONS
+    return check_number(
+        answer, images, "the images in one Lightning batch",
+        f"{MICRO_BATCH} per micro-batch x {DEVICES} replicas (devices) x {ACCUMULATE} accumulated "
+        f"micro-batches x {DEVICE_ITERATIONS} device iterations = {images:,}: the "
+        f"poptorch.DataLoader the strategy builds hands Lightning whole IPU calls.",
+        typical={
+            images // DEVICES: f"devices={DEVICES} are {DEVICES} replicas, each taking its own "
+                               f"micro-batches: multiply by them too.",
+            images // DEVICE_ITERATIONS: f"one IPU call runs {DEVICE_ITERATIONS} device "
+                                         f"iterations, each a full weight update: multiply by "
+                                         f"them too.",
+            images // ACCUMULATE: "each weight update accumulates accumulate_grad_batches "
+                                  "micro-batches per replica: multiply by them too.",
+            MICRO_BATCH: "that is the DataLoader's batch_size, one micro-batch; the strategy "
+                         "rebatches it into whole IPU calls.",
+        })
+
 
 images_per_batch = Exercise(
-    "Images per Lightning batch",
-    lambda answer: check_number(
-        answer, 1024, "the images in one Lightning batch",
-        "16 per micro-batch x 4 replicas (devices) x 8 accumulated micro-batches x 2 device "
-        "iterations = 1,024: the poptorch.DataLoader the strategy builds hands Lightning "
-        "whole IPU calls."),
+    "Images per Lightning batch", _check_images,
     hint="the DataLoader's batch_size is the micro-batch; each of devices, "
          "accumulate_grad_batches and device_iterations repeats it.",
-    solution="16 * 4 * 8 * 2  # = 1024")
+    solution="16 * 4 * 8 * 2  # = 1024",
+    mistakes=(Mistake("16 * 8 * 2", "multiply by them too"),
+              Mistake("16 * 4 * 8", "device iterations"),
+              Mistake("16", "the DataLoader's batch_size")))
 
 
 def _classifier_class():
@@ -44,6 +65,15 @@ def _classifier_class():
             return torch.optim.SGD(self.parameters(), lr=0.1)
 
     return Classifier
+
+
+def lesson_namespace() -> dict:
+    """What the lesson defines before its exercises: Lightning as `pl`, `IPUStrategy` and the
+    `Classifier` that logs inside its training_step."""
+    import lightning.pytorch as pl
+
+    from ...lightning import IPUStrategy
+    return {"pl": pl, "IPUStrategy": IPUStrategy, "Classifier": _classifier_class()}
 
 
 def __getattr__(name: str):
@@ -105,7 +135,17 @@ class LoggedOnHost(Classifier):
         return torch.nn.functional.cross_entropy(self(x), y)
 
     def on_train_batch_end(self, outputs, batch, batch_idx):
-        self.log("train_loss", outputs["loss"].mean())""")
+        self.log("train_loss", outputs["loss"].mean())""",
+    mistakes=(
+        Mistake("Classifier", "still called inside training_step"),
+        Mistake("class LogsNothing(Classifier):\n"
+                "    def training_step(self, batch, batch_idx):\n"
+                "        x, y = batch\n"
+                "        return torch.nn.functional.cross_entropy(self(x), y)",
+                "nothing was logged"),
+        Mistake("Classifier()", "the class itself"),
+    ),
+    writes_code=True)
 
 
 def _check_trainer(trainer) -> Feedback:
@@ -138,4 +178,14 @@ trainer_for_the_job = Exercise(
          "device_iterations belongs to IPUStrategy.",
     solution="""
 trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
-                     strategy=IPUStrategy(device_iterations=4), max_epochs=1)""")
+                     strategy=IPUStrategy(device_iterations=4), max_epochs=1)""",
+    mistakes=(
+        Mistake("pl.Trainer(accelerator='ipu', devices=8, accumulate_grad_batches=8, "
+                "strategy=IPUStrategy(device_iterations=4), max_epochs=1)",
+                "counts replicas, not IPUs"),
+        Mistake("pl.Trainer(accelerator='ipu', devices=2, accumulate_grad_batches=8, max_epochs=1)",
+                "IPUStrategy(device_iterations=4)"),
+        Mistake("pl.Trainer(accelerator='cpu', devices=1, max_epochs=1)", "accelerator='ipu'"),
+        Mistake("pl.Trainer(accelerator='ipu', devices=2, strategy=IPUStrategy("
+                "device_iterations=4), max_epochs=1)", "accumulate_grad_batches=1"),
+    ))

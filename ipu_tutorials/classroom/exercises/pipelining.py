@@ -1,26 +1,66 @@
 """Exercises of lesson 4: pipelining."""
 from ... import poptorch
 from ...errors import Error
-from .base import Exercise, Feedback, check_number, right, wrong
+from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 from ..plans import lesson_plan
 
+IPUS = 4
+MICRO_BATCH, DEVICE_ITERATIONS, ACCUMULATION, REPLICAS = 40, 10, 10, 2
+
+
+def _check_smallest_accumulation(answer) -> Feedback:
+    stages = 2 * IPUS - 1
+    return check_number(
+        answer, stages, f"{IPUS} pipelined IPUs",
+        f"training on N = {IPUS} IPUs runs 2N-1 = {stages} pipeline stages ({IPUS} forward, "
+        f"the last merged with the first backward, {IPUS - 1} more backward), and each needs a "
+        f"micro-batch of its own.",
+        typical={
+            IPUS: "that is the forward stages only (enough for inference); training also runs "
+                  "the backward pass back down the IPUs: count 2N-1 stages.",
+            2 * IPUS: "the loss and the first backward stage run on the last IPU in one stage: "
+                      "do not count the loss as a stage of its own (2N-1, not 2N).",
+            2 * IPUS - 2: "that is the number of fill plus flush cycles (2N-2), not the pipeline "
+                          "stages: a training pipeline has 2N-1 stages.",
+        })
+
+
 smallest_accumulation = Exercise(
-    "The smallest gradient accumulation",
-    lambda answer: check_number(
-        answer, 7, "4 pipelined IPUs",
-        "training on N = 4 IPUs runs 2N-1 = 7 pipeline stages (4 forward, the last merged with "
-        "the first backward, 3 more backward), and each needs a micro-batch of its own."),
+    "The smallest gradient accumulation", _check_smallest_accumulation,
     hint="count the pipeline stages of a training step: forward up the IPUs, then backward down.",
-    solution="7  # 2N - 1 with N = 4")
+    solution="7  # 2N - 1 with N = 4",
+    mistakes=(Mistake("4", "training also runs the backward pass"),
+              Mistake("8", "do not count the loss as a stage of its own"),
+              Mistake("6", "fill plus flush cycles")))
+
+
+def _check_combined_batch(answer) -> Feedback:
+    images = MICRO_BATCH * DEVICE_ITERATIONS * ACCUMULATION * REPLICAS
+    return check_number(
+        answer, images, "the combined batch size",
+        f"{MICRO_BATCH} x {DEVICE_ITERATIONS} device iterations x {ACCUMULATION} micro-batches x "
+        f"{REPLICAS} replicas = {images:,} images per call.",
+        typical={
+            images // REPLICAS: f"each of the {REPLICAS} replicas takes its own share of every "
+                                f"call: multiply by the replicationFactor too.",
+            images // DEVICE_ITERATIONS: f"one of the 10s is missing: each call runs "
+                                         f"{DEVICE_ITERATIONS} device iterations (weight updates), "
+                                         f"each of {ACCUMULATION} accumulated micro-batches.",
+            MICRO_BATCH: "that is one micro-batch; the counts that repeat it multiply it.",
+            MICRO_BATCH * DEVICE_ITERATIONS * ACCUMULATION // REPLICAS:
+                "replicas do not split the batch you give: each replica takes its own "
+                "micro-batches, so multiply by the replicationFactor, do not divide.",
+        })
+
 
 combined_batch = Exercise(
-    "Images per call",
-    lambda answer: check_number(
-        answer, 8000, "the combined batch size",
-        "40 x 10 device iterations x 10 micro-batches x 2 replicas = 8,000 images per call."),
+    "Images per call", _check_combined_batch,
     hint="multiply the micro-batch by every count that repeats it: device iterations, "
          "gradient accumulation and replicas.",
-    solution="40 * 10 * 10 * 2  # = 8000")
+    solution="40 * 10 * 10 * 2  # = 8000",
+    mistakes=(Mistake("40 * 10 * 10", "multiply by the replicationFactor too"),
+              Mistake("40 * 10 * 2", "one of the 10s is missing"),
+              Mistake("40 * 10 * 10 / 2", "do not divide")))
 
 SPLITS = [(["B1"], ["B2", "B3", "B4"]), (["B1", "B2"], ["B3", "B4"]), (["B1", "B2", "B3"], ["B4"])]
 
@@ -45,6 +85,10 @@ def _check_balance(strategy) -> Feedback:
     if not isinstance(strategy, poptorch.PipelinedExecution) or not strategy.stages \
             or len(strategy.stages) != 2:
         return wrong("expected a PipelinedExecution of two Stages, on IPUs 0 and 1.")
+    order = [block for stage in strategy.stages for block in stage.blocks]
+    if order != sorted(order):
+        return wrong(f"the stages hold {', '.join(order)}: a pipeline passes activations forward "
+                     f"in model order, so IPU 0 takes the first blocks and IPU 1 the rest.")
     try:
         plan = lesson_plan(strategy)
     except Error as error:
@@ -67,4 +111,14 @@ balance_two_ipus = Exercise(
 strategy = poptorch.PipelinedExecution(
     poptorch.Stage("B1", "B2").ipu(0),
     poptorch.Stage("B3", "B4").ipu(1),
-)""")
+)""",
+    mistakes=(
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1", "B2", "B3").ipu(0), '
+                'poptorch.Stage("B4").ipu(1))', "move a block off IPU 0"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), '
+                'poptorch.Stage("B2", "B3", "B4").ipu(1))', "move a block off IPU 1"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B3", "B4").ipu(0), '
+                'poptorch.Stage("B1", "B2").ipu(1))', "in model order"),
+        Mistake('poptorch.PipelinedExecution("B1", "B2", "B3", "B4")', "two Stages"),
+    ),
+    writes_code=True)

@@ -4,28 +4,30 @@ from __future__ import annotations
 import torch
 
 from ... import poptorch
-from .base import Exercise, Feedback, check_number, right, wrong
+from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 
 INSTANCES, LOCAL_REPLICAS, MICRO_BATCH, ACCUMULATION = 2, 2, 8, 3
 
 
 def _check_samples(answer) -> Feedback:
     expected = INSTANCES * LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION
-    mistakes = {
-        LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION:
-            "that is one instance's share: the all-reduce also adds the other instance's "
-            "replicas.",
-        INSTANCES * LOCAL_REPLICAS * MICRO_BATCH:
-            "each replica also accumulates gradients over several micro-batches before the update.",
-        MICRO_BATCH * ACCUMULATION: "that is a single replica; count every replica of every "
-                                    "instance.",
-    }
-    if answer in mistakes:
-        return wrong(f"{answer}: {mistakes[answer]}")
-    return check_number(answer, expected, "the samples per weight update",
-                        f"{INSTANCES} instances x {LOCAL_REPLICAS} replicas x micro-batch "
-                        f"{MICRO_BATCH} x accumulation {ACCUMULATION}: every replica's "
-                        f"gradients go into one update.")
+    return check_number(
+        answer, expected, "the samples per weight update",
+        f"{INSTANCES} instances x {LOCAL_REPLICAS} replicas x micro-batch {MICRO_BATCH} x "
+        f"accumulation {ACCUMULATION}: every replica's gradients go into one update.",
+        typical={
+            LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION:
+                "that is one instance's share: the all-reduce also adds the other instance's "
+                "replicas.",
+            INSTANCES * LOCAL_REPLICAS * MICRO_BATCH:
+                "each replica also accumulates gradients over several micro-batches before the "
+                "update.",
+            MICRO_BATCH * ACCUMULATION:
+                "that is a single replica; count every replica of every instance.",
+            INSTANCES * INSTANCES * LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION:
+                "--num-replicas 4 already counts the replicas of both instances: each instance "
+                "runs 2, so do not multiply by the instances again.",
+        })
 
 
 samples_per_update = Exercise(
@@ -33,31 +35,44 @@ samples_per_update = Exercise(
     hint="poprun --num-instances 2 --num-replicas 4: each update reduces the gradients of all "
          "4 replicas, each of which accumulated several micro-batches.",
     solution=f"{INSTANCES} * {LOCAL_REPLICAS} * {MICRO_BATCH} * {ACCUMULATION}  # = "
-             f"{INSTANCES * LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION}")
+             f"{INSTANCES * LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION}",
+    mistakes=(Mistake("2 * 8 * 3", "that is one instance's share"),
+              Mistake("2 * 2 * 8", "accumulates gradients over several micro-batches"),
+              Mistake("8 * 3", "that is a single replica"),
+              Mistake("2 * 4 * 8 * 3", "already counts the replicas of both instances")))
+
+
+REPLICAS, ACCUMULATED, MEAN_LR = 4, 8, 0.1
 
 
 def _check_learning_rate(answer) -> Feedback:
-    replicas, accumulation, mean_lr = 4, 8, 0.1
-    expected = mean_lr / (replicas * accumulation)
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        if abs(answer - mean_lr / replicas) < 1e-12:
-            return wrong("Sum also adds the gradient-accumulation micro-batches, not only the "
-                         "replicas.")
-        if abs(answer - mean_lr / accumulation) < 1e-12:
-            return wrong("Sum also adds the replicas' gradients, not only the micro-batches.")
-        if answer > mean_lr:
-            return wrong(f"{answer} is larger than the Mean learning rate, but summed gradients "
-                         f"are larger than averaged ones: divide instead.")
-    return check_number(answer, expected, "the learning rate with ReductionType.Sum",
-                        "summed gradients are 32 times the mean, so the step must be 32 times "
-                        "smaller.", tolerance=1e-6)
+    summed = REPLICAS * ACCUMULATED
+    return check_number(
+        answer, MEAN_LR / summed, "the learning rate with ReductionType.Sum",
+        f"summed gradients are {summed} times the mean, so the step must be {summed} times "
+        f"smaller.", tolerance=1e-6,
+        typical={
+            MEAN_LR / REPLICAS: "Sum also adds the gradient-accumulation micro-batches, not only "
+                                "the replicas.",
+            MEAN_LR / ACCUMULATED: "Sum also adds the replicas' gradients, not only the "
+                                   "micro-batches.",
+            MEAN_LR * summed: "summed gradients are larger than averaged ones, so the same "
+                              "step needs a smaller learning rate: divide instead.",
+            MEAN_LR: "with Sum the gradients are the sum, not the mean, of "
+                     f"{summed} micro-batch gradients: the same rate takes steps {summed} times "
+                     f"larger.",
+        })
 
 
 sum_learning_rate = Exercise(
     "Mean or Sum", _check_learning_rate,
     hint="ReductionType.Sum adds the gradients of replicas x accumulation micro-batches; Mean "
          "divides that sum by their number.",
-    solution="0.1 / (4 * 8)")
+    solution="0.1 / (4 * 8)",
+    mistakes=(Mistake("0.1 / 4", "not only the replicas"),
+              Mistake("0.1 / 8", "not only the micro-batches"),
+              Mistake("0.1 * 4 * 8", "divide instead"),
+              Mistake("0.1", "the same rate takes steps 32 times larger")))
 
 
 def _shares(options_for) -> list[list[int]]:
@@ -106,4 +121,22 @@ instance_options = Exercise(
 def options_for(instance):
     opts = poptorch.Options().replicationFactor(2).randomSeed(42)
     opts.Distributed.configureProcessId(instance, 2)
-    return opts""")
+    return opts""",
+    mistakes=(
+        Mistake("def options_for(instance):\n"
+                "    opts = poptorch.Options().replicationFactor(4).randomSeed(42)\n"
+                "    opts.Distributed.configureProcessId(instance, 2)\n    return opts",
+                "replicationFactor is the replicas of THIS process"),
+        Mistake("def options_for(instance):\n"
+                "    return poptorch.Options().replicationFactor(2).randomSeed(42)",
+                "call opts.Distributed.configureProcessId(instance, 2)"),
+        Mistake("def options_for(instance):\n"
+                "    opts = poptorch.Options().replicationFactor(2)\n"
+                "    opts.Distributed.configureProcessId(instance, 2)\n    return opts",
+                "randomSeed"),
+        Mistake("def options_for(instance):\n"
+                "    opts = poptorch.Options().replicationFactor(2).randomSeed(42)\n"
+                "    opts.Distributed.configureProcessId(instance, 2)\n    return opts\n"
+                "options_for(0)", "give the function itself"),
+    ),
+    writes_code=True)

@@ -23,3 +23,11 @@ def test_feedback_is_truthy_only_when_correct():
     assert Feedback(True, "x") and not Feedback(False, "x")
     exercise = Exercise("t", lambda a: Feedback(a == 1, "m"), hint="h", solution="s")
     assert exercise.check(1) and not exercise.check(2)
+
+
+def test_a_typical_wrong_number_gets_its_own_explanation():
+    from ipu_tutorials.classroom.exercises.base import check_number
+    typical = {6: "round up to a power of two."}
+    assert "round up to a power of two" in check_number(6, 8, "IPUs", "ok", typical=typical).message
+    assert check_number(5, 8, "IPUs", "ok", typical=typical).message == "5 is too low for IPUs."
+    assert check_number(8, 8, "IPUs", "ok", typical={8: "never shown"}).correct
