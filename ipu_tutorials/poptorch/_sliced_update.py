@@ -30,8 +30,21 @@ SLICE = 1 << 16
 
 
 def can_slice(optimizer) -> bool:
-    """Whether this update may run in slices (see the module docstring)."""
-    return optimizer.elementwise and not torch._C._len_torch_dispatch_stack()
+    """Whether this update may run in slices (see the module docstring).
+
+    Only an `_update` this package wrote and marked elementwise is sliced: a user's subclass
+    that overrides `_update` runs on whole tensors unless it sets `elementwise = True` itself.
+    """
+    return _declared_elementwise(type(optimizer)) and not torch._C._len_torch_dispatch_stack()
+
+
+def _declared_elementwise(cls: type) -> bool:
+    """Whether the class that defines the `_update` in use declares it elementwise: itself,
+    or, for this package's optimizers, through the flag they inherit."""
+    owner = next(c for c in cls.__mro__ if "_update" in vars(c))
+    if "elementwise" in vars(owner):
+        return vars(owner)["elementwise"]
+    return owner.__module__ == f"{__package__}.optim" and owner.elementwise
 
 
 def clip_factor(optimizer, grads: dict, scale: float) -> float | None:

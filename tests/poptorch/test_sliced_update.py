@@ -163,6 +163,8 @@ def test_slices_run_on_one_thread_and_the_thread_count_comes_back():
     seen = []
 
     class Recording(optim.SGD):
+        elementwise = True  # a subclass's own update is sliced only when it says so
+
         def _update(self, w, g, state, group):
             seen.append(torch.get_num_threads())
             return super()._update(w, g, state, group)
@@ -175,3 +177,24 @@ def test_slices_run_on_one_thread_and_the_thread_count_comes_back():
         assert seen == [1] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(previous)
+
+
+def test_a_users_own_update_runs_on_whole_tensors_unless_declared_elementwise():
+    class WholeTensorRule(poptorch.optim.SGD):  # e.g. normalises by the whole tensor's norm
+        def _update(self, w, g, state, group):
+            return super()._update(w, g / g.norm().clamp_min(1e-12), state, group)
+
+    class DeclaredElementwise(poptorch.optim.SGD):
+        elementwise = True
+
+        def _update(self, w, g, state, group):
+            return super()._update(w, 2 * g, state, group)
+
+    class Unchanged(poptorch.optim.SGD):
+        pass
+
+    params = [torch.nn.Parameter(torch.zeros(3))]
+    assert not _sliced_update.can_slice(WholeTensorRule(params, lr=0.1))
+    assert _sliced_update.can_slice(DeclaredElementwise(params, lr=0.1))
+    assert _sliced_update.can_slice(Unchanged(params, lr=0.1))
+    assert not _sliced_update.can_slice(poptorch.optim.LAMB(params, lr=0.1))
