@@ -95,7 +95,7 @@ for mode, period in ((poptorch.OutputMode.All, None), (poptorch.OutputMode.Final
           f"{carried:,} bytes back to the host, losses {[round(x, 3) for x in loss.tolist()]}")
 
 # %% [markdown]
-# The cell above shows the rules. `All` returns every micro-batch (D x R of them, in
+# The cell above shows the rules. `All` returns every micro-batch (D x A x R of them, in
 # device-iteration order, replicas interleaved). `Final`, the training default, returns the
 # last micro-batch of each replica. `EveryN` returns every N-th device iteration's
 # micro-batches. `Sum` returns one value per replica: the sum over the call, as many bytes as
