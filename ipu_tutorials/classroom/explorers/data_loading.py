@@ -94,7 +94,8 @@ def loading_plan(device_iterations: int, micro_batch: int, loader: str, replicas
 def describe(plan: Plan, loader: str) -> str:
     spec = plan.spec
     shares = {part: share(plan, part) for part in PARTS}
-    bound = "host-bound" if shares["waiting for host data"] > 0.01 else "device-bound"
+    # the rule Plan.breakdown_text applies: any wait beyond rounding means the host sets the pace
+    bound = "host-bound" if shares["waiting for host data"] > 1e-6 else "device-bound"
     return (f"{spec.samples_per_call:,} images per call (micro-batch {spec.micro_batch} x "
             f"{spec.device_iterations} device iterations x {spec.replication_factor} "
             f"replica(s)), {loader} loader: a call takes {plan.call_seconds * 1e3:,.3f} ms "
