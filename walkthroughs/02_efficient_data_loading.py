@@ -282,7 +282,7 @@ exercises.smallest_device_iterations.check(my_options)
 # %% tags=["solution"]
 ### BEGIN SOLUTION
 my_options = poptorch.Options().deviceIterations(4).replicationFactor(2)
-my_options.outputMode(poptorch.OutputMode.Sum)
+my_options = my_options.outputMode(poptorch.OutputMode.Sum)
 ### END SOLUTION
 
 # %%

@@ -136,7 +136,7 @@ summed_losses = Exercise(
          "every N-th device iteration, Sum the sum over the call, per replica.",
     solution="""
 my_options = poptorch.Options().deviceIterations(4).replicationFactor(2)
-my_options.outputMode(poptorch.OutputMode.Sum)""",
+my_options = my_options.outputMode(poptorch.OutputMode.Sum)""",
     mistakes=(Mistake("poptorch.Options().deviceIterations(4).replicationFactor(2)",
                       "OutputMode.Final"),
               Mistake("poptorch.Options().deviceIterations(4).replicationFactor(2)"
