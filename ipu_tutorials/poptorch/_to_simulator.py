@@ -41,6 +41,7 @@ STRATEGY_KINDS = {PipelinedExecution: sim.StrategyKind.PIPELINED,
                   SerialPhasedExecution: sim.StrategyKind.SERIAL_PHASED,
                   ParallelPhasedExecution: sim.StrategyKind.PARALLEL_PHASED}
 TENSOR_KINDS = ("activation", "weight", "optimizer", "accumulator")
+PREPARED_AHEAD = "_ipu_tutorials_prepared_ahead"  # tensor attribute set by poptorch.DataLoader
 
 
 def check_version(ipu_version: int) -> None:
@@ -182,7 +183,15 @@ def run_spec(options: Options, training: bool, optimizer, model: torch.nn.Module
     spec = options_spec(options, training, optimizer, env,
                         mixed_precision(options, model, inputs))
     # the counts fix how many micro-batches a call holds; the inputs then fix their size
-    return dataclasses.replace(spec, micro_batch=micro_batch_size(inputs, spec))
+    return dataclasses.replace(spec, micro_batch=micro_batch_size(inputs, spec),
+                               loader_async=prepared_ahead(inputs))
+
+
+def prepared_ahead(inputs: list[torch.Tensor]) -> bool:
+    """Whether the host prepared these inputs while the device ran (DataLoaderMode.Async,
+    AsynchronousDataAccessor or torch workers). Tensors that came from no poptorch loader
+    count as prepared ahead, as the plan has always assumed."""
+    return all(getattr(t, PREPARED_AHEAD, True) for t in inputs)
 
 
 # --- plans and runs --------------------------------------------------------------------------

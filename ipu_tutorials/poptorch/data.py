@@ -6,10 +6,24 @@ import threading
 import warnings
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 from ._checks import check_int
+from ._to_simulator import PREPARED_AHEAD
 from .enums import DataLoaderMode
 from .options import Options
+
+
+def mark_batch(batch, prepared_ahead: bool):
+    """Tag every tensor of a batch with how the host prepared it; returns the batch.
+
+    True when the host prepared it while the device ran the previous call (an asynchronous
+    accessor, or torch worker processes fetching ahead), False when between calls. The
+    model's first call reads the tag (_to_simulator.prepared_ahead)."""
+    for leaf in tree_flatten(batch)[0]:
+        if isinstance(leaf, torch.Tensor):
+            setattr(leaf, PREPARED_AHEAD, prepared_ahead)
+    return batch
 
 
 class AsynchronousDataAccessor:
@@ -65,7 +79,7 @@ class AsynchronousDataAccessor:
                     return
                 if isinstance(item, Exception):
                     raise item
-                yield item
+                yield mark_batch(item, prepared_ahead=True)
         finally:
             stop.set()  # the consumer stopped early (break) or finished: release the loader
 
@@ -165,7 +179,10 @@ class DataLoader(torch.utils.data.DataLoader):
             self.dataset.next_epoch()
         if self._accessor is not None:
             return iter(self._accessor)
-        return super().__iter__()
+        # torch's worker processes fetch batches ahead of the loop; without them the host
+        # prepares each batch between calls, while the device waits
+        ahead = self.num_workers > 0
+        return (mark_batch(batch, ahead) for batch in super().__iter__())
 
     def terminate(self):
         if self._accessor is not None:

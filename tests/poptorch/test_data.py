@@ -228,3 +228,81 @@ def test_iterable_dataset_cannot_be_partitioned_automatically(options):
     loader = poptorch.DataLoader(distributed(options, 0), Stream(), batch_size=5,
                                  auto_distributed_partitioning=False)
     assert [x.tolist() for x in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+
+
+# --- how the host prepared a batch, as the model's plan sees it -----------------------------------
+def first_call_plan(loader):
+    """Train a linear model for one call on the loader's first batch; return its plan."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x, y):
+            out = self.model(x)
+            return out, torch.nn.functional.cross_entropy(out, y)
+
+    training = poptorch.trainingModel(WithLoss(), loader.options,
+                                      torch.optim.SGD(model.parameters(), lr=0.1))
+    x, y = next(iter(loader))
+    training(x, y)
+    if hasattr(loader, "terminate"):
+        loader.terminate()
+    return training.plan
+
+
+def digits(n=64):
+    return torch.utils.data.TensorDataset(torch.randn(n, 4), torch.randint(0, 2, (n,)))
+
+
+@pytest.mark.parametrize("mode, ahead", [(poptorch.DataLoaderMode.Sync, False),
+                                         (poptorch.DataLoaderMode.Async, True),
+                                         (poptorch.DataLoaderMode.AsyncRebatched, True)])
+def test_the_loader_mode_decides_whether_the_host_prepares_data_ahead(options, mode, ahead):
+    opts = options(d=4).showCompilationProgressBar(False)
+    plan = first_call_plan(poptorch.DataLoader(opts, digits(), batch_size=2, mode=mode))
+    assert plan.spec.loader_async is ahead
+    data = plan.host_data_seconds
+    assert data > 0
+    # between calls, the device waits for the whole preparation; ahead, only for what the
+    # preparation takes beyond the device's own work
+    waiting = plan.breakdown()["waiting for host data"]
+    if ahead:
+        assert waiting == pytest.approx(max(0.0, data - (plan.device_seconds - 1e-3)), abs=1e-9)
+    else:
+        assert waiting == pytest.approx(data)
+
+
+def test_sync_and_async_loaders_give_the_same_call_but_not_the_same_time(options):
+    opts = options(d=4).showCompilationProgressBar(False)
+    sync = first_call_plan(poptorch.DataLoader(opts, digits(), batch_size=2))
+    fast = first_call_plan(poptorch.DataLoader(opts, digits(), batch_size=2,
+                                               mode=poptorch.DataLoaderMode.Async))
+    assert sync.device_seconds == pytest.approx(fast.device_seconds)
+    assert sync.call_seconds == pytest.approx(fast.device_seconds + fast.host_data_seconds)
+    assert "before the device" in sync.breakdown_text()
+    assert "overlapped with the device" in fast.breakdown_text()
+
+
+def test_workers_and_the_accessor_prepare_ahead_and_plain_tensors_keep_the_default(options):
+    opts = options(d=2).showCompilationProgressBar(False)
+    workers = poptorch.DataLoader(opts, digits(), batch_size=2, num_workers=1)
+    assert first_call_plan(workers).spec.loader_async
+    accessor = poptorch.AsynchronousDataAccessor(poptorch.DataLoader(opts, digits(), batch_size=2))
+    accessor.options = opts
+    assert first_call_plan(accessor).spec.loader_async
+    x, y = next(iter(poptorch.DataLoader(opts, digits(), batch_size=2)))
+    assert getattr(x, "_ipu_tutorials_prepared_ahead") is False
+    # tensors that came from no loader: the plan assumes data prepared ahead, as it always has
+    assert first_call_plan(Batches(opts, [(x.clone(), y.clone())])).spec.loader_async
+
+
+class Batches(list):
+    """A list of batches that carries the options, as first_call_plan expects of a loader."""
+
+    def __init__(self, options, batches):
+        super().__init__(batches)
+        self.options = options
