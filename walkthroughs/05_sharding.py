@@ -42,7 +42,8 @@ def training_setup(strategy_name, seed=0):
     model = Network()
     training_model = poptorch.trainingModel(
         TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=0.001))
-    data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
+    data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True,
+                               mode=poptorch.DataLoaderMode.Async)
     return model, training_model, data
 
 
