@@ -58,8 +58,10 @@ def read_source(path: str) -> nbformat.NotebookNode:
     name = os.path.splitext(os.path.basename(path))[0]
     nb = jupytext.read(path, fmt="py:percent")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(banner(name)))
-    for cell in nb.cells:  # solutions stay folded until the learner opens them
-        if "solution" in cell.metadata.get("tags", []):
+    for index, cell in enumerate(nb.cells):
+        # Stable cell ids (nbformat's are random), so a rebuild changes only what changed.
+        cell.id = hashlib.sha256(f"{name}:{index}:{cell.source}".encode()).hexdigest()[:8]
+        if "solution" in cell.metadata.get("tags", []):  # folded until the learner opens it
             cell.metadata["jupyter"] = {"source_hidden": True}
     nb.metadata["kernelspec"] = kernelspec()
     nb.metadata["ipu_tutorials"] = {"source": f"walkthroughs/{name}.py",

@@ -201,3 +201,11 @@ def test_lessons_are_numbered_in_course_order():
                for lesson in LESSONS]
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
     assert [int(lesson[:2]) for lesson in LESSONS] == numbers
+
+
+def test_cell_ids_are_stable_from_build_to_build():
+    path = os.path.join(build_notebooks.SOURCES, LESSONS[0])
+    first, second = build_notebooks.read_source(path), build_notebooks.read_source(path)
+    assert [c.id for c in first.cells] == [c.id for c in second.cells]
+    assert len({c.id for c in first.cells}) == len(first.cells)
+    assert [c.id for c in first.cells] == [c.id for c in notebook(LESSONS[0]).cells]

@@ -116,6 +116,10 @@ def test_the_recipe_shrunk_trains_like_plain_pytorch():
         for p in reference.parameters():
             p.grad /= micro_batches
         lamb.step()
-    for p, q in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-5)
+    # Compared by what they compute: the attention keys' bias has an exactly zero gradient
+    # (softmax ignores a shift shared by all scores), so its float32 gradient is rounding noise
+    # that LAMB scales up to a full step, differently for each order of summation.
+    held_out = data(99)
+    for ours, theirs in zip(model(*held_out), reference(*held_out)):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
     assert training.plan.placement.ipus_acquired == 8
