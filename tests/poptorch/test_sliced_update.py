@@ -17,8 +17,11 @@ STEPS = 4
 
 
 def bits(t: torch.Tensor) -> torch.Tensor:
-    """The raw bits (so nan equals nan, and -0 differs from 0)."""
-    return t.detach().contiguous().view(torch.int16 if t.element_size() == 2 else torch.int32)
+    """The raw bits (so -0 differs from 0), every NaN as one: a NaN's payload depends on the
+    CPU's vector width and thread count, and no learner can observe it."""
+    t = t.detach().contiguous()
+    t = torch.where(t.isnan(), torch.full_like(t, float("nan")), t)
+    return t.view(torch.int16 if t.element_size() == 2 else torch.int32)
 
 
 def weights(dtype):
