@@ -18,11 +18,12 @@ draws one random number per element in whole-tensor order).
 """
 from __future__ import annotations
 
-import contextlib
 import math
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
+
+from ..threads import one_thread
 
 # 64Ki float32 elements = 256 KiB per temporary: an update's handful of live temporaries fit
 # a core's L2 cache (1 MiB on the AMD EPYC we measure on); smaller slices pay more Python calls.
@@ -66,21 +67,10 @@ def _pieces(tensors: list[torch.Tensor]) -> list[Callable[[torch.Tensor], torch.
             for start in range(0, tensors[0].numel(), SLICE)]
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """torch's intra-op threads set to 1, then back (elementwise results do not depend on it)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def apply_sliced(optimizer, grads: dict, scale: float) -> None:
     """The update of `_IpuOptimizer.apply_gradients`, slice by slice (same bits)."""
     factor = clip_factor(optimizer, grads, scale)
-    with _one_thread():
+    with one_thread():  # elementwise results do not depend on it
         _apply_slices(optimizer, grads, scale, factor)
 
 

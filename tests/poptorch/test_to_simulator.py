@@ -7,6 +7,7 @@ from ipu_tutorials import environment, poptorch
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator.optimizer import DeviceOptimizer
 from ipu_tutorials.simulator.spec import MIXED_DOWNCAST, OUTPUT_ALL, AutoRule, StrategyKind
+from ipu_tutorials.tutorial.models import WithMSELoss
 
 
 def spec_of(opts, training=True, optimizer=None, batch=24, dtype=torch.float32):
@@ -53,16 +54,7 @@ def test_poptorch_optimizers_are_device_optimizers_and_torch_ones_are_sized_like
 
 
 def test_the_spec_is_built_once_per_compile_and_replanned_for_a_new_optimizer(options):
-    class WithLoss(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.net = nn.Linear(3, 2)
-
-        def forward(self, x, y):
-            out = self.net(x)
-            return out, nn.functional.mse_loss(out, y)
-
-    wrapped = WithLoss()
+    wrapped = WithMSELoss(nn.Linear(3, 2))
     net = wrapped.net
     model = poptorch.trainingModel(wrapped, options(), poptorch.optim.SGD(net.parameters(), lr=0.1))
     model(torch.randn(2, 3), torch.randn(2, 2))

@@ -5,7 +5,6 @@ loss, and so every gradient, is tiny. The backward pass really runs in the chose
 """
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import math
@@ -13,6 +12,7 @@ import math
 import torch
 
 from ...simulator.half import emulation
+from ...threads import one_thread
 from ...tutorial.datasets import embedded_digits
 from ...tutorial.models import Network, TrainingModelWithLoss
 from .widgets import Explorer, choice, slider
@@ -26,18 +26,6 @@ def representable(dtype: torch.dtype) -> tuple[float, float, float]:
     return info.smallest_normal * info.eps, info.smallest_normal, info.max
 
 
-@contextlib.contextmanager
-def one_thread():
-    """Run torch on one thread: the float16 sums below then add up in one order, so their
-    rounding, and every count printed from them, is the same with 1 or 2 threads."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 @functools.lru_cache(maxsize=1)
 def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The CNN after `steps` AdamW steps on one batch of 40 digits: its loss is ~1e-5."""
@@ -47,6 +35,7 @@ def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module,
     images, labels = digits.images[:40], digits.labels[:40]
     model = TrainingModelWithLoss(Network())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    # one summation order, so every count printed from these sums is the same on 1 or 2 threads
     with one_thread():
         for _ in range(steps):
             optimizer.zero_grad()
