@@ -1,4 +1,4 @@
-"""Print the README's calibration table: published runs against the simulator's plans.
+"""Print the calibration table of docs/cost-model.md: published runs against the simulator's plans.
 
 Each row is a published configuration planned on the meta device with the memory check on;
 tests/simulator/test_calibration.py asserts the same ratios.

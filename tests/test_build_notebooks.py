@@ -171,13 +171,13 @@ def test_markdown_shows_an_explorer_as_its_summary_then_its_figure():
 
 
 def course_map_rows() -> dict[str, list[str]]:
-    """The README's course table, by the notebook each row links to."""
-    with open(os.path.join(build_notebooks.ROOT, "README.md"), encoding="utf-8") as f:
+    """The course map's table (docs/course.md), by the notebook each row links to."""
+    with open(os.path.join(build_notebooks.ROOT, "docs", "course.md"), encoding="utf-8") as f:
         readme = f.read()
-    section = readme.split("## The course\n", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("# The course\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
-        link = re.search(r"\]\(notebooks/([\w-]+)\.md\)", line)
+        link = re.search(r"\]\(\.\./notebooks/([\w-]+)\.md\)", line)
         if line.startswith("|") and link:
             rows[link.group(1)] = [cell.strip() for cell in line.strip("|").split("|")]
     return rows
@@ -189,11 +189,11 @@ def test_the_course_map_lists_every_lesson_with_its_time_and_explorer(lesson):
     path = os.path.join(build_notebooks.SOURCES, lesson)
     number, title = build_notebooks.lesson_heading(path)
     row = course_map_rows().get(name)
-    assert row, f"README's course map has no row linking notebooks/{name}.md"
-    assert row[0] == f"[{number}. {title}](notebooks/{name}.md)"
+    assert row, f"docs/course.md has no row linking ../notebooks/{name}.md"
+    assert row[0] == f"[{number}. {title}](../notebooks/{name}.md)"
     assert row[2], f"{name}: the explorer column is empty"
     assert row[3] == f"{build_notebooks.study_minutes(path)} min", \
-        "run `python build_notebooks.py --times` and copy the times into the README"
+        "run `python build_notebooks.py --times` and copy the times into docs/course.md"
 
 
 def test_lessons_are_numbered_in_course_order():

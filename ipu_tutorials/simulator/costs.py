@@ -12,7 +12,7 @@ Where it is approximate (on purpose, to stay explainable):
   its bytes at HOST_BYTES_PER_SECOND), overlapped with the device when the loader is
   asynchronous, and each call pays a fixed synchronisation latency.
 
-Calibration (README, "Calibration against published runs"): OP_OVERHEAD_CYCLES and the host
+Calibration (docs/cost-model.md, "Calibration against published runs"): OP_OVERHEAD_CYCLES and the host
 constants are fitted on the pipelining tutorial's published run (seed 003: about 15 calls of
 4,000 images per second, and its PopVision trace of about 85 k cycles per pipeline cycle) and
 on Graphcore's efficient-data-loading tutorial; MATMUL_EFFICIENCY on BERT-Large.

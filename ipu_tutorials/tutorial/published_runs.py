@@ -1,7 +1,7 @@
 """Runs Graphcore published, rebuilt as simulator plans: the calibration of the cost model.
 
 Each run is configured as its published source configures it (shared/reference/ipu-hardware.md
-lists the figures; the README's "Calibration against published runs" table shows the result).
+lists the figures; the "Calibration against published runs" table in docs/cost-model.md shows the result).
 Models are built on the meta device, so planning needs no weights and no download.
 
 - the pipelining tutorial (seed 003): 4 IPUs pipelined, micro-batch 40, D 10, A 10, AdamW,

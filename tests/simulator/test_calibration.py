@@ -1,4 +1,4 @@
-"""The cost model against runs Graphcore published (README, "Calibration against published runs").
+"""The cost model against runs Graphcore published (docs/cost-model.md, "Calibration against published runs").
 
 Each published configuration must compile with the memory check on and land within the
 accepted ratio of its published throughput; the rules and the host model behind the figures
