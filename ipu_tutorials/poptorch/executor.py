@@ -321,7 +321,7 @@ class PoplarExecutor:
         return self._counters().latency("call")
 
     def getPerfCounters(self) -> dict:
-        """Simulated timestamps (seconds) of the last call, as [input index][iteration] lists."""
+        """Simulated timestamps (seconds) of the last call, as `[input index][iteration]` lists."""
         return self._counters().perf_counters()
 
     def cycleCount(self) -> int:

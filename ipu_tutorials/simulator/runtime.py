@@ -3,7 +3,7 @@
 Legend (RunSpec's): D device iterations, A gradient-accumulation micro-batches, R replicas,
 G input groups (replicas fed different data; G = R unless replicas share inputs), mb
 micro-batch size.
-A call's input is read as [D][A][G][mb] and outputs come back in [D][A][R] order, as PopART
+A call's input is read as `[D][A][G][mb]` and outputs come back in `[D][A][R]` order, as PopART
 lays them out.
 """
 from __future__ import annotations
