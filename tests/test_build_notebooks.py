@@ -172,17 +172,23 @@ def test_an_explorer_output_splits_into_its_summary_then_its_figure():
                                                {"image/png": "iVBOR"}]
 
 
-def course_map_rows() -> dict[str, list[str]]:
-    """The course map's table (docs/course.md), by the notebook each row links to."""
-    with open(os.path.join(build_notebooks.ROOT, "docs", "course.md"), encoding="utf-8") as f:
-        readme = f.read()
-    section = readme.split("# The course\n", 1)[1].split("\n## ", 1)[0]
+def lesson_rows(path: str, notebooks: str) -> dict[str, list[str]]:
+    """A page's lesson table under "# The course" (or "## The course"), by the notebook each
+    row links to (notebooks: the link's folder as the page writes it)."""
+    with open(os.path.join(build_notebooks.ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    section = re.split(r"^#+ The course\n", text, maxsplit=1, flags=re.M)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
-        link = re.search(r"\]\(\.\./notebooks/([\w-]+)\.ipynb\)", line)
+        link = re.search(rf"\]\({re.escape(notebooks)}/([\w-]+)\.ipynb\)", line)
         if line.startswith("|") and link:
             rows[link.group(1)] = [cell.strip() for cell in line.strip("|").split("|")]
     return rows
+
+
+def course_map_rows() -> dict[str, list[str]]:
+    """The course map's table (docs/course.md), by the notebook each row links to."""
+    return lesson_rows(os.path.join("docs", "course.md"), "../notebooks")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -196,6 +202,19 @@ def test_the_course_map_lists_every_lesson_with_its_time_and_explorer(lesson):
     assert row[2], f"{name}: the explorer column is empty"
     assert row[3] == f"{build_notebooks.study_minutes(path)} min", \
         "run `python build_notebooks.py --times` and copy the times into docs/course.md"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_readme_lists_every_lesson_with_a_line_and_its_time(lesson):
+    name = os.path.splitext(lesson)[0]
+    path = os.path.join(build_notebooks.SOURCES, lesson)
+    number, title = build_notebooks.lesson_heading(path)
+    row = lesson_rows("README.md", "notebooks").get(name)
+    assert row, f"README.md's lesson table has no row linking notebooks/{name}.ipynb"
+    assert row[0] == f"{number}. [{title}](notebooks/{name}.ipynb)"
+    assert row[1], f"{name}: say in a line what the learner does"
+    assert row[2] == f"{build_notebooks.study_minutes(path)} min", \
+        "run `python build_notebooks.py --times` and copy the times into README.md"
 
 
 def test_lessons_are_numbered_in_course_order():
