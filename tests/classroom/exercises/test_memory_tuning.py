@@ -4,8 +4,8 @@ import torch
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import memory_tuning as exercises
 from ipu_tutorials.classroom.explorers.memory_tuning import (TunableLM, build_model,
-from tests.classroom.exercises.standard import standard_tests
                                                              starting_options, tune)
+from tests.classroom.exercises.standard import standard_tests
 
 test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(exercises)
 
