@@ -485,31 +485,6 @@ def test_set_rejects_unknown_keys_and_wrong_types():
     assert opts.device_iterations == 1 and opts.output_mode == poptorch.OutputMode.Default
 
 
-def test_popart_set_rejects_a_name_popart_does_not_have():
-    popart = poptorch.Options()._Popart
-    with pytest.raises(ValueError, match=r"unknown option 'autoRecompute' for _PopartOptions; "
-                                         r"valid names: .*autoRecomputation"):
-        popart.set("autoRecompute", 3)
-    assert popart.toDict() == {}
-
-
-def test_every_setter_stores_under_a_name_of_its_groups_table():
-    """A typo inside a setter would be a new key; _set refuses names outside the table."""
-    for group in (poptorch.Options(), poptorch.Options().Training, poptorch.TensorLocationSettings(),
-                  poptorch.Options().TensorLocations):
-        with pytest.raises(ValueError, match=r"unknown option 'typo' for \w+; valid names: "):
-            group._set("typo", 1)
-
-
-def test_tensor_location_settings_and_locations_keep_their_names():
-    settings = poptorch.TensorLocationSettings().useOnChipStorage(False).minElementsForOffChip(8)
-    opts = poptorch.Options()
-    opts.TensorLocations.setOptimizerLocation(settings)
-    assert opts.TensorLocations.location("optimizer") == {"onChip": 0, "minElementsForOffChip": 8}
-    assert opts.TensorLocations.toDict() == {"location_optimizer": {"onChip": 0,
-                                                                    "minElementsForOffChip": 8}}
-
-
 # --- JSON, environment and files ----------------------------------------------------------------------
 def by_hand():
     opts = poptorch.Options().deviceIterations(2).replicationFactor(1).logDir("/tmp")
