@@ -147,18 +147,14 @@ NOT_YET_MIRRORED = {
     "lightning/_data.py",
     "lightning/_steps.py",
     "lightning/mnist.py",
-    "optimum/graphcore/__init__.py",
     "optimum/graphcore/_config_fields.py",
-    "optimum/graphcore/_popart_flags.py",
     "optimum/graphcore/models/_placement.py",
     "optimum/graphcore/models/bert.py",
     "optimum/graphcore/models/gpt2.py",
     "optimum/graphcore/models/vit.py",
     "optimum/graphcore/published.py",
-    "optimum/graphcore/training_args.py",
     "poptorch/_instances.py",
     "profiling/plots.py",
-    "tutorial/models.py",
     "tutorial/published_runs.py",
 }
 
