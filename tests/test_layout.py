@@ -151,7 +151,6 @@ NOT_YET_MIRRORED = {
     "optimum/graphcore/models/vit.py",
     "optimum/graphcore/published.py",
     "poptorch/_instances.py",
-    "profiling/plots.py",
     "tutorial/published_runs.py",
 }
 
