@@ -71,18 +71,23 @@ def test_for_loop_needs_a_list_of_tensors():
         poptorch.for_loop(2, lambda t, n: (t, n), [x, 5])
 
 
-def test_for_loop_is_inference_only():
-    class LoopTraining(torch.nn.Module):
+def training_with_weight(width: int, body) -> torch.nn.Module:
+    """A training module with one weight of `width` ones; its loss sums body(x, weight)."""
+    class Weighted(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.w = torch.nn.Parameter(torch.ones(3))
+            self.w = torch.nn.Parameter(torch.ones(width))
 
         def forward(self, x):
-            (out,) = poptorch.for_loop(2, lambda t: t * self.w, [x])
-            return poptorch.identity_loss(out.sum(), reduction="sum")
+            return poptorch.identity_loss(body(x, self.w).sum(), reduction="sum")
 
+    return Weighted()
+
+
+def test_for_loop_is_inference_only():
+    model = training_with_weight(3, lambda x, w: poptorch.for_loop(2, lambda t: t * w, [x])[0])
     with pytest.raises(Error, match=r"poptorch.for_loop\(\) is only supported in inference"):
-        poptorch.trainingModel(LoopTraining())(torch.ones(2, 3))
+        poptorch.trainingModel(model)(torch.ones(2, 3))
 
 
 # --- cond, dynamic_slice, dynamic_update ---------------------------------------------------------
@@ -102,18 +107,10 @@ def test_cond_runs_the_chosen_branch_on_copies():
 
 
 def test_cond_is_inference_only():
-    class CondTraining(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.w = torch.nn.Parameter(torch.ones(2))
-
-        def forward(self, x):
-            out = poptorch.cond(torch.tensor(True), lambda t: t * self.w, [x],
-                                lambda t: t, [x])[0]
-            return poptorch.identity_loss(out.sum(), reduction="sum")
-
+    model = training_with_weight(2, lambda x, w: poptorch.cond(
+        torch.tensor(True), lambda t: t * w, [x], lambda t: t, [x])[0])
     with pytest.raises(Error, match=r"poptorch.cond\(\) is only supported in inference"):
-        poptorch.trainingModel(CondTraining())(torch.ones(1, 2))
+        poptorch.trainingModel(model)(torch.ones(1, 2))
 
 
 def test_dynamic_slice_and_update_equal_plain_indexing():
