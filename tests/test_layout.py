@@ -144,7 +144,6 @@ NOT_YET_MIRRORED = {
     "lightning/_data.py",
     "lightning/_steps.py",
     "lightning/mnist.py",
-    "optimum/graphcore/_config_fields.py",
     "optimum/graphcore/models/_placement.py",
     "optimum/graphcore/models/bert.py",
     "optimum/graphcore/models/gpt2.py",
