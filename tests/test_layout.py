@@ -141,7 +141,6 @@ NO_BEHAVIOUR = {
 # delete its line when it has one.
 NOT_YET_MIRRORED = {
     "classroom/phased_plans.py",
-    "lightning/mnist.py",
     "optimum/graphcore/models/_placement.py",
     "optimum/graphcore/models/bert.py",
     "optimum/graphcore/models/gpt2.py",
