@@ -165,10 +165,11 @@ class _DigitsWithLoss(torch.nn.Module):
 
 
 def _digits() -> torch.utils.data.TensorDataset:
-    """STEPS batches of digits in a fixed shuffled order (the embedded set is sorted by class)."""
+    """STEPS + 2 batches of digits in a fixed shuffled order (the embedded set is sorted by
+    class): more than `steps`, so a loop that ignores `steps` is seen."""
     digits = embedded_digits(train=True)
     chosen = torch.randperm(len(digits), generator=torch.Generator().manual_seed(0))
-    chosen = chosen[:STEPS * BATCH]
+    chosen = chosen[:(STEPS + 2) * BATCH]
     return torch.utils.data.TensorDataset(digits.images[chosen], digits.labels[chosen])
 
 
