@@ -113,6 +113,11 @@ class Exercise:
         Raises:
             ValueError: the code's last line neither is an expression nor binds a name.
         """
+        answer = self.answer_of(code, namespace)
+        return answer if isinstance(answer, Feedback) else self.check(answer)
+
+    def answer_of(self, code: str, namespace: dict | None = None):
+        """The value a cell gives as its answer (see run_code), without checking it."""
         import torch
 
         from ... import poptorch
@@ -122,11 +127,9 @@ class Exercise:
         last = tree.body[-1]
         if isinstance(last, ast.Expr):
             exec(compile(ast.Module(tree.body[:-1], []), "<answer>", "exec"), names)
-            answer = eval(compile(ast.Expression(last.value), "<answer>", "eval"), names)
-        else:
-            exec(compile(tree, "<answer>", "exec"), names)
-            answer = names[_bound_name(last, self.title)]
-        return answer if isinstance(answer, Feedback) else self.check(answer)
+            return eval(compile(ast.Expression(last.value), "<answer>", "eval"), names)
+        exec(compile(tree, "<answer>", "exec"), names)
+        return names[_bound_name(last, self.title)]
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}): call .check(answer), .hint() or .solution()"
