@@ -109,6 +109,9 @@ def _check_branch(candidate) -> Feedback:
 
 fix_the_branch = Exercise(
     "Fix the frozen branch", _check_branch,
+    expects='a torch.nn.Module subclass (the class, not an instance)',
+    skill='replace a Python branch on a tensor value by torch.where',
+    starting_code=STARTING_CODE.replace('class Denoiser', 'class PortedDenoiser'),
     hint="torch.where(condition, a, b) runs on the device: compute both branches and let the "
          "condition y.mean() > 0 (a 0-dimensional tensor) select one, without reading its value "
          "in Python.",
@@ -244,6 +247,8 @@ def _check_loop(train_steps) -> Feedback:
 
 training_loop = Exercise(
     "The training loop", _check_loop,
+    expects='a function train_steps(model, loader, steps) returning the losses',
+    skill='write a PopTorch training loop (one call per step, no backward)',
     hint="A trainingModel call returns (output, loss) and has already updated the weights; "
          "there is nothing left to do but record the loss.",
     solution='''
@@ -351,6 +356,8 @@ def _check_copies(answer) -> Feedback:
 
 which_copy = Exercise(
     "Which copy?", _check_copies,
+    expects='a dict from each scenario to None or a PoplarExecutor method name',
+    skill='know when host and device weights must be copied',
     hint="Implicit copies only go from a training model, through the host, to the inference "
          "model. Anything else changed on one side stays there until you copy it.",
     solution='''

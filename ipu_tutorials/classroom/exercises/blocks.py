@@ -32,6 +32,8 @@ def _check_two_ipus(strategy) -> Feedback:
 
 two_ipus = Exercise(
     "Two IPUs", _check_two_ipus,
+    expects='a poptorch.PipelinedExecution',
+    skill='place blocks on IPUs with Stage and ipu()',
     hint="a Stage can hold several blocks: poptorch.Stage(\"B1\", \"B2\").ipu(0).",
     solution="""
 strategy = poptorch.PipelinedExecution(
@@ -66,6 +68,8 @@ def _check_auto_stage(answer) -> Feedback:
 
 fix_descending_stages = Exercise(
     "Fix the descending stages", _check_auto_stage,
+    expects='a poptorch.AutoStage member',
+    skill='choose the AutoStage rule',
     hint="one AutoStage rule numbers stages by IPU, the other counts blocks as they run.",
     solution="poptorch.AutoStage.AutoIncrement",
     mistakes=(Mistake("poptorch.AutoStage.SameAsIpu", "SameAsIpu is the rule that failed"),
@@ -93,6 +97,8 @@ def _check_ipus_reserved(answer) -> Feedback:
 
 ipus_reserved = Exercise(
     "How many IPUs?", _check_ipus_reserved,
+    expects='a number',
+    skill='count the IPUs a run reserves (replicas, rounding)',
     hint="IPUs per replica x replication factor, then autoRoundNumIPUs rounds up to a power of two.",
     solution="8  # 3 IPUs per replica x 2 replicas = 6, rounded up to a power of two",
     mistakes=(Mistake("6", "rounds the reservation up to a power of two"),

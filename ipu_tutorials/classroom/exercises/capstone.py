@@ -162,6 +162,9 @@ def setup():
 
 pod16_setup = Exercise(
     "Reach the published throughput on a Pod16", _check_pod16,
+    expects='a function setup() returning (model, opts)',
+    skill='combine every tool to reach a published throughput',
+    starting_code=STARTING_CODE,
     hint="Four IPUs per replica, as many replicas as the Pod holds, float16, the optimizer state "
          "off chip, and enough accumulation that the fill and flush are a small part of a step.",
     solution=SOLUTION,
@@ -208,6 +211,8 @@ def _check_samples(answer) -> Feedback:
 
 samples_per_update = Exercise(
     "Sequences per weight update", _check_samples,
+    expects='a number',
+    skill='count the global batch of a published run',
     hint="Every replica runs `gradientAccumulation` micro-batches before the all-reduce; the "
          "IPUs of one pipeline share each micro-batch.",
     solution=f"{capstone.MICRO_BATCH} * {PUBLISHED.accumulation} * {PUBLISHED.replicas}",

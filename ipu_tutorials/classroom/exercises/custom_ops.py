@@ -89,6 +89,8 @@ def _check_loss(my_loss) -> Feedback:
 
 custom_loss = Exercise(
     "A custom loss with identity_loss", _check_loss,
+    expects='a function my_loss(out, target, weight)',
+    skill='mark a hand-written loss with identity_loss',
     hint="Compute the total as plain tensor arithmetic, then return "
          "poptorch.identity_loss(total, reduction=\"mean\") (the total is already a scalar).",
     solution="""
@@ -178,6 +180,8 @@ def _check_body(body) -> Feedback:
 
 newton_body = Exercise(
     "A for_loop body", _check_body,
+    expects='a function body(x, a) returning (x_new, a)',
+    skill='write a poptorch.for_loop body',
     hint="def body(x, a): return (x + a / x) / 2, a",
     solution="""
 def body(x, a):

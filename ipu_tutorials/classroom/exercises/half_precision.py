@@ -27,6 +27,8 @@ def _check_loss_scale(scale) -> Feedback:
 
 loss_scale = Exercise(
     "Choose a loss scale", _check_loss_scale,
+    expects='a positive number',
+    skill='choose a loss scale from a gradient histogram',
     hint="move the precision explorer's slider until the histogram sits between the red and the "
          "purple regions; powers of two are exact to undo.",
     solution="1024  # anything from about 2**8 to 2**13 works for this network",
@@ -73,6 +75,8 @@ def _check_partials(options) -> Feedback:
 
 half_partials = Exercise(
     "Smaller partials", _check_partials,
+    expects='a poptorch.Options',
+    skill='set the partials type to save temporaries',
     hint="the option lives in opts.Precision.",
     solution="""
 my_options = poptorch.Options()

@@ -91,6 +91,8 @@ def _check_balance(layers_per_ipu) -> Feedback:
 
 balance_bert = Exercise(
     "Balance BERT-Base (masked LM) over 4 IPUs", _check_balance,
+    expects='a list of 4 whole numbers',
+    skill='balance a Hugging Face model with layers_per_ipu',
     hint="the slowest IPU sets the pace of the pipeline. Every encoder layer costs the same, but "
          "IPU 0 also runs the embedding and the masked-LM head (they share a weight): compare "
          "plan.timeline.utilisation() for [3, 3, 3, 3] and move layers off the busiest IPU.",
@@ -136,6 +138,8 @@ def _check_pod64_batch(answer) -> Feedback:
 
 pod64_batch = Exercise(
     "The combined batch on a pod64", _check_pod64_batch,
+    expects='a number',
+    skill="read an IPUConfig's per-POD values",
     hint="the combined batch is micro-batch x replication_factor x gradient_accumulation_steps x "
          "device_iterations, each taken for the POD type you run on.",
     solution=f"my_pod64_batch = {MICRO_BATCH} * 16 * 32 * 2  # = "

@@ -68,6 +68,8 @@ def _check_op(answer) -> Feedback:
 
 find_the_op = Exercise(
     "The op that overflows", _check_op,
+    expects="the op's name as a string",
+    skill='find the first op that overflows with floating-point exceptions',
     hint="Replay the failing step (weights before it, its batch) with "
          "opts.Precision.enableFloatingPointExceptions(True); the error names the op.",
     solution='"exp"  # the exception: exp in the forward pass of module \'log_softmax\'',
@@ -140,6 +142,9 @@ def stable_log_softmax(z):
 
 fix_the_softmax = Exercise(
     "Fix the log-softmax", _check_fix,
+    expects='a function stable_log_softmax(z)',
+    skill='write a numerically stable log-softmax for float16',
+    starting_code=STARTING_CODE,
     hint="Subtract m = z.max(dim=-1, keepdim=True).values first, then take the log of the sum: "
          "z - m - log(sum(exp(z - m))).",
     solution="""
@@ -210,6 +215,8 @@ def _check_compute_share(answer) -> Feedback:
 
 compute_share = Exercise(
     "Read the report", _check_compute_share,
+    expects='a number between 0 and 1',
+    skill='read a profiling report',
     hint='report.summary["schedule"] holds "breakdown" (seconds per part) and "call_seconds".',
     solution='report.summary["schedule"]["breakdown"]["IPU compute"] / '
              'report.summary["schedule"]["call_seconds"]',

@@ -27,6 +27,8 @@ def _check_smallest_accumulation(answer) -> Feedback:
 
 smallest_accumulation = Exercise(
     "The smallest gradient accumulation", _check_smallest_accumulation,
+    expects='a number',
+    skill='the 2N-1 gradient-accumulation rule of a training pipeline',
     hint="count the pipeline stages of a training step: forward up the IPUs, then backward down.",
     solution="7  # 2N - 1 with N = 4",
     mistakes=(Mistake("4", "training also runs the backward pass"),
@@ -55,6 +57,8 @@ def _check_combined_batch(answer) -> Feedback:
 
 combined_batch = Exercise(
     "Images per call", _check_combined_batch,
+    expects='a number',
+    skill='compute the combined batch of a call',
     hint="multiply the micro-batch by every count that repeats it: device iterations, "
          "gradient accumulation and replicas.",
     solution="40 * 10 * 10 * 2  # = 8000",
@@ -110,6 +114,8 @@ def _check_balance(strategy) -> Feedback:
 
 balance_two_ipus = Exercise(
     "Balance the pipeline", _check_balance,
+    expects='a poptorch.PipelinedExecution',
+    skill='balance pipeline stages by their work',
     hint="the slowest stage sets the pace of every cycle: look at each stage's share of the work "
          "in training_model.plan.stage_costs, and give the two IPUs similar shares.",
     solution="""
