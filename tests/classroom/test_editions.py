@@ -119,3 +119,11 @@ def test_a_solution_inside_a_function_keeps_its_indentation():
 def test_an_unknown_lesson_is_one_clear_line():
     with pytest.raises(SystemExit, match="no stored notebook named 99_nothing; known: 01_"):
         editions.lessons(["99_nothing"])
+
+
+def test_the_teachers_page_lists_every_exercise_with_its_skill():
+    with open(os.path.join(editions.ROOT, "docs", "teaching.md"), encoding="utf-8") as f:
+        page = f.read()
+    for lesson in LESSONS:
+        for graded in editions.exercises_of(stored(lesson)):
+            assert f"(`{graded.name}`) | {graded.exercise.skill} |" in page, graded.name
