@@ -1,4 +1,4 @@
-"""The HTML summary of a graded class: a bar per exercise, and each learner's scores and feedback."""
+"""The HTML summary of a graded class: a bar per exercise, each learner's scores and feedback."""
 from __future__ import annotations
 
 import html

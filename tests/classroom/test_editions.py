@@ -111,7 +111,8 @@ def test_the_instructor_edition_follows_nbgrader(built, lesson):
 
 def test_a_solution_inside_a_function_keeps_its_indentation():
     graded = editions.Graded("x", type("E", (), {"starting_code": ""})(), 0, 1)
-    source = "def f(x):\n    ### BEGIN SOLUTION\n    y = x + 1\n    ### END SOLUTION\n    return y\n"
+    source = ("def f(x):\n    ### BEGIN SOLUTION\n    y = x + 1\n    ### END SOLUTION\n"
+              "    return y\n")
     assert editions.strip_solutions(source, graded) == \
         "def f(x):\n    y = ...  # your answer\n    return y\n"
 
@@ -127,3 +128,12 @@ def test_the_teachers_page_lists_every_exercise_with_its_skill():
     for lesson in LESSONS:
         for graded in editions.exercises_of(stored(lesson)):
             assert f"(`{graded.name}`) | {graded.exercise.skill} |" in page, graded.name
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_stored_solution_passes_its_check(lesson):
+    nb = stored(lesson)
+    for graded in editions.exercises_of(nb):
+        outputs = nb.cells[graded.check_cell].outputs
+        shown = [o.get("data", {}).get("text/plain", "") for o in outputs]
+        assert any(text.startswith("Correct") for text in shown), (graded.name, shown)

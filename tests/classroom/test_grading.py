@@ -12,7 +12,8 @@ LESSON = "04_pipelining"
 RIGHT = {"smallest_accumulation-answer": "my_accumulation = 2 * 4 - 1",
          "combined_batch-answer": "my_images_per_call = 8000",
          "balance_two_ipus-answer": 'my_split = poptorch.PipelinedExecution(\n'
-                                    '    poptorch.Stage("B1").ipu(0), poptorch.Stage("B2").ipu(0),\n'
+                                    '    poptorch.Stage("B1").ipu(0),\n'
+                                    '    poptorch.Stage("B2").ipu(0),\n'
                                     '    poptorch.Stage("B3", "B4").ipu(1))'}
 WRONG = {"combined_batch-answer": "my_images_per_call = 40 * 10 * 10"}  # the rest left as given
 CRASH = {**RIGHT, "combined_batch-answer": "import os\nos._exit(1)  # the kernel dies"}

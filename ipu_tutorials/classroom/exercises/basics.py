@@ -348,7 +348,8 @@ def _check_copies(answer) -> Feedback:
         direction = "from the device to the host" if needed == "copyWeightsToHost" else \
             "from the host to the device"
         return wrong(f"{scenario!r}: the simulator ran it without a copy and the result was "
-                     f"stale; the values must go {direction}: {needed}.")
+                     f"stale; the values must go {direction}: which PoplarExecutor method "
+                     f"copies that way?")
     return right("each answer matches what the simulator did: training models keep inference "
                  "models current by themselves; host-side changes need copyWeightsToDevice; "
                  "device-side buffer changes of an inference model need copyWeightsToHost.")
@@ -373,11 +374,11 @@ my_copies = {"trained by trainingModel": "copyWeightsToDevice",
 my_copies = {"trained by trainingModel": None,
              "trained on the CPU": None,
              "buffer changed by inference": "copyWeightsToHost"}''',
-                "from the host to the device: copyWeightsToDevice"),
+                "from the host to the device: which PoplarExecutor method"),
         Mistake('''
 my_copies = {"trained by trainingModel": None,
              "trained on the CPU": "copyWeightsToDevice",
              "buffer changed by inference": "copyWeightsToDevice"}''',
-                "from the device to the host: copyWeightsToHost"),
+                "from the device to the host: which PoplarExecutor method"),
         Mistake("my_copies = {}", "give a dict with the keys"),
     ))

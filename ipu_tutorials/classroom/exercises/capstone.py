@@ -74,9 +74,8 @@ def _out_of_memory(error: OutOfMemoryError, model, opts) -> Feedback:
         return wrong(f"out of memory ({over}): you forgot half precision. Call model.half(): "
                      f"float16 halves the weights, gradients and activations.")
     if opts.TensorLocations.location("optimizer").get("onChip", 1):
-        return wrong(f"out of memory ({over}): LAMB's two moments per weight are on chip. Set "
-                     f"opts.TensorLocations.setOptimizerLocation("
-                     f"poptorch.TensorLocationSettings().useOnChipStorage(False)).")
+        return wrong(f"out of memory ({over}): LAMB's two moments per weight are on chip; "
+                     f"opts.TensorLocations decides where they live (lesson 8).")
     return wrong(f"out of memory on IPU {fullest.ipu} ({over}): move layers off IPU "
                  f"{fullest.ipu} in layers_per_ipu (IPU 0 also holds the embedding and heads), "
                  f"or use more IPUs per replica.")
@@ -174,7 +173,7 @@ pod16_setup = Exercise(
                       "more than the 16 of a Pod16"),
               Mistake(_mistake(("    opts.TensorLocations.setOptimizerLocation(\n        "
                                 "poptorch.TensorLocationSettings().useOnChipStorage(False))\n",
-                                "")), "useOnChipStorage(False)"),
+                                "")), "two moments per weight are on chip"),
               Mistake(_mistake(("gradientAccumulation(1024)", "gradientAccumulation(4)")),
                       "accumulation is too low for the pipeline"),
               Mistake(_mistake(("gradientAccumulation(1024)", "gradientAccumulation(32)")),

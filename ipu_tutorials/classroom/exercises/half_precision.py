@@ -68,7 +68,8 @@ def _check_partials(options) -> Feedback:
         partials = options.Precision.partials_type
         return wrong(f"the temporaries on IPU 0 did not shrink ({after:,} bytes against "
                      f"{before:,}): the partials type is still {partials}, the default. The "
-                     f"partials hold the matmuls' running sums: set them to torch.half.")
+                     f"partials hold the matmuls' running sums: a smaller type for them shrinks the "
+                     f"temporaries.")
     return right(f"half partials cut IPU 0's matmul temporaries from {before:,} to {after:,} "
                  f"bytes, as in the lesson's table.")
 
@@ -85,6 +86,6 @@ my_options""",
     mistakes=(Mistake("poptorch.Options()", "the partials type is still torch.float32"),
               Mistake("my_options = poptorch.Options()\n"
                       "my_options.Precision.enableStochasticRounding(True)\nmy_options",
-                      "set them to torch.half"),
+                      "a smaller type for them"),
               Mistake("torch.half", "expected a poptorch.Options")),
     writes_code=True)

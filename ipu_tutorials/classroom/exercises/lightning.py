@@ -162,10 +162,11 @@ def _check_trainer(trainer) -> Feedback:
     if not isinstance(strategy, IPUStrategy):
         return wrong(f"the Trainer uses {type(strategy).__name__}: set accelerator='ipu'.")
     if trainer.num_devices == 8:
-        return wrong("devices counts replicas, not IPUs: the 4-IPU pipeline is one replica, so "
-                     "8 IPUs are devices=2.")
+        return wrong("devices counts replicas, not IPUs: the 4-IPU pipeline is one replica; "
+                     "how many of them do 8 IPUs hold?")
     if trainer.num_devices != 2:
-        return wrong(f"devices={trainer.num_devices}: 8 IPUs hold 2 replicas of a 4-IPU model.")
+        return wrong(f"devices={trainer.num_devices}: devices counts replicas of the 4-IPU "
+                     f"model; count how many fit in 8 IPUs.")
     if strategy.device_iterations != 4:
         return wrong(f"device_iterations={strategy.device_iterations}: 4 weight updates per IPU "
                      f"call are IPUStrategy(device_iterations=4).")

@@ -118,8 +118,8 @@ def _check_options(options) -> Feedback:
         on_chip = error.plan.ipus[0].optimizer
         if on_chip:
             return wrong(f"{_over(error.plan)}: AdamW's {format_bytes(on_chip)} of state per "
-                         f"IPU is still on chip; opts.TensorLocations.setOptimizerLocation("
-                         f"poptorch.TensorLocationSettings().useOnChipStorage(False)).")
+                         f"IPU is still on chip; opts.TensorLocations decides where the "
+                         f"optimizer state lives.")
         return wrong(f"{_over(error.plan)}.")
     except Error as error:
         return wrong(f"these options do not compile the model: {error}")

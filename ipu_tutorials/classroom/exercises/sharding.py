@@ -103,7 +103,7 @@ def _check_sharded_options(options) -> Feedback:
     ipus = plan.placement.ipus_acquired
     if ipus != IPUS:
         return wrong(f"the network runs on {ipus} IPU(s): give each block B1..B4 its own "
-                     f"IPU, e.g. poptorch.Stage(\"B1\").ipu(0) ... Stage(\"B4\").ipu(3).")
+                     f"IPU, one poptorch.Stage per block.")
     accumulation = plan.spec.gradient_accumulation
     if accumulation != 1:
         return wrong(f"gradientAccumulation({accumulation}) compiles, but it is not the "

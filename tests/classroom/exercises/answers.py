@@ -7,36 +7,23 @@ no arguments, the starting code) are tried on every exercise by test_answers.py.
 S = "poptorch.Stage"
 OFF = "poptorch.TensorLocationSettings().useOnChipStorage(False)"
 
-BRANCH = '''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
+from ipu_tutorials.classroom.exercises.basics import STARTING_CODE as DENOISER
 
-    def forward(self, x):
-        y = self.fc(x)
-        {body}
-PortedDenoiser'''
+# The starting class up to its first line of forward, renamed: the learner writes the rest.
+BRANCH = (DENOISER[:DENOISER.index("if y.mean()")].replace("class Denoiser", "class PortedDenoiser")
+          .replace("{", "{{").replace("}", "}}") + "{body}\nPortedDenoiser")
 
-LOOP = '''
-def train_steps(model, loader, steps):
-    {body}
-train_steps'''
 
-SOFTMAX = '''
-def stable_log_softmax(z):
-    {body}
-stable_log_softmax'''
+def function(signature: str, body: str) -> str:
+    """A learner's function, defined and given as the answer."""
+    name = signature[:signature.index("(")]
+    return f"\ndef {signature}:\n    {body}\n{name}"
 
-LOSS = '''
-def my_loss(out, target, weight):
-    {body}
-my_loss'''
 
-BODY = '''
-def body(x, a):
-    {body}
-body'''
+LOOP = "train_steps(model, loader, steps)"
+SOFTMAX = "stable_log_softmax(z)"
+LOSS = "my_loss(out, target, weight)"
+BODY = "body(x, a)"
 
 SETUP = '''
 def setup():
@@ -67,18 +54,19 @@ ANSWERS = {
                BRANCH.format(body="return 0.5 * y"),
                "PortedDenoiser = torch.nn.Linear\nPortedDenoiser"]),
     "basics.training_loop": dict(
-        right=[LOOP.format(body="return [model(x, y)[1].item() for _, (x, y) in "
+        right=[function(LOOP, "return [model(x, y)[1].item() for _, (x, y) in "
                                 "zip(range(steps), loader)]"),
-               LOOP.format(body="losses = []\n    batches = iter(loader)\n"
-                                "    for _ in range(steps):\n        images, labels = next(batches)\n"
+               function(LOOP, "losses = []\n    batches = iter(loader)\n"
+                                "    for _ in range(steps):\n"
+                                "        images, labels = next(batches)\n"
                                 "        output, loss = model(images, labels)\n"
                                 "        losses.append(loss)\n    return losses")],
-        wrong=[LOOP.format(body="return [model(x, y)[1].item() for x, y in loader]"),
-               LOOP.format(body="return [model(x, y)[0] for _, (x, y) in "
+        wrong=[function(LOOP, "return [model(x, y)[1].item() for x, y in loader]"),
+               function(LOOP, "return [model(x, y)[0] for _, (x, y) in "
                                 "zip(range(steps), loader)]"),
-               LOOP.format(body="batch = next(iter(loader))\n"
+               function(LOOP, "batch = next(iter(loader))\n"
                                 "    return [model(*batch)[1] for _ in range(steps)]"),
-               LOOP.format(body="return [1.0] * steps")]),
+               function(LOOP, "return [1.0] * steps")]),
     "basics.which_copy": dict(
         right=['dict([("buffer changed by inference", "copyWeightsToHost"), '
                '("trained on the CPU", "copyWeightsToDevice"), '
@@ -176,18 +164,21 @@ ANSWERS = {
                f"*[{S}(f'B{{i + 1}}').ipu(i) for i in range(4)])"]),
     # --- lesson 6 ---------------------------------------------------------------------------
     "phased.write_the_phases": dict(
-        right=["poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage(f'chunk{4 * p + i}')"
+        right=["poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage("
+               "f'chunk{4 * p + i}')"
                ".ipu(i) for i in range(4)]) for p in range(4)]).setTensorsLiveness("
                "poptorch.Liveness.OffChipAfterEachPhase)",
                "phases = []\nfor p in range(4):\n    phases.append(poptorch.Phase(*[poptorch.Stage("
                "'chunk' + str(4 * p + i)) for i in range(4)]))\n"
                "strategy = poptorch.SerialPhasedExecution(*phases)\n"
                "strategy.setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)\nstrategy"],
-        wrong=["poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage(f'chunk{4 * p + i}')"
+        wrong=["poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage("
+               "f'chunk{4 * p + i}')"
                " for i in range(4)]) for p in range(3)]).setTensorsLiveness("
                "poptorch.Liveness.OffChipAfterEachPhase)",
                "poptorch.Liveness.OffChipAfterEachPhase",
-               "poptorch.SerialPhasedExecution(*[poptorch.Phase(poptorch.Stage(*[f'chunk{4 * p + i}'"
+               "poptorch.SerialPhasedExecution(*[poptorch.Phase(poptorch.Stage("
+               "*[f'chunk{4 * p + i}'"
                " for i in range(4)])) for p in range(4)]).setTensorsLiveness("
                "poptorch.Liveness.OffChipAfterEachPhase)"]),
     "phased.fitting_liveness": dict(
@@ -267,16 +258,17 @@ ANSWERS = {
     "observing.find_the_op": dict(right=["'EXP'", "'torch.exp'", "' exp '"],
                                   wrong=["'log'", "'nll_loss'", "'softmax'"]),
     "observing.fix_the_softmax": dict(
-        right=[SOFTMAX.format(body="return z - torch.logsumexp(z, dim=-1, keepdim=True)"),
-               SOFTMAX.format(body="m = z.amax(-1, keepdim=True)\n"
-                                   "    return (z - m) - (z - m).exp().sum(-1, keepdim=True).log()"),
-               SOFTMAX.format(body="return torch.log_softmax(z, dim=-1)")],
-        wrong=[SOFTMAX.format(body="return z - z.max(dim=-1, keepdim=True).values"),
-               SOFTMAX.format(body="m = z.max(dim=-1, keepdim=True).values\n"
+        right=[function(SOFTMAX, "return z - torch.logsumexp(z, dim=-1, keepdim=True)"),
+               function(SOFTMAX, "m = z.amax(-1, keepdim=True)\n"
+                                   "    return (z - m) - (z - m).exp().sum(-1, keepdim=True)"
+                                   ".log()"),
+               function(SOFTMAX, "return torch.log_softmax(z, dim=-1)")],
+        wrong=[function(SOFTMAX, "return z - z.max(dim=-1, keepdim=True).values"),
+               function(SOFTMAX, "m = z.max(dim=-1, keepdim=True).values\n"
                                    "    return z - m - torch.log(torch.exp(z - m).mean(dim=-1, "
                                    "keepdim=True))"),
-               SOFTMAX.format(body="return torch.softmax(z, dim=-1)"),
-               SOFTMAX.format(body="return torch.log_softmax(z, dim=0)")]),
+               function(SOFTMAX, "return torch.softmax(z, dim=-1)"),
+               function(SOFTMAX, "return torch.log_softmax(z, dim=0)")]),
     "observing.compute_share": dict(
         right=['s = report.summary["schedule"]\ns["breakdown"]["IPU compute"] / s["call_seconds"]',
                'round(report.summary["schedule"]["breakdown"]["IPU compute"] / '
@@ -286,26 +278,26 @@ ANSWERS = {
                'report.summary["schedule"]["call_seconds"]', "0.3"]),
     # --- lesson 12 --------------------------------------------------------------------------
     "custom_ops.custom_loss": dict(
-        right=[LOSS.format(body="error = torch.nn.functional.l1_loss(out, target)\n"
+        right=[function(LOSS, "error = torch.nn.functional.l1_loss(out, target)\n"
                                 "    return poptorch.identity_loss(error + 0.01 * (weight ** 2)"
                                 ".sum(), reduction='mean')"),
-               LOSS.format(body="penalty = 0.01 * torch.sum(weight * weight)\n"
+               function(LOSS, "penalty = 0.01 * torch.sum(weight * weight)\n"
                                 "    return poptorch.identity_loss((out - target).abs().mean() + "
                                 "penalty, reduction='sum')")],
-        wrong=[LOSS.format(body="return poptorch.identity_loss(((out - target) ** 2).mean() + "
+        wrong=[function(LOSS, "return poptorch.identity_loss(((out - target) ** 2).mean() + "
                                 "0.01 * weight.pow(2).sum(), reduction='mean')"),
-               LOSS.format(body="return poptorch.identity_loss((out - target).abs().mean() + "
+               function(LOSS, "return poptorch.identity_loss((out - target).abs().mean() + "
                                 "0.1 * weight.pow(2).sum(), reduction='mean')"),
-               LOSS.format(body="return poptorch.identity_loss((out - target).abs().mean() + "
+               function(LOSS, "return poptorch.identity_loss((out - target).abs().mean() + "
                                 "0.01 * weight.abs().sum(), reduction='mean')")]),
     "custom_ops.newton_body": dict(
-        right=[BODY.format(body="return 0.5 * (x + a / x), a"),
-               BODY.format(body="x = (x * x + a) / (2 * x)\n    return x, a"),
-               BODY.format(body="return [x - (x * x - a) / (2 * x), a]")],
-        wrong=[BODY.format(body="return a.sqrt(), a"),
-               BODY.format(body="return (x + a / x) / 2, x"),
-               BODY.format(body="return (x + a / x) / 3, a"),
-               BODY.format(body="return a, x")]),
+        right=[function(BODY, "return 0.5 * (x + a / x), a"),
+               function(BODY, "x = (x * x + a) / (2 * x)\n    return x, a"),
+               function(BODY, "return [x - (x * x - a) / (2 * x), a]")],
+        wrong=[function(BODY, "return a.sqrt(), a"),
+               function(BODY, "return (x + a / x) / 2, x"),
+               function(BODY, "return (x + a / x) / 3, a"),
+               function(BODY, "return a, x")]),
     # --- lesson 13 --------------------------------------------------------------------------
     "ipuconfig.balance_bert": dict(
         right=["[0, 4, 4, 4]", "(1, 4, 4, 3)", "[1, 3, 4, 4]"],
