@@ -3,7 +3,7 @@
     python build_notebooks.py                 # build every lesson
     python build_notebooks.py 04_pipelining   # build some (names or paths)
     python build_notebooks.py --check         # fail if a notebook is stale against its source
-    python build_notebooks.py --student DIR   # also write student copies without solutions
+    python build_notebooks.py --student DIR   # only write the classroom editions (not re-run)
     python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
     python build_notebooks.py --times         # each lesson's estimated study time, for the README
 
@@ -34,8 +34,6 @@ from tqdm import tqdm
 ROOT = os.path.dirname(os.path.abspath(__file__))
 SOURCES, NOTEBOOKS, STATIC = (os.path.join(ROOT, d) for d in ("walkthroughs", "notebooks", "static"))
 TIMEOUT = 300  # seconds per cell
-SOLUTION = re.compile(r"^(\s*)### BEGIN SOLUTION\n.*?^\s*### END SOLUTION\n?", re.M | re.S)
-PLACEHOLDER = "{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError()\n"
 KERNEL = "python3"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # The study-time estimate of the course map (assumptions, not measurements): technical prose
@@ -192,26 +190,12 @@ def write_html(name: str, directory: str) -> str:
     return path
 
 
-def student_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook with every solution block replaced by a placeholder and its output cleared."""
-    student = copy.deepcopy(nb)
-    for cell in student.cells:
-        if cell.cell_type == "code" and SOLUTION.search(cell.source):
-            cell.source = SOLUTION.sub(lambda m: PLACEHOLDER.format(indent=m.group(1)), cell.source)
-            cell.outputs, cell.execution_count = [], None
-    student.metadata["ipu_tutorials"]["student_copy"] = True
-    return student
-
-
-def build(path: str, student_dir: str | None) -> float:
+def build(path: str) -> float:
     name = os.path.splitext(os.path.basename(path))[0]
     started = time.perf_counter()
     nb = execute(read_source(path))
     nbformat.write(nb, os.path.join(NOTEBOOKS, f"{name}.ipynb"))
     write_figures(nb, name)
-    if student_dir:
-        os.makedirs(student_dir, exist_ok=True)
-        nbformat.write(student_copy(nb), os.path.join(student_dir, f"{name}.ipynb"))
     return time.perf_counter() - started
 
 
@@ -276,7 +260,8 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="only check that every notebook is current; exit 1 if not")
     parser.add_argument("--student", metavar="DIR",
-                        help="also write student copies (solutions removed) into DIR")
+                        help="only write the student and instructor editions of the stored "
+                             "notebooks into DIR (see ipu_tutorials/classroom/editions.py)")
     parser.add_argument("--html", metavar="DIR",
                         help="only export the built notebooks to offline HTML pages in DIR")
     parser.add_argument("--times", action="store_true",
@@ -288,6 +273,9 @@ def main(argv=None) -> int:
             number, title = lesson_heading(path)
             print(f"{number}. {title}: {study_minutes(path)} min")
         return 0
+    if args.student:
+        from ipu_tutorials.classroom.editions import main as editions
+        return editions([*args.names, "--out", args.student])
     if args.html:
         for path in paths:
             print(write_html(os.path.splitext(os.path.basename(path))[0], args.html))
@@ -301,7 +289,7 @@ def main(argv=None) -> int:
         return 1 if problems else 0
     os.makedirs(NOTEBOOKS, exist_ok=True)
     for path in tqdm(paths, desc="Building lessons", unit="notebook"):
-        seconds = build(path, args.student)
+        seconds = build(path)
         tqdm.write(f"{os.path.basename(path)}: executed in {seconds:.1f} s")
     return 0
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import math
+import numbers
 from typing import Callable
 
 
@@ -18,6 +20,8 @@ class Feedback:
 
     def __repr__(self) -> str:
         return ("Correct! " if self.correct else "Not yet: ") + self.message
+
+    __str__ = __repr__
 
 
 def right(message: str) -> Feedback:
@@ -47,6 +51,9 @@ class Mistake:
 class Exercise:
     """One question. `checker(answer)` returns Feedback; the solution stays hidden until asked.
 
+    A check never raises: an answer the checker cannot handle (None, 0, a list, an object built
+    with no arguments, a function that fails) is a "Not yet" naming what was expected.
+
     Args:
         title: the exercise's name, as the lesson's heading says it.
         checker: takes the learner's answer and returns Feedback.
@@ -56,17 +63,31 @@ class Exercise:
         writes_code: true when the answer is code the learner writes (a model annotation,
             options, a function, a fix), which the check runs through the simulator; false
             when it is a number or a choice.
+        expects: what the answer is, as the "Not yet" for an answer of the wrong kind says it
+            (e.g. "a number", "a poptorch.Options").
+        starting_code: the exercise cell as the learner's copy holds it before any answer.
+        skill: what the exercise trains, in a few words (the teacher's page lists it).
     """
 
     def __init__(self, title: str, checker: Callable[..., Feedback], hint: str, solution: str,
-                 mistakes: tuple[Mistake, ...] = (), writes_code: bool = False):
+                 mistakes: tuple[Mistake, ...] = (), writes_code: bool = False,
+                 expects: str = "your answer", starting_code: str = "", skill: str = ""):
         self.title, self._checker, self._hint, self._solution = title, checker, hint, solution
         self.mistakes, self.writes_code = tuple(mistakes), writes_code
+        self.expects, self.starting_code, self.skill = expects, starting_code, skill
 
     def check(self, *answer, **named) -> Feedback:
+        """The feedback on `answer`; never raises (Exception), whatever the answer is."""
         if answer and answer[0] is Ellipsis:
             return wrong("replace the `...` with your answer, then run the cell again.")
-        return self._checker(*answer, **named)
+        try:
+            feedback = self._checker(*answer, **named)
+        except Exception as error:  # the learner's answer, or code it runs, broke the check
+            return wrong(f"the check expected {self.expects}, got {_describe(answer, named)}; "
+                         f"using it raised {type(error).__name__}: {_first_line(error)}")
+        if not isinstance(feedback, Feedback):
+            raise TypeError(f"the checker of {self.title!r} returned {feedback!r}, not Feedback")
+        return feedback
 
     def hint(self) -> Text:
         return Text(f"Hint: {self._hint}")
@@ -92,6 +113,11 @@ class Exercise:
         Raises:
             ValueError: the code's last line neither is an expression nor binds a name.
         """
+        answer = self.answer_of(code, namespace)
+        return answer if isinstance(answer, Feedback) else self.check(answer)
+
+    def answer_of(self, code: str, namespace: dict | None = None):
+        """The value a cell gives as its answer (see run_code), without checking it."""
         import torch
 
         from ... import poptorch
@@ -101,14 +127,26 @@ class Exercise:
         last = tree.body[-1]
         if isinstance(last, ast.Expr):
             exec(compile(ast.Module(tree.body[:-1], []), "<answer>", "exec"), names)
-            answer = eval(compile(ast.Expression(last.value), "<answer>", "eval"), names)
-        else:
-            exec(compile(tree, "<answer>", "exec"), names)
-            answer = names[_bound_name(last, self.title)]
-        return answer if isinstance(answer, Feedback) else self.check(answer)
+            return eval(compile(ast.Expression(last.value), "<answer>", "eval"), names)
+        exec(compile(tree, "<answer>", "exec"), names)
+        return names[_bound_name(last, self.title)]
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}): call .check(answer), .hint() or .solution()"
+
+
+def _describe(answer: tuple, named: dict) -> str:
+    """The answer as the learner gave it, in a few words: its type and a short repr."""
+    values = list(answer) + list(named.values())
+    if len(values) != 1:
+        return f"{len(values)} values"
+    text = repr(values[0])
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{type(values[0]).__name__} {text}"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [""])[0][:200]
 
 
 def _bound_name(statement: ast.stmt, title: str) -> str:
@@ -122,13 +160,37 @@ def _bound_name(statement: ast.stmt, title: str) -> str:
     return target.id
 
 
+def as_number(answer) -> float | int | None:
+    """A real number given as int, float, a NumPy scalar or a one-element tensor; else None
+    (bool and strings are not numbers here)."""
+    if isinstance(answer, (bool, str, bytes)) or answer is None:
+        return None
+    if isinstance(answer, numbers.Integral):
+        return int(answer)
+    if isinstance(answer, numbers.Real):
+        return float(answer)
+    import torch
+
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1 \
+            and (answer.dtype.is_floating_point or str(answer.dtype) in _INTEGER_DTYPES):
+        return answer.item()
+    return None
+
+
+_INTEGER_DTYPES = ("torch.int8", "torch.int16", "torch.int32", "torch.int64", "torch.uint8")
+
+
 def check_number(answer, expected: float, what: str, explain: str, tolerance: float = 0.0,
                  typical: dict[float, str] | None = None) -> Feedback:
     """Numeric answers: right within a relative tolerance; a typical wrong value (a key of
     `typical`, matched within the same tolerance) gets its own explanation; any other value is
     said to be too high or too low."""
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+    number = as_number(answer)
+    if number is None:
         return wrong(f"{what} should be a number, got {type(answer).__name__} {answer!r}.")
+    if not math.isfinite(number):
+        return wrong(f"{what} should be a finite number, got {answer!r}.")
+    answer = number
     if abs(answer - expected) <= tolerance * abs(expected):
         return right(explain)
     for value, mistake in (typical or {}).items():

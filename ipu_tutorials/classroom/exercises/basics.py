@@ -109,6 +109,9 @@ def _check_branch(candidate) -> Feedback:
 
 fix_the_branch = Exercise(
     "Fix the frozen branch", _check_branch,
+    expects='a torch.nn.Module subclass (the class, not an instance)',
+    skill='replace a Python branch on a tensor value by torch.where',
+    starting_code=STARTING_CODE.replace('class Denoiser', 'class PortedDenoiser'),
     hint="torch.where(condition, a, b) runs on the device: compute both branches and let the "
          "condition y.mean() > 0 (a 0-dimensional tensor) select one, without reading its value "
          "in Python.",
@@ -165,10 +168,11 @@ class _DigitsWithLoss(torch.nn.Module):
 
 
 def _digits() -> torch.utils.data.TensorDataset:
-    """STEPS batches of digits in a fixed shuffled order (the embedded set is sorted by class)."""
+    """STEPS + 2 batches of digits in a fixed shuffled order (the embedded set is sorted by
+    class): more than `steps`, so a loop that ignores `steps` is seen."""
     digits = embedded_digits(train=True)
     chosen = torch.randperm(len(digits), generator=torch.Generator().manual_seed(0))
-    chosen = chosen[:STEPS * BATCH]
+    chosen = chosen[:(STEPS + 2) * BATCH]
     return torch.utils.data.TensorDataset(digits.images[chosen], digits.labels[chosen])
 
 
@@ -243,6 +247,8 @@ def _check_loop(train_steps) -> Feedback:
 
 training_loop = Exercise(
     "The training loop", _check_loop,
+    expects='a function train_steps(model, loader, steps) returning the losses',
+    skill='write a PopTorch training loop (one call per step, no backward)',
     hint="A trainingModel call returns (output, loss) and has already updated the weights; "
          "there is nothing left to do but record the loss.",
     solution='''
@@ -342,7 +348,8 @@ def _check_copies(answer) -> Feedback:
         direction = "from the device to the host" if needed == "copyWeightsToHost" else \
             "from the host to the device"
         return wrong(f"{scenario!r}: the simulator ran it without a copy and the result was "
-                     f"stale; the values must go {direction}: {needed}.")
+                     f"stale; the values must go {direction}: which PoplarExecutor method "
+                     f"copies that way?")
     return right("each answer matches what the simulator did: training models keep inference "
                  "models current by themselves; host-side changes need copyWeightsToDevice; "
                  "device-side buffer changes of an inference model need copyWeightsToHost.")
@@ -350,6 +357,8 @@ def _check_copies(answer) -> Feedback:
 
 which_copy = Exercise(
     "Which copy?", _check_copies,
+    expects='a dict from each scenario to None or a PoplarExecutor method name',
+    skill='know when host and device weights must be copied',
     hint="Implicit copies only go from a training model, through the host, to the inference "
          "model. Anything else changed on one side stays there until you copy it.",
     solution='''
@@ -365,11 +374,11 @@ my_copies = {"trained by trainingModel": "copyWeightsToDevice",
 my_copies = {"trained by trainingModel": None,
              "trained on the CPU": None,
              "buffer changed by inference": "copyWeightsToHost"}''',
-                "from the host to the device: copyWeightsToDevice"),
+                "from the host to the device: which PoplarExecutor method"),
         Mistake('''
 my_copies = {"trained by trainingModel": None,
              "trained on the CPU": "copyWeightsToDevice",
              "buffer changed by inference": "copyWeightsToDevice"}''',
-                "from the device to the host: copyWeightsToHost"),
+                "from the device to the host: which PoplarExecutor method"),
         Mistake("my_copies = {}", "give a dict with the keys"),
     ))

@@ -74,9 +74,8 @@ def _out_of_memory(error: OutOfMemoryError, model, opts) -> Feedback:
         return wrong(f"out of memory ({over}): you forgot half precision. Call model.half(): "
                      f"float16 halves the weights, gradients and activations.")
     if opts.TensorLocations.location("optimizer").get("onChip", 1):
-        return wrong(f"out of memory ({over}): LAMB's two moments per weight are on chip. Set "
-                     f"opts.TensorLocations.setOptimizerLocation("
-                     f"poptorch.TensorLocationSettings().useOnChipStorage(False)).")
+        return wrong(f"out of memory ({over}): LAMB's two moments per weight are on chip; "
+                     f"opts.TensorLocations decides where they live (lesson 8).")
     return wrong(f"out of memory on IPU {fullest.ipu} ({over}): move layers off IPU "
                  f"{fullest.ipu} in layers_per_ipu (IPU 0 also holds the embedding and heads), "
                  f"or use more IPUs per replica.")
@@ -162,6 +161,9 @@ def setup():
 
 pod16_setup = Exercise(
     "Reach the published throughput on a Pod16", _check_pod16,
+    expects='a function setup() returning (model, opts)',
+    skill='combine every tool to reach a published throughput',
+    starting_code=STARTING_CODE,
     hint="Four IPUs per replica, as many replicas as the Pod holds, float16, the optimizer state "
          "off chip, and enough accumulation that the fill and flush are a small part of a step.",
     solution=SOLUTION,
@@ -171,7 +173,7 @@ pod16_setup = Exercise(
                       "more than the 16 of a Pod16"),
               Mistake(_mistake(("    opts.TensorLocations.setOptimizerLocation(\n        "
                                 "poptorch.TensorLocationSettings().useOnChipStorage(False))\n",
-                                "")), "useOnChipStorage(False)"),
+                                "")), "two moments per weight are on chip"),
               Mistake(_mistake(("gradientAccumulation(1024)", "gradientAccumulation(4)")),
                       "accumulation is too low for the pipeline"),
               Mistake(_mistake(("gradientAccumulation(1024)", "gradientAccumulation(32)")),
@@ -208,6 +210,8 @@ def _check_samples(answer) -> Feedback:
 
 samples_per_update = Exercise(
     "Sequences per weight update", _check_samples,
+    expects='a number',
+    skill='count the global batch of a published run',
     hint="Every replica runs `gradientAccumulation` micro-batches before the all-reduce; the "
          "IPUs of one pipeline share each micro-batch.",
     solution=f"{capstone.MICRO_BATCH} * {PUBLISHED.accumulation} * {PUBLISHED.replicas}",

@@ -89,6 +89,8 @@ def _check_loss(my_loss) -> Feedback:
 
 custom_loss = Exercise(
     "A custom loss with identity_loss", _check_loss,
+    expects='a function my_loss(out, target, weight)',
+    skill='mark a hand-written loss with identity_loss',
     hint="Compute the total as plain tensor arithmetic, then return "
          "poptorch.identity_loss(total, reduction=\"mean\") (the total is already a scalar).",
     solution="""
@@ -129,6 +131,19 @@ class NewtonSqrt(nn.Module):
         return x
 
 
+def _one_step_gap(body) -> float | None:
+    """How far one call of `body` is from one Newton step, at estimates x far from sqrt(a)
+    (a converged loop alone would also pass a body that computes sqrt directly); None when
+    its outputs are not (x_new, a)."""
+    g = torch.Generator().manual_seed(0)
+    a, x = 1 + 99 * torch.rand(16, generator=g), 0.5 + 20 * torch.rand(16, generator=g)
+    out = body(x.clone(), a.clone())
+    if not isinstance(out, (tuple, list)) or len(out) != 2 \
+            or not all(isinstance(t, torch.Tensor) for t in out) or not torch.equal(out[1], a):
+        return None
+    return ((out[0] - (x + a / x) / 2).abs() / (x + a / x)).max().item()
+
+
 def _check_body(body) -> Feedback:
     if not callable(body):
         return wrong("give the function itself: body, without parentheses.")
@@ -145,18 +160,28 @@ def _check_body(body) -> Feedback:
     finally:
         model.destroy()
     gap = (x - a.sqrt()).abs().max().item()
+    if torch.allclose(x, a):
+        return wrong("x never changed: the body must return the new estimate as its first "
+                     "output.")
+    step = _one_step_gap(body)
+    if step is None:
+        return wrong("the body must return two tensors, (x_new, a), with `a` passed on "
+                     "unchanged: the loop feeds them back as the next iteration's inputs.")
+    if step > 1e-5:
+        return wrong(f"one call of your body, at estimates x far from sqrt(a), is up to "
+                     f"{step:.2g} (relative) away from one Newton step for x^2 = a: the body "
+                     f"is one iteration of the method, not the answer; derive its update from "
+                     f"x - f(x) / f'(x).")
     if gap < 1e-3:
         return right(f"{STEPS} iterations on the device give sqrt(a) within {gap:.1g} for a in "
                      f"1..100.")
-    if torch.allclose(x, a):
-        return wrong("x never changed: the body must return the new estimate "
-                     "(x + a / x) / 2 as its first output.")
-    return wrong(f"after {STEPS} iterations x is up to {gap:.3g} away from sqrt(a): Newton's "
-                 f"step for x^2 = a is x_new = (x + a / x) / 2.")
+    return wrong(f"after {STEPS} iterations x is up to {gap:.3g} away from sqrt(a).")
 
 
 newton_body = Exercise(
     "A for_loop body", _check_body,
+    expects='a function body(x, a) returning (x_new, a)',
+    skill='write a poptorch.for_loop body',
     hint="def body(x, a): return (x + a / x) / 2, a",
     solution="""
 def body(x, a):
@@ -169,5 +194,5 @@ def body(x, a):
     return x, a""", "x never changed"),
               Mistake("""
 def body(x, a):
-    return (x + a * x) / 2, a""", "Newton's step")),
+    return (x + a * x) / 2, a""", "away from one Newton step")),
     writes_code=True)

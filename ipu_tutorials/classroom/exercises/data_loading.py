@@ -63,6 +63,8 @@ def _check_smallest(options) -> Feedback:
 
 smallest_device_iterations = Exercise(
     "The smallest device-iteration count", _check_smallest,
+    expects='a poptorch.Options',
+    skill='size device iterations so host I/O stays under 10%',
     hint="Loop d = 1, 2, 3...: build poptorch.Options().deviceIterations(d)."
          "replicationFactor(2), plan it with plan_call(opts, micro_batch=32), and stop at the "
          "first d where share(plan) (host I/O's share) is under 0.10.",
@@ -132,6 +134,8 @@ def _check_sum(options) -> Feedback:
 
 summed_losses = Exercise(
     "Sum the losses on the device", _check_sum,
+    expects='a poptorch.Options',
+    skill='choose an OutputMode (sum per replica on the device)',
     hint="outputMode decides what comes back: All every micro-batch, Final the last, EveryN "
          "every N-th device iteration, Sum the sum over the call, per replica.",
     solution="""

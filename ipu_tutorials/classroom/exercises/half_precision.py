@@ -27,6 +27,8 @@ def _check_loss_scale(scale) -> Feedback:
 
 loss_scale = Exercise(
     "Choose a loss scale", _check_loss_scale,
+    expects='a positive number',
+    skill='choose a loss scale from a gradient histogram',
     hint="move the precision explorer's slider until the histogram sits between the red and the "
          "purple regions; powers of two are exact to undo.",
     solution="1024  # anything from about 2**8 to 2**13 works for this network",
@@ -66,13 +68,16 @@ def _check_partials(options) -> Feedback:
         partials = options.Precision.partials_type
         return wrong(f"the temporaries on IPU 0 did not shrink ({after:,} bytes against "
                      f"{before:,}): the partials type is still {partials}, the default. The "
-                     f"partials hold the matmuls' running sums: set them to torch.half.")
+                     f"partials hold the matmuls' running sums: a smaller type for them shrinks the "
+                     f"temporaries.")
     return right(f"half partials cut IPU 0's matmul temporaries from {before:,} to {after:,} "
                  f"bytes, as in the lesson's table.")
 
 
 half_partials = Exercise(
     "Smaller partials", _check_partials,
+    expects='a poptorch.Options',
+    skill='set the partials type to save temporaries',
     hint="the option lives in opts.Precision.",
     solution="""
 my_options = poptorch.Options()
@@ -81,6 +86,6 @@ my_options""",
     mistakes=(Mistake("poptorch.Options()", "the partials type is still torch.float32"),
               Mistake("my_options = poptorch.Options()\n"
                       "my_options.Precision.enableStochasticRounding(True)\nmy_options",
-                      "set them to torch.half"),
+                      "a smaller type for them"),
               Mistake("torch.half", "expected a poptorch.Options")),
     writes_code=True)

@@ -12,6 +12,12 @@ from ..explorers.ipuconfig import bert_ipu_config, plan_bert
 from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 
 LAYERS, IPUS = 12, 4  # BERT-Base over a 4-IPU pipeline
+# A split is right when its throughput is within MARGIN of the best split's. Splits whose
+# busiest IPU is as light as it can be differ only by fill, flush and copies (under 3% in
+# the simulator: [0, 4, 4, 4], [1, 4, 4, 3], [1, 3, 4, 4], [1, 4, 3, 4]); every split that
+# loads an IPU more is at least 5% slower. A calibration of the cost model moves these
+# figures, not that gap.
+MARGIN = 0.04
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,9 +78,10 @@ def _check_balance(layers_per_ipu) -> Feedback:
     best_seconds = _seconds(tuple(best_split()))
     mine = yours.plan
     busy = mine.timeline.utilisation()
-    if mine.call_seconds <= best_seconds * (1 + 1e-6):
-        return right(f"{mine.samples_per_second:,.0f} sequences/s, as fast as any split: IPU 0 "
-                     f"also runs the embedding and the masked-LM head, so it takes fewer layers.")
+    if mine.call_seconds <= best_seconds * (1 + MARGIN):
+        return right(f"{mine.samples_per_second:,.0f} sequences/s, within {MARGIN:.0%} of the "
+                     f"fastest split: IPU 0 also runs the embedding and the masked-LM head, so "
+                     f"it takes fewer layers.")
     busiest = max(range(IPUS), key=lambda i: busy[i])
     best_rate = mine.config.samples_per_call / best_seconds
     return wrong(f"{mine.samples_per_second:,.0f} sequences/s against "
@@ -84,6 +91,8 @@ def _check_balance(layers_per_ipu) -> Feedback:
 
 balance_bert = Exercise(
     "Balance BERT-Base (masked LM) over 4 IPUs", _check_balance,
+    expects='a list of 4 whole numbers',
+    skill='balance a Hugging Face model with layers_per_ipu',
     hint="the slowest IPU sets the pace of the pipeline. Every encoder layer costs the same, but "
          "IPU 0 also runs the embedding and the masked-LM head (they share a weight): compare "
          "plan.timeline.utilisation() for [3, 3, 3, 3] and move layers off the busiest IPU.",
@@ -129,6 +138,8 @@ def _check_pod64_batch(answer) -> Feedback:
 
 pod64_batch = Exercise(
     "The combined batch on a pod64", _check_pod64_batch,
+    expects='a number',
+    skill="read an IPUConfig's per-POD values",
     hint="the combined batch is micro-batch x replication_factor x gradient_accumulation_steps x "
          "device_iterations, each taken for the POD type you run on.",
     solution=f"my_pod64_batch = {MICRO_BATCH} * 16 * 32 * 2  # = "

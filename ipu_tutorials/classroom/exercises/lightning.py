@@ -33,6 +33,8 @@ def _check_images(answer) -> Feedback:
 
 images_per_batch = Exercise(
     "Images per Lightning batch", _check_images,
+    expects='a number',
+    skill='relate a Lightning batch to IPU calls',
     hint="the DataLoader's batch_size is the micro-batch; each of devices, "
          "accumulate_grad_batches and device_iterations repeats it.",
     solution="16 * 4 * 8 * 2  # = 1024",
@@ -125,6 +127,9 @@ def _check_logging(module_class) -> Feedback:
 
 log_outside_the_step = Exercise(
     "Log where a real IPU can", _check_logging,
+    expects='a LightningModule subclass (the class itself)',
+    skill='move logging out of a traced training_step',
+    starting_code='class LoggedOnHost(Classifier):\n    pass',
     hint="training_step returns the loss; Lightning passes it to "
          "on_train_batch_end(self, outputs, batch, batch_idx) as outputs['loss'] (one value per "
          "replica: take the mean).",
@@ -157,10 +162,11 @@ def _check_trainer(trainer) -> Feedback:
     if not isinstance(strategy, IPUStrategy):
         return wrong(f"the Trainer uses {type(strategy).__name__}: set accelerator='ipu'.")
     if trainer.num_devices == 8:
-        return wrong("devices counts replicas, not IPUs: the 4-IPU pipeline is one replica, so "
-                     "8 IPUs are devices=2.")
+        return wrong("devices counts replicas, not IPUs: the 4-IPU pipeline is one replica; "
+                     "how many of them do 8 IPUs hold?")
     if trainer.num_devices != 2:
-        return wrong(f"devices={trainer.num_devices}: 8 IPUs hold 2 replicas of a 4-IPU model.")
+        return wrong(f"devices={trainer.num_devices}: devices counts replicas of the 4-IPU "
+                     f"model; count how many fit in 8 IPUs.")
     if strategy.device_iterations != 4:
         return wrong(f"device_iterations={strategy.device_iterations}: 4 weight updates per IPU "
                      f"call are IPUStrategy(device_iterations=4).")
@@ -174,6 +180,8 @@ def _check_trainer(trainer) -> Feedback:
 
 trainer_for_the_job = Exercise(
     "A Trainer for 8 IPUs", _check_trainer,
+    expects='a lightning.pytorch.Trainer',
+    skill='configure Trainer and IPUStrategy for replicas, accumulation, device iterations',
     hint="devices is the number of replicas; accumulate_grad_batches is a Trainer argument; "
          "device_iterations belongs to IPUStrategy.",
     solution="""

@@ -105,6 +105,9 @@ def _judge_speed(outcome: Outcome) -> Feedback:
 
 fit_without_offloading = Exercise(
     "Fit the language model without offloading", _check_fit,
+    expects='a tuple (model, opts)',
+    skill='fit a model with recomputation and serialisation',
+    starting_code='model = build_model()\nopts = starting_options()\nmy_answer = (model, opts)',
     hint="run memory_tuning_explorer() and find the fullest IPU's largest part: activations "
          "shrink with recomputation checkpoints, the vocabulary projection's temporaries with "
          "serializedMatMul (or a lower availableMemoryProportion, which costs time).",
@@ -171,6 +174,8 @@ def _check_most_freed(answer) -> Feedback:
 
 most_freed = Exercise(
     "Which change frees the most on the fullest IPU?", _check_most_freed,
+    expects="a letter: 'a', 'b' or 'c'",
+    skill='find where memory goes on the fullest IPU',
     hint="find the fullest IPU with checkpoints alone, then ask which of its parts each change "
          "touches: the embedding sits on IPU 0, the vocabulary projection on IPU 3.",
     solution='"b"',

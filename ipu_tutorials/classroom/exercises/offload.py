@@ -35,6 +35,8 @@ def _check_state_bytes(answer) -> Feedback:
 
 adamw_state_bytes = Exercise(
     "AdamW's state", _check_state_bytes,
+    expects='a number',
+    skill="count an optimizer's state in bytes",
     hint="AdamW keeps two tensors per weight (first and second moments), each float32 by default.",
     solution="2 * 4 * sum(p.numel() for p in model.parameters())",
     mistakes=(Mistake("4 * sum(p.numel() for p in model.parameters())", "that is one moment"),
@@ -67,6 +69,8 @@ def _check_fit(offload: bool = False, half: bool = False) -> Feedback:
 
 make_it_fit = Exercise(
     "Fit 1.3B parameters on 16 IPUs", _check_fit,
+    expects='the two switches offload= and half=, True or False',
+    skill='combine offloading and float16 to fit',
     hint="try the two switches one at a time in the memory planner and watch which category "
          "shrinks: offload removes the optimizer bar, float16 halves weights and gradients.",
     solution="exercises.make_it_fit.check(offload=True, half=True)",
@@ -114,8 +118,8 @@ def _check_options(options) -> Feedback:
         on_chip = error.plan.ipus[0].optimizer
         if on_chip:
             return wrong(f"{_over(error.plan)}: AdamW's {format_bytes(on_chip)} of state per "
-                         f"IPU is still on chip; opts.TensorLocations.setOptimizerLocation("
-                         f"poptorch.TensorLocationSettings().useOnChipStorage(False)).")
+                         f"IPU is still on chip; opts.TensorLocations decides where the "
+                         f"optimizer state lives.")
         return wrong(f"{_over(error.plan)}.")
     except Error as error:
         return wrong(f"these options do not compile the model: {error}")
@@ -129,6 +133,8 @@ OFF_CHIP = "poptorch.TensorLocationSettings().useOnChipStorage(False)"
 
 offload_options = Exercise(
     "Options that fit 1.3B on 16 IPUs", _check_options,
+    expects='a poptorch.Options',
+    skill='offload optimizer state with TensorLocations',
     hint="two settings: a gradient accumulation the 16-IPU pipeline accepts (lesson 4's rule), "
          "and where the optimizer state lives (opts.TensorLocations).",
     solution=f"""

@@ -87,6 +87,8 @@ _SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\") for 
 
 write_the_phases = Exercise(
     "Phases for a model too big for four IPUs", _check_phases,
+    expects='a poptorch.SerialPhasedExecution or ParallelPhasedExecution',
+    skill='write phases and a liveness that fit a model too big for the IPUs',
     hint="One poptorch.Stage per block, four stages per phase (one per IPU), four phases; the "
          "default liveness holds three phases on chip at once: setTensorsLiveness() can lower "
          "that.",
@@ -149,6 +151,8 @@ def _check_liveness(answer) -> Feedback:
 
 fitting_liveness = Exercise(
     "The fastest liveness that fits", _check_liveness,
+    expects='a poptorch.Liveness member',
+    skill='compare livenesses by memory and time',
     hint="Compile the four serial plans (lesson.phased_strategy(lesson.SERIAL, 16, name) for "
          "each name in lesson.LIVENESS) and compare .fits and .plan.call_seconds.",
     solution="""

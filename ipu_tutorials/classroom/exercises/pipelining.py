@@ -27,6 +27,8 @@ def _check_smallest_accumulation(answer) -> Feedback:
 
 smallest_accumulation = Exercise(
     "The smallest gradient accumulation", _check_smallest_accumulation,
+    expects='a number',
+    skill='the 2N-1 gradient-accumulation rule of a training pipeline',
     hint="count the pipeline stages of a training step: forward up the IPUs, then backward down.",
     solution="7  # 2N - 1 with N = 4",
     mistakes=(Mistake("4", "training also runs the backward pass"),
@@ -55,6 +57,8 @@ def _check_combined_batch(answer) -> Feedback:
 
 combined_batch = Exercise(
     "Images per call", _check_combined_batch,
+    expects='a number',
+    skill='compute the combined batch of a call',
     hint="multiply the micro-batch by every count that repeats it: device iterations, "
          "gradient accumulation and replicas.",
     solution="40 * 10 * 10 * 2  # = 8000",
@@ -62,6 +66,7 @@ combined_batch = Exercise(
               Mistake("40 * 10 * 2", "one of the 10s is missing"),
               Mistake("40 * 10 * 10 / 2", "do not divide")))
 
+MARGIN = 0.05  # splits this close to the fastest are balanced as well as whole blocks allow
 SPLITS = [(["B1"], ["B2", "B3", "B4"]), (["B1", "B2"], ["B3", "B4"]), (["B1", "B2", "B3"], ["B4"])]
 
 
@@ -82,29 +87,35 @@ def _shares(plan) -> str:
 
 
 def _check_balance(strategy) -> Feedback:
-    if not isinstance(strategy, poptorch.PipelinedExecution) or not strategy.stages \
-            or len(strategy.stages) != 2:
-        return wrong("expected a PipelinedExecution of two Stages, on IPUs 0 and 1.")
-    order = [block for stage in strategy.stages for block in stage.blocks]
-    if order != sorted(order):
-        return wrong(f"the stages hold {', '.join(order)}: a pipeline passes activations forward "
-                     f"in model order, so IPU 0 takes the first blocks and IPU 1 the rest.")
+    """Judged by the step time of the learner's placement against the fastest split, with
+    MARGIN for near-ties: the slowest stage sets the pace, so only the split matters (two
+    consecutive stages on one IPU are as good as one)."""
+    if not isinstance(strategy, poptorch.PipelinedExecution):
+        return wrong(f"expected a poptorch.PipelinedExecution over IPUs 0 and 1, got "
+                     f"{type(strategy).__name__}.")
     try:
         plan = lesson_plan(strategy)
     except Error as error:
         return wrong(f"the strategy does not compile: {error}")
+    placed = plan.placement.block_ipu
+    if sorted(set(placed.values())) != [0, 1]:
+        return wrong(f"the blocks run on IPU(s) {sorted(set(placed.values()))}: the exercise "
+                     f"balances a pipeline over IPUs 0 and 1.")
     best = min((_two_ipu_plan(*split) for split in SPLITS), key=_step_seconds)
-    if _step_seconds(plan) <= _step_seconds(best) * (1 + 1e-9):
+    if _step_seconds(plan) <= _step_seconds(best) * (1 + MARGIN):
         return right(f"{_step_seconds(plan) * 1e6:.1f} µs per step, the fastest split: "
                      f"{_shares(plan)}.")
-    heavy = max(zip(plan.placement.stages, plan.stage_costs), key=lambda sc: sc[1].forward + sc[1].backward)
+    heavy = max(zip(plan.placement.stages, plan.stage_costs),
+                key=lambda sc: sc[1].forward + sc[1].backward)
     return wrong(f"{_step_seconds(plan) * 1e6:.1f} µs per step against "
-                 f"{_step_seconds(best) * 1e6:.1f} "
-                 f"µs for the best split. {_shares(plan)}: move a block off IPU {heavy[0].ipu}.")
+                 f"{_step_seconds(best) * 1e6:.1f} µs for the best split. {_shares(plan)}: "
+                 f"move a block off IPU {heavy[0].ipu}.")
 
 
 balance_two_ipus = Exercise(
     "Balance the pipeline", _check_balance,
+    expects='a poptorch.PipelinedExecution',
+    skill='balance pipeline stages by their work',
     hint="the slowest stage sets the pace of every cycle: look at each stage's share of the work "
          "in training_model.plan.stage_costs, and give the two IPUs similar shares.",
     solution="""
@@ -118,7 +129,8 @@ strategy = poptorch.PipelinedExecution(
         Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), '
                 'poptorch.Stage("B2", "B3", "B4").ipu(1))', "move a block off IPU 1"),
         Mistake('poptorch.PipelinedExecution(poptorch.Stage("B3", "B4").ipu(0), '
-                'poptorch.Stage("B1", "B2").ipu(1))', "in model order"),
-        Mistake('poptorch.PipelinedExecution("B1", "B2", "B3", "B4")', "two Stages"),
+                'poptorch.Stage("B1", "B2").ipu(1))', "must ascend along the model"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1", "B2", "B3", "B4").ipu(0))',
+                "over IPUs 0 and 1"),
     ),
     writes_code=True)

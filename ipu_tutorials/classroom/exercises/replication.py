@@ -32,6 +32,8 @@ def _check_samples(answer) -> Feedback:
 
 samples_per_update = Exercise(
     "Samples per weight update", _check_samples,
+    expects='a number',
+    skill='count samples per update across instances and replicas',
     hint="poprun --num-instances 2 --num-replicas 4: each update reduces the gradients of all "
          "4 replicas, each of which accumulated several micro-batches.",
     solution=f"{INSTANCES} * {LOCAL_REPLICAS} * {MICRO_BATCH} * {ACCUMULATION}  # = "
@@ -66,6 +68,8 @@ def _check_learning_rate(answer) -> Feedback:
 
 sum_learning_rate = Exercise(
     "Mean or Sum", _check_learning_rate,
+    expects='a number',
+    skill='adapt the learning rate to ReductionType.Sum',
     hint="ReductionType.Sum adds the gradients of replicas x accumulation micro-batches; Mean "
          "divides that sum by their number.",
     solution="0.1 / (4 * 8)",
@@ -115,6 +119,8 @@ def _check_options(options_for) -> Feedback:
 
 instance_options = Exercise(
     "Options for one instance", _check_options,
+    expects='a function options_for(instance) returning poptorch.Options',
+    skill='configure one instance of a multi-instance run',
     hint="replicationFactor counts local replicas; Distributed.configureProcessId says which "
          "process this is; a shuffling DataLoader needs the same randomSeed everywhere.",
     solution="""

@@ -22,6 +22,8 @@ def _check_busy_ipus(answer) -> Feedback:
 
 busy_ipus = Exercise(
     "IPUs at work", _check_busy_ipus,
+    expects='a number',
+    skill='read a sharded timeline',
     hint="draw the sharded timeline and look down any vertical line.",
     solution="1",
     mistakes=(Mistake("4", "only in the main part of a pipeline"),
@@ -65,6 +67,8 @@ def _check_speedup(answer) -> Feedback:
 
 speedup = Exercise(
     "Measure the speedup", _check_speedup,
+    expects='a number',
+    skill="measure pipelining's speedup from two plans",
     hint="compile both strategies with gradientAccumulation(10) and divide the two "
          "plan.device_seconds (the time the IPUs and the host link take: both runs wait "
          "equally for the host's data).",
@@ -99,7 +103,7 @@ def _check_sharded_options(options) -> Feedback:
     ipus = plan.placement.ipus_acquired
     if ipus != IPUS:
         return wrong(f"the network runs on {ipus} IPU(s): give each block B1..B4 its own "
-                     f"IPU, e.g. poptorch.Stage(\"B1\").ipu(0) ... Stage(\"B4\").ipu(3).")
+                     f"IPU, one poptorch.Stage per block.")
     accumulation = plan.spec.gradient_accumulation
     if accumulation != 1:
         return wrong(f"gradientAccumulation({accumulation}) compiles, but it is not the "
@@ -118,6 +122,8 @@ STAGES = ('poptorch.ShardedExecution(*[poptorch.Stage(b).ipu(i) for i, b in '
 
 sharded_options = Exercise(
     "Shard with the smallest accumulation", _check_sharded_options,
+    expects='a poptorch.Options',
+    skill='set up ShardedExecution with the smallest accumulation',
     hint="lesson 4's accumulation rule comes from the pipeline's fill and flush; ask yourself "
          "whether a sharded step has any to fill.",
     solution=f"""

@@ -1,0 +1,101 @@
+"""Grading a class: a correct, a wrong, a crashing and two never-ending submissions, each scored
+right, and the grader's run goes on to write its gradebook."""
+import csv
+import os
+
+import nbformat
+import pytest
+
+from ipu_tutorials.classroom import editions, grading
+
+LESSON = "04_pipelining"
+RIGHT = {"smallest_accumulation-answer": "my_accumulation = 2 * 4 - 1",
+         "combined_batch-answer": "my_images_per_call = 8000",
+         "balance_two_ipus-answer": 'my_split = poptorch.PipelinedExecution(\n'
+                                    '    poptorch.Stage("B1").ipu(0),\n'
+                                    '    poptorch.Stage("B2").ipu(0),\n'
+                                    '    poptorch.Stage("B3", "B4").ipu(1))'}
+WRONG = {"combined_batch-answer": "my_images_per_call = 40 * 10 * 10"}  # the rest left as given
+CRASH = {**RIGHT, "combined_batch-answer": "import os\nos._exit(1)  # the kernel dies"}
+LOOP = {**RIGHT, "smallest_accumulation-answer": "while True:\n    pass"}
+STUBBORN = {**RIGHT, "smallest_accumulation-answer": "import signal\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"}
+
+
+def submission(answers: dict) -> nbformat.NotebookNode:
+    """The lesson's student edition, cut to its exercises (so the test runs in seconds), with
+    the learner's answers typed into the answer cells."""
+    stored = nbformat.read(os.path.join(editions.NOTEBOOKS, f"{LESSON}.ipynb"), as_version=4)
+    nb = editions.student_edition(editions.instructor_edition(stored, LESSON))
+    kept = [nbformat.v4.new_code_cell("from ipu_tutorials import poptorch")]
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if editions.MODULE.search(cell.source) or grade_id:
+            kept.append(cell)
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    nb.cells = kept
+    return nb
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submitted")
+    for learner, answers in (("ada", RIGHT), ("bo", WRONG), ("cy", CRASH), ("dee", LOOP),
+                             ("eve", STUBBORN)):
+        os.makedirs(folder / learner / LESSON)
+        nbformat.write(submission(answers), folder / learner / LESSON / f"{LESSON}.ipynb")
+    (folder / "notes.ipynb").write_text("not a notebook")
+    out = tmp_path_factory.mktemp("grades")
+    scores = grading.grade(str(folder), str(out), cell_timeout=20, timeout=75)
+    return {(s.learner, s.exercise): s for s in scores}, out
+
+
+def points(graded, learner) -> dict:
+    return {exercise: s.points for (who, exercise), s in graded[0].items() if who == learner}
+
+
+def test_a_correct_submission_gets_every_point(graded):
+    assert points(graded, "ada") == {"smallest_accumulation": 1, "combined_batch": 1,
+                                     "balance_two_ipus": 2}
+    assert graded[0][("ada", "combined_batch")].feedback.startswith("Correct! ")
+
+
+def test_a_wrong_submission_gets_none_and_the_feedback_it_saw(graded):
+    assert set(points(graded, "bo").values()) == {0}
+    assert "multiply by the replicationFactor too" in graded[0][("bo", "combined_batch")].feedback
+    assert "replace the `...`" in graded[0][("bo", "balance_two_ipus")].feedback
+
+
+def test_a_crashing_submission_costs_its_learner_the_points_not_the_grader_its_run(graded):
+    assert set(points(graded, "cy").values()) == {0}
+    assert "could not run to the end" in graded[0][("cy", "combined_batch")].feedback
+
+
+def test_an_endless_cell_is_interrupted_and_the_next_exercises_still_count(graded):
+    assert points(graded, "dee") == {"smallest_accumulation": 0, "combined_batch": 1,
+                                     "balance_two_ipus": 2}
+
+
+def test_an_endless_cell_that_ignores_interrupts_is_killed_at_the_time_limit(graded):
+    assert set(points(graded, "eve").values()) == {0}
+    assert "did not finish within 75 s" in graded[0][("eve", "combined_batch")].feedback
+
+
+def test_the_gradebook_and_its_summary(graded):
+    scores, out = graded
+    with open(out / "gradebook.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(scores) == 15
+    assert {r["learner"] for r in rows} == {"ada", "bo", "cy", "dee", "eve"}
+    page = (out / "summary.html").read_text()
+    assert page.count("class='bar'") == 3  # a bar per exercise
+    assert "multiply by the replicationFactor too" in page and "<script" not in page
+
+
+def test_learners_and_their_notebooks_are_found_in_either_layout(tmp_path):
+    (tmp_path / "ada" / "04").mkdir(parents=True)
+    (tmp_path / "ada" / "04" / "a.ipynb").write_text("{}")
+    (tmp_path / "bo.ipynb").write_text("{}")
+    assert grading.submissions(str(tmp_path)) == [
+        ("ada", str(tmp_path / "ada" / "04" / "a.ipynb")), ("bo", str(tmp_path / "bo.ipynb"))]
