@@ -4,8 +4,8 @@
 # **The course.** The lessons take a PyTorch user from this first port to planning a
 # BERT-size model on a simulated Pod16. Each one runs on a laptop CPU: the numerics are real
 # PyTorch, and a simulator of Graphcore IPUs says where each layer would run, whether it fits
-# and how long a step would take. The README's lesson table is the course map: what each
-# lesson teaches, its explorer, and the order to take them in.
+# and how long a step would take. The course map ([docs/course.md](../docs/course.md)) lists what each
+# lesson teaches, its explorer, its time, and the order to take them in.
 #
 # This lesson ports a small MNIST classifier from PyTorch to PopTorch, the library that runs
 # PyTorch models on IPUs. Only the import line would change on real hardware:
@@ -130,10 +130,18 @@ print(f"IPU step == PyTorch step within 1e-5: {gap < 1e-5}")
 # ## What one call costs
 #
 # Compiling also planned the run: memory on the IPU and a simulated time for one call. The
-# cell below prints where that time goes:
+# cell below prints where that time goes.
+#
+# **Simulator extras.** `training.plan` is not PopTorch: it is the simulator's view of the
+# compiled program. Every name the lessons use that real PopTorch lacks carries the comment
+# `# simulator extra` where it first appears in a lesson, with the real way beside it
+# (`on IPUs: ...`) where one exists; in prose it is marked *(simulator extra)*. Everything
+# else is PopTorch's API and runs unchanged on IPUs. On hardware, where a call's time goes is
+# read from `training.getPerfCounters()` (host-to-IPU, compute and IPU-to-host time stamps)
+# and from a PopVision System Analyser trace.
 
 # %%
-plan = training.plan
+plan = training.plan  # simulator extra; on IPUs: getPerfCounters() and PopVision reports
 print(f"one call: {plan.call_seconds * 1e6:,.0f} µs simulated, "
       f"{plan.samples_per_second:,.0f} samples/s")
 for part, seconds in plan.breakdown().items():
@@ -301,11 +309,12 @@ print("restored model compiled:", restored.isCompiled(),
       "| same outputs:", torch.equal(restored(test_images), inference(test_images)))
 
 cached = poptorch.Options().enableExecutableCaching(tempfile.mkdtemp())
-print("cache directory set:", cached.executable_cache_dir is not None)
+print("cache directory set:", cached.executable_cache_dir is not None)  # simulator extra
 
 # %% [markdown]
 # In the simulator compiling is instant, so the cache directory is recorded but nothing is
-# written to it; the README lists this among the differences from PopTorch.
+# written to it; [docs/differences.md](../docs/differences.md) lists this among the
+# differences from PopTorch.
 #
 # ## Explorer: batch size and device iterations
 #
@@ -335,7 +344,8 @@ step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
 #   the trained weights here, where PopTorch would upload the stale host copy.
 # - Detaching and attaching really free and reacquire IPUs and reload the program; here they
 #   flip a flag, and attaching uploads the host's weights as PopTorch does.
-# - The simulated time comes from a cost model calibrated on published runs (README); use it
+# - The simulated time comes from a cost model calibrated on published runs
+#   ([docs/cost-model.md](../docs/cost-model.md)); use it
 #   to compare configurations, not as a measurement.
 #
 # ## Summary

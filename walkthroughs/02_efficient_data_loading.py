@@ -149,7 +149,7 @@ def first_call(mode):
     loader = poptorch.DataLoader(opts, digits, batch_size=8, mode=mode)
     training.compile(*next(iter(loader)))  # the plan needs one batch, not a whole call
     loader.terminate()
-    return training.plan
+    return training.plan  # simulator extra; on IPUs: getPerfCounters(), PopVision
 
 
 plans = {mode.name: first_call(mode) for mode in (poptorch.DataLoaderMode.Sync,

@@ -99,7 +99,7 @@ strategy = poptorch.PipelinedExecution(
 opts = poptorch.Options().deviceIterations(4).setExecutionStrategy(strategy)
 inference_model = poptorch.inferenceModel(model, opts)
 inference_model.compile(torch.randn(4 * 8, 1, 28, 28))
-print(inference_model.plan.placement.describe())
+print(inference_model.plan.placement.describe())  # simulator extra; on IPUs: PopVision
 print(f"simulated compile time on hardware: {inference_model.plan.compile_seconds:.0f} s")
 
 # %% [markdown]
@@ -110,7 +110,7 @@ print(f"simulated compile time on hardware: {inference_model.plan.compile_second
 # arrows carry the activations of one micro-batch of 8 images:
 
 # %%
-report = inference_model.report()
+report = inference_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
 report.plot_placement()
 plt.show()
 

@@ -71,7 +71,7 @@ training_model = poptorch.trainingModel(
     TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=0.001))
 images, labels = next(iter(training_data))
 training_model.compile(images, labels)
-print(training_model.plan.grid())
+print(training_model.plan.grid())  # simulator extra; on IPUs: a PopVision System Analyser trace
 
 # %% [markdown]
 # Reading down a column shows the IPUs at work in that cycle. The first 2N-2 = 6 cycles
@@ -91,7 +91,7 @@ print(f"N = {n}, A = {a}: A + 2N - 2 = {a + 2 * n - 2} cycles; the schedule has 
 # end of each cycle, purple the weight update after the flush.
 
 # %%
-report = training_model.report()
+report = training_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
 report.plot_timeline(steps=1)
 plt.show()
 
@@ -200,8 +200,8 @@ print(training_model.plan.breakdown_text())
 #
 # The throughput is bound by the host, as on real hardware: Graphcore's published run of this
 # tutorial trained at about 15 calls of 4,000 images per second (about 60,000 images/s), and
-# its PopVision trace shows the IPUs busy for only a fraction of each call. The README's
-# calibration table compares the simulator with that run.
+# its PopVision trace shows the IPUs busy for only a fraction of each call. The calibration table
+# of [docs/cost-model.md](../docs/cost-model.md) compares the simulator with that run.
 #
 # ## Explore the pipeline
 #

@@ -61,7 +61,7 @@ for name in ("pipelined", "sharded"):
     training_model.compile(*next(iter(data)))
     models[name] = training_model
 
-step = {name: m.plan.device_seconds / 10 for name, m in models.items()}
+step = {name: m.plan.device_seconds / 10 for name, m in models.items()}  # simulator extra
 fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
 for ax, (name, m) in zip(axes, models.items()):
     plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,

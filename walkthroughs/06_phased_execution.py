@@ -91,7 +91,7 @@ from ipu_tutorials.classroom.exercises import phased as exercises
 
 for name in ("AlwaysLive", "OffChipAfterFwdNoOverlap"):
     outcome = exercises.serial_outcome(name)
-    grid = (outcome.plan.grid() if outcome.fits else "(does not fit)").splitlines()[0]
+    grid = (outcome.plan.grid() if outcome.fits else "(does not fit)").splitlines()[0]  # simulator extra
     print(f"{name:25s} {grid}")
 
 # %% [markdown]

@@ -43,7 +43,7 @@ model = Network()
 training_model = poptorch.trainingModel(
     TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters()))
 training_model.compile(torch.randn(400, 1, 28, 28), torch.randint(0, 10, (400,)))
-print(training_model.plan.memory.table())
+print(training_model.plan.memory.table())  # simulator extra; on IPUs: PopVision Graph Analyser
 
 # %% [markdown]
 # - **code**: the compiled program of each IPU, always resident (an estimate: no public
@@ -99,7 +99,7 @@ print(f"{sum(p.numel() for p in transformer().parameters()) / 1e6:.0f}M paramete
 # %%
 try:
     plan_transformer()
-except poptorch.OutOfMemoryError as error:
+except poptorch.OutOfMemoryError as error:  # simulator extra; on IPUs: poptorch.Error
     print(error)
     failed = error.plan
 

@@ -57,7 +57,7 @@ data = poptorch.DataLoader(opts, train_set, batch_size=10)
 images, labels = next(iter(data))
 model(images, labels)
 print(f"combined batch {data.combinedBatchSize} = micro-batch 10 x accumulation 8 x 2 replicas")
-print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "
+print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "  # simulator extra
       f"{model.plan.spec.pod_replicas} replicas = {model.plan.placement.ipus_acquired}")
 
 # %% [markdown]

@@ -128,7 +128,7 @@ print("anchored weight == weight - 0.05 x gradient:",
 # %% [markdown]
 # `anchorTensor` also takes an output mode and a return period, like the model's outputs
 # (`OutputMode.Final` above). The simulator keeps the value of the call's last weight update
-# whatever the mode; the README's "Differences from PopTorch" table says so.
+# whatever the mode; [docs/differences.md](../docs/differences.md) says so.
 #
 # ## A NaN hunt in float16
 #

@@ -137,7 +137,7 @@ except poptorch.Error as error:
 # grad op. The trained weights match PyTorch's own leaky ReLU:
 
 # %%
-poptorch.register_custom_op("LeakyRelu", "com.acme",
+poptorch.register_custom_op("LeakyRelu", "com.acme",  # simulator extra; on IPUs: ctypes.cdll.LoadLibrary("custom_ops.so")
                             lambda y, alpha: torch.where(y > 0, y, alpha * y))
 torch.manual_seed(0)
 custom = LeakyModel()

@@ -70,7 +70,7 @@ rows = 8 * 2048 * 4  # micro-batch x accumulation x replicas: one call
 tokens, masked = (torch.zeros(rows, n, dtype=torch.long, device="meta") for n in (128, 20))
 training = poptorch.trainingModel(model, opts, optimizer)
 training.compile(tokens, masked, masked)
-plan = training.plan
+plan = training.plan  # simulator extra; on IPUs: PopVision reports
 print(plan.placement.describe())
 
 # %% [markdown]
@@ -102,7 +102,7 @@ _ = plot_memory(plan.memory.ipus, title="BERT-Large, one replica of 4 Bow IPUs")
 # %% [markdown]
 # ## Throughput: simulated against published
 #
-# The simulator's cost model is calibrated on this very run (the README's calibration table).
+# The simulator's cost model is calibrated on this very run (the calibration table of [docs/cost-model.md](../docs/cost-model.md)).
 # Graphcore counts packed sequences (several short ones per 128-token row); the simulator
 # counts rows, and multiplies by the run's packing ratio:
 
