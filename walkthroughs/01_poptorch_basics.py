@@ -21,6 +21,8 @@
 # - `compileAndExport`, `poptorch.load` and `enableExecutableCaching`;
 # - how batch size and device iterations change the cost of one call.
 #
+# **Time:** about 60 minutes.
+#
 # **Prerequisites:** PyTorch: modules, a training loop, `DataLoader`. Nothing about IPUs.
 
 # %%
@@ -437,7 +439,12 @@ exercises.which_copy.check(my_copies)
 # **Next:** lesson 2 (efficient data loading) gives the device more work per call: device
 # iterations, the combined batch, output modes and asynchronous loading.
 #
-# **Further reading:** PopTorch user guide, "From PyTorch to PopTorch", "Features"
-# (`poptorch.trainingModel`, `poptorch.inferenceModel`, `poptorch.isRunningOnIpu`,
-# "Precompilation and caching") and "Constraints"; Graphcore tutorials,
-# "PyTorch basics" (tutorials/pytorch/basics).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "From PyTorch to PopTorch": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/pytorch_to_poptorch.html
+# - PopTorch user guide, "Features": "Model wrapping functions" (`trainingModel`,
+#   `inferenceModel`, `PoplarExecutor`, `isRunningOnIpu`) and "Precompilation and caching":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - PopTorch user guide, "Constraints" (control flow is frozen when traced): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/intro.html
+# - Graphcore tutorial "Introduction to PopTorch - running a simple model": graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/basics`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -16,6 +16,8 @@
 # - `DataLoaderMode.Async` and `AsynchronousDataAccessor`: what they overlap;
 # - how to read a host-bound run off the timeline.
 #
+# **Time:** about 45 minutes.
+#
 # **Prerequisites:** lesson 1 (PopTorch basics: `trainingModel`, the loss inside `forward`).
 
 # %%
@@ -291,7 +293,11 @@ exercises.summed_losses.check(my_options)
 # %% [markdown]
 # **Next:** lesson 3 (blocks and stages) splits a model over several IPUs.
 #
-# **Further reading:** PopTorch user guide, "Efficient data batching" (`poptorch.DataLoader`,
-# `AsynchronousDataAccessor`, `deviceIterations`, `outputMode`); Graphcore's tutorial
-# "Efficient data loading with PopTorch" (tutorials/pytorch/efficient_data_loading); the
-# Graphcore "Memory and performance optimisation on the IPU" guide, section on host-IPU I/O.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Efficient data batching" (`poptorch.DataLoader`,
+#   `AsynchronousDataAccessor`, `deviceIterations`, `outputMode`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - PopTorch user guide, "Efficient IPU I/O" (prefetch, overlapping I/O): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/hostio_optimisation.html
+# - Graphcore tutorial "Efficient data loading with PopTorch" (the throughputs this lesson's
+#   host model is calibrated on): graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/efficient_data_loading`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -12,6 +12,8 @@
 # - the placement rules, and the error each one gives when broken;
 # - how to read a placement table and diagram.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lesson 1 (PopTorch basics: `Options`, `trainingModel`,
 # `inferenceModel`), PyTorch modules and training loops. No IPU and no Poplar SDK: everything
 # runs on your laptop's CPU.
@@ -313,5 +315,10 @@ exercises.ipus_reserved.check(my_ipu_count)
 #
 # **Next:** lesson 4 (pipelining) runs these stages as a pipeline.
 #
-# **Further reading:** PopTorch user guide, "Multi-IPU execution strategies" and "Annotations";
-# Graphcore's tutorial "PopTorch Parallel Execution Using Pipelining".
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies": "Annotations"
+#   (`Block`, `BeginBlock`, `BlockFunction`, `Stage`, `AutoStage`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining":
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

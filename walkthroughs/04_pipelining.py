@@ -14,6 +14,8 @@
 # - how utilisation grows with gradient accumulation, and why the slowest stage sets the pace;
 # - how to train the tutorial's network with `OutputMode.All`.
 #
+# **Time:** about 55 minutes.
+#
 # **Prerequisites:** lesson 3 (blocks and stages).
 
 # %%
@@ -288,5 +290,13 @@ exercises.balance_two_ipus.check(my_split)
 #
 # **Next:** lesson 5 (sharding) runs the same model one IPU at a time with `ShardedExecution`.
 #
-# **Further reading:** PopTorch user guide, "Efficient data batching" and
-# "PipelinedExecution"; Huang et al., "GPipe" (2019), for the bubble formula.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Pipelined execution",
+#   and "Efficient data batching" (gradient accumulation, device iterations):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining" (the published run of this
+#   lesson's model): graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - Y. Huang et al., "GPipe: Efficient Training of Giant Neural Networks using Pipeline
+#   Parallelism", NeurIPS 2019 (arXiv:1811.06965): the bubble fraction (P-1)/(M+P-1).
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -13,6 +13,8 @@
 # - how to watch tensors and their gradients with `poptorch.ipu_print_tensor`;
 # - when sharding is the right choice.
 #
+# **Time:** about 45 minutes.
+#
 # **Prerequisites:** lessons 3 and 4.
 
 # %%
@@ -236,4 +238,10 @@ exercises.sharded_options.check(my_options)
 # **Next:** lesson 6 (phased execution) runs a model too big for the IPUs in phases,
 # streaming weights in and out.
 #
-# **Further reading:** PopTorch user guide, "ShardedExecution" and "ipu_print_tensor".
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Sharded execution",
+#   and "PopTorch ops", "poptorch.ipu_print_tensor": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining" (its sharded section):
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

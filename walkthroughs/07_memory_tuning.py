@@ -17,6 +17,8 @@
 #   `embedding_serialization_factor`);
 # - how to read a memory plan to decide which tool to use, and on which IPU.
 #
+# **Time:** about 40 minutes.
+#
 # **Prerequisites:** lesson 3 (blocks and the memory plan), lesson 4 (pipelining: the
 # stash and the 2N-1 pipeline stages).
 
@@ -263,8 +265,15 @@ exercises.most_freed.check(my_choice)
 # **Next:** lesson 8 (optimizer offload) moves optimizer state to streaming memory, the tool
 # this lesson left aside.
 #
-# **Further reading:** PopTorch user guide, "Recomputation" (`recomputationCheckpoint`),
-# "poptorch.serializedMatMul" and "poptorch.set_available_memory"; Graphcore's technical note
-# "Optimising Temporary Memory Usage for Convolutions and Matmuls on the IPU"; Graphcore's
-# "Memory and Performance Optimisation on the IPU" guide; optimum-graphcore's `IPUConfig`
-# (`embedding_serialization_factor`, `recompute_checkpoint_every_layer`, `matmul_proportion`).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "PopTorch ops": "poptorch.serializedMatMul",
+#   "poptorch.set_available_memory"; `Options._Popart` (`autoRecomputation`):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `recomputationCheckpoint`: https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - Memory and performance optimisation guide, "Common memory optimisations" (recomputation,
+#   available memory proportion, partials): https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - Graphcore technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls
+#   on the IPU": https://docs.graphcore.ai/projects/available-memory/
+# - T. Chen et al., "Training Deep Nets with Sublinear Memory Cost", 2016 (arXiv:1604.06174):
+#   the checkpointing idea recomputation builds on.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

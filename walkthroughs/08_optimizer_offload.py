@@ -15,6 +15,8 @@
 #   weight update pays for it;
 # - replicated tensor sharding, the next step.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 3 and 4.
 
 # %%
@@ -273,5 +275,12 @@ exercises.offload_options.check(my_options)
 # **Next:** lesson 9 (half precision) halves weights and gradients with float16, and keeps the small gradients
 # alive.
 #
-# **Further reading:** PopTorch user guide, "Tensor locations"; Graphcore's memory and
-# performance optimisation guide, "Variable offloading" and "Replicated tensor sharding".
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Options" (`opts.TensorLocations`,
+#   `TensorLocationSettings`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - Memory and performance optimisation guide, "Variable offloading" and "Replicated tensor
+#   sharding": https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - S. Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+#   Models", SC 2020 (arXiv:1910.02054): the GPU counterpart of replicated tensor sharding.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

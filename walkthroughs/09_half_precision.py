@@ -16,7 +16,7 @@
 #   them;
 # - what `accum_type` and the partials type control, and what stochastic rounding does.
 #
-# **Time:** about 45 minutes.
+# **Time:** about 50 minutes.
 #
 # **Prerequisites:** lessons 4 and 8. Coming from GPUs: this is AMP and loss scaling
 # ([docs/coming-from-gpus.md](../docs/coming-from-gpus.md#mixed-precision-and-loss-scaling)).

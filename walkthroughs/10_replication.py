@@ -13,6 +13,8 @@
 # - the same program under `poprun` with 2 instances, with `popdist`;
 # - how to split a Pod16 between pipeline depth and replicas.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining, gradient accumulation).
 
 # %%
@@ -327,6 +329,11 @@ exercises.instance_options.check(options_for)
 # **Next:** lesson 11 (observing and profiling) looks inside a run: anchored tensors, printed
 # tensors, and the report's memory and timeline.
 #
-# **Further reading:** Graphcore's PopDist and PopRun user guide; the PopTorch user guide,
-# "Distributed execution" and "poptorch.DataLoader"; graphcore/examples,
-# `tutorials/feature_examples/pytorch/popdist`; PyTorch's torchrun (elastic launch) documentation.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Efficient data batching",
+#   "poptorch.Options.replicationFactor", and "Distributed execution without PopRun":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/experimental.html
+# - PopRun and PopDist user guide: https://docs.graphcore.ai/projects/poprun-user-guide/
+# - Graphcore example "Distributed Training using PopDist Example", `tutorials/feature_examples/pytorch/popdist` in graphcore/examples (https://github.com/graphcore/examples).
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -15,6 +15,8 @@
 #   for Perfetto;
 # - `opts.Precision.enableFloatingPointExceptions`: stop at the op that makes the first inf.
 #
+# **Time:** about 55 minutes.
+#
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
 
 # %%
@@ -355,8 +357,13 @@ exercises.compute_share.check(my_share)
 # convolutions with `MultiConv`, adds an op of your own with `custom_op`, and loops on the
 # device with `for_loop`.
 #
-# **Further reading:** PopTorch user guide, "Debugging your model" (inspecting tensors,
-# anchoring, `ipu_print_tensor`), "Environment variables" (logging) and "Half and mixed
-# precision"; Graphcore's tutorials "Observing tensors" and "Half and mixed precision in
-# PopTorch"; the PopVision Graph Analyser user guide; Perfetto's documentation on the Chrome
-# JSON trace format.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Debugging your model" (inspecting and anchoring
+#   tensors): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/debugging.html; "Environment variables" (logging, profiling):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "Observing Tensors in PopTorch":
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/observing_tensors`.
+# - PopVision Graph Analyser user guide: https://docs.graphcore.ai/projects/graph-analyser-userguide/
+# - Perfetto, the Chrome JSON trace format: https://perfetto.dev/docs/
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -13,6 +13,8 @@
 # - `poptorch.MultiConv`: convolution branches planned together, and the simulated time saved;
 # - `poptorch.for_loop`: a loop compiled once and run on the device.
 #
+# **Time:** about 40 minutes.
+#
 # **Prerequisites:** lesson 1 (basics: trainingModel, the loss inside forward) and lesson 11
 # (reading a plan's time breakdown).
 
@@ -305,7 +307,11 @@ exercises.newton_body.check(body)
 # **Next:** lesson 13 (IPUConfig) configures all of this for Hugging Face models with
 # optimum-graphcore's `IPUConfig`.
 #
-# **Further reading:** PopTorch user guide, "PopTorch ops" (identity_loss, MultiConv, nop),
-# "Custom ops" and "Control flow" (for_loop); PopART user guide, "Custom operators"; Graphcore's
-# tutorial "PopTorch example: Custom op" (feature_examples/pytorch/custom_op); PopLibs
-# documentation on multi-convolutions.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "PopTorch ops" (`identity_loss`, `MultiConv`, `nop`),
+#   "Creating custom ops": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `for_loop`: https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - PopART user guide, "Custom operators": https://docs.graphcore.ai/projects/popart-user-guide/
+# - Graphcore example "Using Custom Operators in PyTorch":
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/feature_examples/pytorch/custom_op`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -23,7 +23,7 @@
 #   `batch_size_factor` computes;
 # - how an `IPUConfig` travels as JSON, and how `IPUTrainer` uses it.
 #
-# **Time:** about 50 minutes.
+# **Time:** about 40 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, stages, pipelining) and lesson 8 (memory plans).
 # Needs `transformers` (`pip install -e ".[huggingface]"`); every model is built from a small
@@ -70,10 +70,11 @@ print("ipus_per_replica:", ipu_config.ipus_per_replica,
 # %%
 for name, opts in [("training", ipu_config.to_options()),
                    ("inference", ipu_config.to_options(for_inference=True))]:
-    print(f"{name}: {opts.execution_strategy!r}, gradient accumulation "  # simulator extras:
+    # simulator extras: PopTorch keeps the strategy, partials and rounding in private fields
+    print(f"{name}: {opts.execution_strategy!r}, gradient accumulation "  # simulator extra
           f"{opts.Training.gradient_accumulation}, output {opts.output_mode.name}, "
-          f"partials {opts.Precision.partials_type}, stochastic rounding "  # PopTorch keeps these
-          f"{opts.Precision.enable_stochastic_rounding}")  # in opts._Popart and private fields
+          f"partials {opts.Precision.partials_type}, stochastic rounding "  # simulator extra
+          f"{opts.Precision.enable_stochastic_rounding}")  # simulator extra
 print("memory proportions:", ipu_config.to_options().available_memory_proportion)
 print("optimizer state:", ipu_config.to_options().TensorLocations.location("optimizer"))  # simulator extra
 
@@ -98,7 +99,7 @@ labels = (tokens[:, 0] >= 50).long()
 for step in range(3):
     losses = training_model(input_ids=tokens, labels=labels).loss
     print(f"step {step}: mean loss {losses.mean():.4f} over {len(losses)} micro-batches")
-print(training_model.plan.placement.describe())
+print(training_model.plan.placement.describe())  # simulator extra; on IPUs: PopVision
 
 # %% [markdown]
 # Each encoder layer sits on the IPU `get_layer_ipu` gave it. The math is PyTorch's: the

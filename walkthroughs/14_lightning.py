@@ -17,6 +17,8 @@
 # - what real IPUs refuse (as live errors), and where the simulator is more lenient;
 # - how to get the simulator's reports with `IPUStrategy(autoreport_dir=...)`.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 4 (pipelining: gradient accumulation, device iterations) and 9
 # (half precision); a first look at Lightning's `LightningModule` and `Trainer`.
 
@@ -327,6 +329,14 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 # **Next:** lesson 15 (capstone) puts pipelining, replication, half precision, offload and
 # recomputation together on a BERT-size model on a simulated Pod16.
 #
-# **Further reading:** Lightning 2.0's "Accelerator: IPU training" pages (basic,
-# intermediate, advanced); the lightning-graphcore repository; Graphcore's PopTorch user guide,
-# "Efficient data batching".
+# ## References
+#
+# - Lightning's in-tree IPU support, 1.4 to 2.0.x: `src/lightning/pytorch/strategies/ipu.py`,
+#   `accelerators/ipu.py`, `plugins/precision/ipu.py` at tag 2.0.9 of
+#   https://github.com/Lightning-AI/lightning, and its "Accelerator: IPU training" pages in
+#   the 2.0 documentation.
+# - Lightning 2.1.0, `src/lightning/pytorch/_graveyard/ipu.py` (the move to
+#   lightning-graphcore); PR #19405 (removal, in 2.3.0).
+# - lightning-graphcore: https://github.com/Lightning-AI/lightning-Graphcore
+# - PopTorch user guide (SDK 3.4), "Efficient data batching": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -16,6 +16,8 @@
 #   compares with the published one;
 # - how to check that the whole combination leaves the math unchanged.
 #
+# **Time:** about 40 minutes.
+#
 # **Prerequisites:** lessons 3 to 5 (blocks, pipelining), 8 (optimizer offload),
 # 9 (half precision), 10 (replication); lesson 7 (memory tuning) helps.
 
@@ -301,9 +303,16 @@ exercises.pod16_setup.check(setup)
 # plan on meta tensors first (lessons 3 to 7), then half precision and offload (lessons 8
 # and 9), then replicas (lesson 10), then a small real run against plain PyTorch.
 #
-# **Further reading:** PopTorch user guide, "Parallel execution" (PipelinedExecution,
-# AutoStage), "Half and mixed precision", "Optimizers" (LAMB, accumulator types),
-# "Tensor locations" and "Recomputation"; Graphcore's tutorials "Pipelining",
-# "Mixed precision" and "Fine-tuning BERT"; graphcore/examples `nlp/bert/pytorch`
-# (`configs_pretraining.yml`, `pretrain_large_128`); You et al., "Large Batch Optimization
-# for Deep Learning: Training BERT in 76 minutes" (LAMB, 2019).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies" (pipelined execution,
+#   `AutoStage`), "Optimizers" (LAMB, loss scaling, accumulation types), "16-bit float
+#   support": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `TensorLocationSettings`, `recomputationCheckpoint`:
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - The published run: graphcore/examples (https://github.com/graphcore/examples), `nlp/bert/pytorch` (`configs_pretraining.yml`,
+#   `pretrain_large_128`), and Graphcore's performance results page,
+#   https://www.graphcore.ai/performance-results
+# - Y. You et al., "Large Batch Optimization for Deep Learning: Training BERT in 76
+#   minutes", ICLR 2020 (arXiv:1904.00962), for LAMB.
+# - J. Devlin et al., "BERT", NAACL 2019 (arXiv:1810.04805).
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).
