@@ -24,6 +24,9 @@
 # **Time:** about 60 minutes.
 #
 # **Prerequisites:** PyTorch: modules, a training loop, `DataLoader`. Nothing about IPUs.
+#
+# **Coming from GPUs:** one `trainingModel` call is a whole compiled training step, like
+# `torch.compile` of forward, backward and `optimizer.step()` ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import os

@@ -19,6 +19,9 @@
 # **Time:** about 45 minutes.
 #
 # **Prerequisites:** lesson 1 (PopTorch basics: `trainingModel`, the loss inside `forward`).
+#
+# **Coming from GPUs:** `deviceIterations` plays the part of CUDA Graphs replaying several
+# steps per launch ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import matplotlib.pyplot as plt

@@ -17,6 +17,9 @@
 # **Prerequisites:** lesson 1 (PopTorch basics: `Options`, `trainingModel`,
 # `inferenceModel`), PyTorch modules and training loops. No IPU and no Poplar SDK: everything
 # runs on your laptop's CPU.
+#
+# **Coming from GPUs:** blocks are manual model parallelism (`module.to("cuda:1")`), declared
+# and checked at compile time ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %% [markdown]
 # The only line that differs from code written for a real IPU is the import: `ipu_tutorials`

@@ -17,6 +17,10 @@
 # **Time:** about 55 minutes.
 #
 # **Prerequisites:** lesson 3 (blocks and stages).
+#
+# **Coming from GPUs:** this is pipeline parallelism (GPipe, `torch.distributed.pipelining`),
+# with each stage's weights on chip and gradient accumulation as the micro-batch count
+# ([the GPU bridge](../docs/coming-from-gpus.md#pipeline-parallelism)).
 
 # %%
 import matplotlib.pyplot as plt

@@ -16,6 +16,9 @@
 # **Time:** about 45 minutes.
 #
 # **Prerequisites:** lessons 3 and 4.
+#
+# **Coming from GPUs:** sharding is naive model parallelism, one device busy at a time; it is
+# not tensor parallelism ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import copy

@@ -25,6 +25,9 @@
 #
 # **Prerequisites:** lesson 3 (blocks and stages), lesson 4 (pipelining) and lesson 5
 # (sharding); lesson 8 (optimizer offload) is a useful companion but not required.
+#
+# **Coming from GPUs:** phases are the IPU's parameter offload, like ZeRO-Infinity or FSDP's
+# CPU offload streaming weights in per layer group ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import matplotlib.pyplot as plt

@@ -21,6 +21,9 @@
 #
 # **Prerequisites:** lesson 3 (blocks and the memory plan), lesson 4 (pipelining: the
 # stash and the 2N-1 pipeline stages).
+#
+# **Coming from GPUs:** recomputation is activation checkpointing (`torch.utils.checkpoint`),
+# on by default in PopTorch pipelines ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch
@@ -91,8 +94,9 @@ print(f"IPU 0 without recomputation: {off.activations / default.activations:.0f}
 # ```
 #
 # The price is time: the backward pass re-runs the forward pass first. On a single IPU,
-# recomputation is off unless you ask for it with `opts._Popart.set("autoRecomputation", 3)`
-# (PopART's `RecomputationType`).
+# recomputation is off unless you ask for it with `opts._Popart.set("autoRecomputation", 1)`
+# (PopART's `RecomputationType::Standard`; 4 is `RecomputeAll`). Value 3, `Pipeline`, is the
+# one PopTorch picks for pipelines, and PopART applies it only when pipelining is enabled.
 
 # %%
 checkpointed = tune("checkpoint every layer")

@@ -18,6 +18,9 @@
 # **Time:** about 50 minutes.
 #
 # **Prerequisites:** lessons 3 and 4.
+#
+# **Coming from GPUs:** optimizer offload is ZeRO-Offload; replicated tensor sharding is ZeRO
+# stage 1 ([the GPU bridge](../docs/coming-from-gpus.md#replication-and-sharded-state)).
 
 # %%
 import matplotlib.pyplot as plt

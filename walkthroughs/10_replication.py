@@ -16,6 +16,9 @@
 # **Time:** about 50 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining, gradient accumulation).
+#
+# **Coming from GPUs:** replication is `DistributedDataParallel`, and `poprun` is `torchrun`
+# ([the GPU bridge](../docs/coming-from-gpus.md#replication-and-sharded-state)).
 
 # %%
 import os

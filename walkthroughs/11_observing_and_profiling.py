@@ -18,6 +18,9 @@
 # **Time:** about 55 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
+#
+# **Coming from GPUs:** anchors and `ipu_print_tensor` replace hooks and prints inside a
+# compiled program; PopVision plays the part of Nsight ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import contextlib

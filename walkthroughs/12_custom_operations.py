@@ -17,6 +17,9 @@
 #
 # **Prerequisites:** lesson 1 (basics: trainingModel, the loss inside forward) and lesson 11
 # (reading a plan's time breakdown).
+#
+# **Coming from GPUs:** `custom_op` is the IPU's custom CUDA / C++ extension
+# ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch

@@ -28,6 +28,9 @@
 # **Prerequisites:** lessons 3 and 4 (blocks, stages, pipelining) and lesson 8 (memory plans).
 # Needs `transformers` (`pip install -e ".[huggingface]"`); every model is built from a small
 # configuration with random weights, so nothing is downloaded.
+#
+# **Coming from GPUs:** an `IPUConfig` is what `accelerate` settings are for a GPU run
+# ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import json

@@ -21,6 +21,9 @@
 #
 # **Prerequisites:** lessons 4 (pipelining: gradient accumulation, device iterations) and 9
 # (half precision); a first look at Lightning's `LightningModule` and `Trainer`.
+#
+# **Coming from GPUs:** the same `Trainer`, with `accelerator="ipu"` instead of `"gpu"`
+# ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import logging

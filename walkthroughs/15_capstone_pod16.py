@@ -20,6 +20,9 @@
 #
 # **Prerequisites:** lessons 3 to 5 (blocks, pipelining), 8 (optimizer offload),
 # 9 (half precision), 10 (replication); lesson 7 (memory tuning) helps.
+#
+# **Coming from GPUs:** the recipe combines pipeline parallelism, DDP, ZeRO-1-style sharded
+# optimizer state and fixed-scale mixed precision ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch
