@@ -6,6 +6,7 @@
     python build_notebooks.py --student DIR   # also write student copies without solutions
     python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
     python build_notebooks.py --times         # each lesson's estimated study time, for the README
+    python build_notebooks.py --diagrams      # the conceptual diagrams, static/diagram_*.png
 
 Sources are jupytext "percent" files. Each notebook is executed top to bottom with nbclient
 (widget state stored, so explorers render when opened) and written with its outputs, which
@@ -295,7 +296,13 @@ def main(argv=None) -> int:
                         help="only export the built notebooks to offline HTML pages in DIR")
     parser.add_argument("--times", action="store_true",
                         help="only print each lesson's estimated study time")
+    parser.add_argument("--diagrams", action="store_true",
+                        help="only draw the conceptual diagrams into static/diagram_*.png")
     args = parser.parse_args(argv)
+    if args.diagrams:
+        from ipu_tutorials.classroom.diagrams import write_diagrams
+        print("\n".join(write_diagrams(STATIC)))
+        return 0
     paths = sources(args.names)
     if args.times:
         for path in paths:
