@@ -70,6 +70,12 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
 # cycle every pipeline stage works on a different micro-batch. The simulator compiles the
 # model and prints one step as a grid: a row per IPU, a column per cycle, `F3` meaning the
 # forward pass of micro-batch 3.
+#
+# The same staircase as a picture, drawn by `ipu_tutorials.profiling.diagrams` from the
+# simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more IPU
+# per cycle, the *main* cycles keep every IPU busy, the *drain* empties the pipeline.
+#
+# ![The pipeline staircase: fill, main and drain](../static/diagram_pipeline.png)
 
 # %%
 model = Network()

@@ -82,6 +82,12 @@ print("fits" if always_live.fits else "out of memory")
 print(always_live.memory.table())
 
 # %% [markdown]
+# Phases in a picture (drawn from the simulator's phase program for 3 phases on 2 IPUs):
+# each phase's weights stream in during the phase id before it computes and out during the
+# one after, so under `AlwaysLive` an IPU holds three phases at once.
+#
+# ![Serial phased execution: compute and streaming per phase id](../static/diagram_phases.png)
+#
 # The weights are off chip now (the "off chip" column: phased execution puts every tensor
 # kind the user did not place into streaming memory), yet it still does not fit. The reason
 # is the default `Liveness.AlwaysLive`.

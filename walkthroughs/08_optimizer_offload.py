@@ -40,7 +40,10 @@ print("Simulated system:", ipu_tutorials.default_system().describe())
 # ## What fills an IPU
 #
 # Compile the tutorial network for pipelined training and print its memory plan: one row per
-# IPU, one column per kind of memory.
+# IPU, one column per kind of memory. (The picture below is the same plan for IPU 0 of a small
+# pipelined transformer, drawn by `ipu_tutorials.profiling.diagrams`.)
+#
+# ![Where memory goes on one IPU](../static/diagram_memory.png)
 
 # %%
 opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=10)
@@ -175,7 +178,12 @@ plt.show()
 #
 # With data-parallel replicas, every replica holds the same optimizer state.
 # `useReplicatedTensorSharding(True)` splits it across the replicas instead: each keeps 1/R of
-# it, and with the state off chip each streams 1/R of it. Both rows below are float32 weights
+# it, and with the state off chip each streams 1/R of it (below: a small transformer on 4
+# replicas, from its compiled memory plans).
+#
+# ![Replicated tensor sharding: 1/R of the optimizer state per replica](../static/diagram_replication.png)
+#
+# Both rows below are float32 weights
 # on 2 replicas, so compare them with each other, not with the float16 single-replica plans
 # above.
 

@@ -41,6 +41,13 @@ train_set = load_mnist(train=True, source="embedded")
 # %% [markdown]
 # ## Replicas in one process
 #
+# Each replica is a whole copy of the program on its own IPUs, with its own share of the
+# batch; the gradients are all-reduced before every update. Each replica also holds the whole
+# optimizer state, unless replicated tensor sharding splits it (lesson 8; the picture is
+# drawn from compiled memory plans):
+#
+# ![Replicas and replicated tensor sharding](../static/diagram_replication.png)
+#
 # Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
 # DataLoader's combined batch now holds a share for each replica, and the model takes twice
 # the IPUs:
