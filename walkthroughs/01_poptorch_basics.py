@@ -353,6 +353,11 @@ step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
 #   ([docs/cost-model.md](../docs/cost-model.md)); use it
 #   to compare configurations, not as a measurement.
 #
+# **On a Bow Pod.** The same code runs; a Bow IPU has the GC200's 1,472 tiles and about
+# 900 MB of SRAM at a higher clock (Bow-2000 datasheet), which shortens the IPU's part of a
+# call but not the host's, the larger part at this batch size. `ipu_tutorials.set_system("ipu21", 16)`
+# simulates a Bow Pod16.
+#
 # ## Summary
 #
 # - Return the loss from `forward`; `trainingModel(model, options, optimizer)` runs forward,

@@ -238,6 +238,9 @@ data_loading_explorer(device_iterations=4, micro_batch=32, loader="Async")
 # synthetic data (PopTorch's `enableSyntheticData`, which never touches the host) with a
 # run on real data: the gap is the host's cost, which the simulator can only estimate.
 #
+# **On a Bow Pod.** A faster IPU does not help a host-bound run: the Bow's higher clock
+# shortens only the IPU compute of the breakdown above, so the waiting for host data grows.
+#
 # ## Summary
 #
 # - One call consumes micro-batch x deviceIterations x replicationFactor x

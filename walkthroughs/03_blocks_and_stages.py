@@ -253,6 +253,10 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # compiler's own optimisations (op fusion, liveness analysis) are not modelled. Rules and
 # errors follow PopTorch; the error texts are our own, written to say what to change.
 #
+# **On a Bow Pod.** Placement rules and the memory per IPU are the same as on a GC200 (1,472
+# tiles of 624 KiB); a Bow Pod16 offers 16 IPUs, so a replica's IPU count times the
+# replication factor must still be a power of two, at most 16.
+#
 # ## Exercises
 #
 # Each exercise has an answer cell and a check. Solutions are hidden in the notebook: expand the

@@ -217,6 +217,9 @@ pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 # strategies come from the simulator's cost model; their direction, and the one-IPU-at-a-time
 # pattern, are what a PopVision trace of real hardware shows too.
 #
+# **On a Bow Pod.** Sharding keeps one IPU busy at a time on any IPU; a faster chip shortens
+# each shard's turn but not the idle time of the others.
+#
 # ## Exercises
 
 # %%

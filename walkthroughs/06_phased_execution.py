@@ -229,6 +229,9 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 # sharding, which spreads the off-chip state over replicas; the simulator does not model
 # that together with phases.
 #
+# **On a Bow Pod.** A Bow-2000 has up to 256 GB of streaming memory for its four IPUs
+# (datasheet); its bandwidth is not published, so phased timings stay a sketch there too.
+#
 # ## Summary
 #
 # - `SerialPhasedExecution(Phase(Stage(...), ...).ipus(...), ...)` runs phases one after

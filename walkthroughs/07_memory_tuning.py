@@ -215,6 +215,9 @@ memory_tuning_explorer("checkpoint every layer", 0.6, head_serialization=8)
 #   '{"autoReport.all":"true"}'` and read the memory report per tile: an IPU can fail on
 #   one overfull tile while its total looks fine.
 #
+# **On a Bow Pod.** Tiles and their memory are the GC200's, so memory plans, available
+# memory proportions and recomputation choices carry over unchanged.
+#
 # ## Summary
 #
 # - Read the plan first: the fullest IPU and its largest part decide the tool.

@@ -219,6 +219,10 @@ memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
 # reliable public figure exists. Use it to compare configurations and to learn which knob
 # moves which bar, then confirm on hardware with PopVision.
 #
+# **On a Bow Pod.** On-chip memory per IPU is the same; a Bow-2000's streaming memory (up to
+# 256 GB per four IPUs) holds the offloaded state, and replicated tensor sharding across a
+# Bow Pod16's replicas divides it as shown.
+#
 # ## Exercises
 
 # %%

@@ -273,6 +273,10 @@ replication_explorer("40M", depth=4)
 # processes. The simulator gives every instance instance 0's weights at compile; on hardware,
 # seed the model the same way in every instance.
 #
+# **On a Bow Pod.** A Bow Pod16 is four Bow-2000s joined by IPU-Links; the all-reduce runs
+# over those links; Pods beyond 64 IPUs join racks through gateway links, which the
+# simulator's single all-reduce cost does not distinguish.
+#
 # ## Summary
 #
 # - R replicas multiply the samples per update by R and the IPUs by R; with Mean the math is

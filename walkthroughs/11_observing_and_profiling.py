@@ -64,6 +64,14 @@ with contextlib.redirect_stderr(sys.stdout):
     poptorch.setLogLevel("WARN")
 
 # %% [markdown]
+# The call time in the log is mostly the host's: at 128 small images per call, preparing and
+# sending them takes longer than the four IPUs' work, so any model this small shows about the
+# same time per call (lesson 5 explains host-bound runs). The plan's breakdown shows it:
+
+# %%
+print(pipelined.plan.breakdown_text())  # simulator extra; on IPUs: getPerfCounters(), PopVision
+
+# %% [markdown]
 # The level can also come from the environment: `POPTORCH_LOG_LEVEL=INFO python train.py`.
 # These are the variables the library reads, each at the moment the user acts (importing
 # poptorch, creating `Options`, compiling), listed from `ipu_tutorials.environment` itself:
@@ -289,6 +297,9 @@ report_explorer("pipelined", device_iterations=1, accumulation=8)
 # - Floating-point exceptions are hardware traps (the IPU's floating-point status register);
 #   the simulator checks results after each op instead, with the rule "finite inputs, infinite
 #   or NaN result", so it names the same op but cannot see inside a fused codelet.
+#
+# **On a Bow Pod.** The same PopVision tools read Bow profiles; the simulator's report
+# stands in for them here and is not a PopVision file.
 #
 # ## Summary
 #

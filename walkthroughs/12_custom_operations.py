@@ -258,6 +258,9 @@ except poptorch.Error as error:
 # - `nop` and `identity_loss` behave the same; on hardware `nop` also appears as an op in the
 #   PopVision Graph Analyser, with its own (tiny) cost.
 #
+# **On a Bow Pod.** A custom op is compiled for the IPU version at hand (`ipu21` for Bow);
+# here it runs its Python implementation on any simulated IPU.
+#
 # ## Summary
 #
 # - A hand-made loss needs `poptorch.identity_loss(total, reduction)`; the reduction scales the

@@ -259,6 +259,9 @@ lightning_explorer(devices=2, accumulate_grad_batches=8, device_iterations=2)
 # behaviour chosen differently from the real strategy, such as `self.log` working in steps,
 # the last incomplete batch being dropped with a warning, and `global_step` counting IPU calls.
 #
+# **On a Bow Pod.** Lightning 2.0's IPU strategy ran on Bow systems through PopTorch 3.x;
+# the limits it enforces (one optimizer, no gradient clipping) are the same there.
+#
 # ## Exercises
 
 # %%

@@ -235,6 +235,10 @@ print(f"Pod16 recipe, shrunk == plain PyTorch (rtol and atol 1e-5): {same}")
 # recompute_checkpoint_every_layer=True)`: `ipu_tutorials.optimum.graphcore.published`
 # builds it, and `benchmarks/bert_large_ipuconfig.py` plans it.
 #
+# **On a Bow Pod.** The published run this lesson compares with *is* a Bow Pod16 run, so here
+# the simulator's figures are already for Bow IPUs; what differs is what it cannot model
+# (tile mapping, compile time, PopART's own scheduling).
+#
 # ## Summary
 #
 # - BERT-Large on a Pod16 needs every technique at once: a 4-IPU pipeline for the layers,
