@@ -13,7 +13,7 @@
 # - how to watch tensors and their gradients with `poptorch.ipu_print_tensor`;
 # - when sharding is the right choice.
 #
-# **Time:** about 45 minutes.
+# **Time:** about 50 minutes.
 #
 # **Prerequisites:** lessons 3 and 4.
 #

@@ -21,7 +21,7 @@
 #   the timeline;
 # - when phases beat a pipeline, and when they do not.
 #
-# **Time:** about 40 minutes.
+# **Time:** about 45 minutes.
 #
 # **Prerequisites:** lesson 3 (blocks and stages), lesson 4 (pipelining) and lesson 5
 # (sharding); lesson 8 (optimizer offload) is a useful companion but not required.

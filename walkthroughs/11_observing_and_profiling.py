@@ -15,7 +15,7 @@
 #   for Perfetto;
 # - `opts.Precision.enableFloatingPointExceptions`: stop at the op that makes the first inf.
 #
-# **Time:** about 55 minutes.
+# **Time:** about 60 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
 #
