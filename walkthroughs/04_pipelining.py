@@ -137,8 +137,9 @@ for accumulation in (7, 10, 20, 40, 80):
 # Device utilisation (the time the IPUs compute, over the time the IPUs and the host link
 # take) rises with A but stays well below 100%: this model's stages are small and unequal,
 # and every cycle also pays for the copies between IPUs. The last column is what a training
-# loop would see: the host prepares each image (about 15 µs, calibrated on Graphcore's
-# published run of this tutorial), so this small model is bound by the host whatever A is.
+# loop would see: the host prepares each image (at a cost per image calibrated on Graphcore's
+# published run of this tutorial), so this small model is bound by the host whatever A is;
+# lesson 5 shows the host-against-IPU breakdown per step.
 #
 # ## The slowest stage sets the pace
 #

@@ -147,8 +147,8 @@ plt.show()
 # ## What offloading costs
 #
 # Streaming memory is far slower than SRAM. No reliable public figure gives its bandwidth; the
-# simulator assumes about 16 GB/s per direction, since the IPU-M2000 reaches its DDR over PCIe
-# Gen4 x8. The state streams in before the update and back out after it, and the step waits. To compare like with like, both plans below use float16
+# simulator assumes the figure printed below (`System.streaming_bandwidth`), reasoning that
+# the IPU-M2000 reaches its DDR over PCIe Gen4 x8. The state streams in before the update and back out after it, and the step waits. To compare like with like, both plans below use float16
 # weights, which fit either way.
 
 # %%
@@ -159,6 +159,8 @@ for name, plan in (("on chip", on_chip), ("off chip", off_chip)):
     streamed = max((e.duration for e in streams), default=0.0)
     print(f"state {name:>8}: step {plan.call_seconds * 1e3:6.1f} ms, "
           f"each stream {streamed * 1e3:5.1f} ms, {plan.samples_per_second:5.0f} sequences/s")
+print(f"assumed streaming bandwidth: {off_chip.spec.system.streaming_bandwidth / 1e9:.0f} GB/s "
+      f"per direction per IPU")  # simulator extra
 
 # %% [markdown]
 # On the timeline the transfers (orange) bracket the weight update after the pipeline's
