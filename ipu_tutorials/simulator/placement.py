@@ -119,15 +119,28 @@ def _phased_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
     stages = _explicit_stages(graph, specs, spec.strategy.text)
     position = 0
     for phase_index, phase in enumerate(phases):
-        for stage_spec in phase:
+        for index_in_phase, stage_spec in enumerate(phase):
             stage = stages[position]
             stage.phase, position = phase_index, position + 1
+            if stage_spec.ipu is None and not {graph.blocks[b] for b in stage_spec.blocks} - {None}:
+                stage.ipu = _default_phase_ipu(spec.strategy.kind, phase_index, index_in_phase,
+                                               stage_spec.blocks)
             if spec.strategy.kind == StrategyKind.PARALLEL_PHASED and stage.ipu % 2 != phase_index % 2:
                 parity = "even" if phase_index % 2 == 0 else "odd"
                 raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
                             f"phase {phase_index} puts stage {list(stage_spec.blocks)} on IPU {stage.ipu}; "
                             f"use strategy.phase({phase_index}).ipus(...) with {parity} IPU ids")
     return stages
+
+
+def _default_phase_ipu(kind: StrategyKind, phase: int, index: int, blocks: tuple) -> int:
+    """The simulator's IPU for a phased stage given none. PopTorch has no such default (the
+    stage's IPU falls back to its stage id, which phased execution leaves at -1), so warn."""
+    ipu = 2 * index + phase % 2 if kind == StrategyKind.PARALLEL_PHASED else index
+    warnings.warn(f"phase {phase} stage {list(blocks)} names no IPU (no Stage.ipu(), "
+                  f"phase({phase}).ipus(...) or Block ipu_id); PopTorch has no default for "
+                  f"phased stages, so name it: the simulator uses IPU {ipu}", stacklevel=2)
+    return ipu
 
 
 def _segments(graph: Graph, stages: list[Stage]) -> list[Stage]:

@@ -184,6 +184,40 @@ def test_serial_phases_reuse_the_same_ipus():
     assert [(s.phase, s.ipu) for s in plan.placement.stages] == [(0, 0), (1, 0), (2, 0)]
 
 
+def test_a_phased_stage_without_an_ipu_runs_on_its_blocks_ipu_id():
+    strategy = poptorch.SerialPhasedExecution(poptorch.Phase("A"), poptorch.Phase("B"),
+                                              poptorch.Phase("C"))
+    plan = compile_training(ThreeBlocks((1, 1, 0)),
+                            poptorch.Options().setExecutionStrategy(strategy)).plan
+    assert [(s.phase, s.ipu) for s in plan.placement.stages] == [(0, 1), (1, 1), (2, 0)]
+
+
+@pytest.mark.parametrize("cls, ipus", [(poptorch.SerialPhasedExecution, [0, 1, 0, 1]),
+                                       (poptorch.ParallelPhasedExecution, [0, 2, 1, 3])])
+def test_phased_stages_naming_no_ipu_get_the_simulators_default_with_a_warning(cls, ipus):
+    class FourBlocks(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+        def forward(self, x):
+            for name, layer in zip("ABCD", self.layers):
+                with poptorch.Block(name):
+                    x = layer(x)
+            with poptorch.Block("D"):
+                return poptorch.identity_loss(x.sum(), reduction="sum")
+
+    strategy = cls(poptorch.Phase(poptorch.Stage("A"), poptorch.Stage("B")),
+                   poptorch.Phase(poptorch.Stage("C"), poptorch.Stage("D")))
+    opts = poptorch.Options().setExecutionStrategy(strategy).showCompilationProgressBar(False)
+    net = FourBlocks()
+    model = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=0.1))
+    with pytest.warns(UserWarning, match=r"phase 0 stage \['A'\] names no IPU.*PopTorch has no "
+                                         r"default for phased stages.*the simulator uses IPU 0"):
+        model.compile(torch.randn(4, 4))
+    assert [s.ipu for s in model.plan.placement.stages] == ipus
+
+
 def _with_loss(net):
     from ipu_tutorials.tutorial.models import TrainingModelWithLoss
     return TrainingModelWithLoss(net)
