@@ -5,7 +5,7 @@
     python build_notebooks.py --check         # fail if a notebook is stale against its source
     python build_notebooks.py --student DIR   # also write student copies without solutions
     python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
-    python build_notebooks.py --times         # each lesson's estimated study time, for the README
+    python build_notebooks.py --times         # each lesson's estimated study time, for docs/course.md
     python build_notebooks.py --diagrams      # the conceptual diagrams, static/diagram_*.png
 
 Sources are jupytext "percent" files. Each notebook is executed top to bottom with nbclient

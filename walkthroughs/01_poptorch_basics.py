@@ -340,9 +340,9 @@ step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
 #   large model. That is why executable caching and `compileAndExport` matter.
 #   Here compiling only plans the run with a cost model, so it is quick; the cache directory
 #   is recorded, not written.
-# - PopTorch freezes data-dependent control flow silently (PopTorch user guide,
-#   "Constraints"); its newer tracer may instead refuse a `.item()` inside `forward`. The
-#   simulator freezes the same way and also warns, naming the line.
+# - PopTorch freezes data-dependent control flow to the path the first inputs took, silently
+#   (PopTorch user guide, "Constraints", SDK 3.4). The simulator freezes the same way and
+#   also warns, naming the line.
 # - On hardware a training model's weights stay on the device and are copied to the host
 #   when the host reads them; here they are written back after every call. What a program
 #   observes is the same, except that `copyWeightsToDevice()` right after training uploads

@@ -68,9 +68,9 @@ for m in pipelined.memory.ipus:
 # phases of four stages cover the 16 blocks. Name each stage's IPU yourself, with
 # `Phase(...).ipus(...)`, `Stage(...).ipu(n)` or the block's `ipu_id`: PopTorch has no default
 # IPU for a phased stage (a stage without one gets IPU -1, in PopTorch's `beginStage`), and
-# its documentation and tests always name them. (The simulator fills in IPUs 0, 1, 2, 3 when
-# you leave them out, and [docs/differences.md](../docs/differences.md) says so; do not rely
-# on it.) Here every phase uses IPUs 0 to 3:
+# its documentation and tests always name them. (The simulator warns and fills in IPUs 0, 1,
+# 2, 3 when you leave them out: [docs/differences.md](../docs/differences.md).) Here every
+# phase uses IPUs 0 to 3:
 
 # %%
 strategy = poptorch.SerialPhasedExecution(

@@ -146,7 +146,7 @@ for replicas in (1, 2, 4):
 # %%
 fig, ax = plt.subplots(figsize=(11, 3))
 plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
-              title="4 replicas: one device iteration of one replica")
+              title=f"{m.plan.spec.replication_factor} replicas: one device iteration of one replica")
 plt.show()
 
 # %% [markdown]

@@ -183,7 +183,7 @@ def all_runs() -> list[PublishedRun]:
 
 
 def calibration_table(runs: list[PublishedRun]) -> str:
-    """The README's table: published / simulated / ratio, in Markdown."""
+    """The calibration table of docs/cost-model.md: published / simulated / ratio, in Markdown."""
     rows = ["| published run | published | simulated | ratio (accepted) |",
             "| --- | --- | --- | --- |"]
     for run in runs:
