@@ -18,6 +18,7 @@ in JupyterLab leaves the repository unchanged.
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import hashlib
 import os
@@ -187,6 +188,19 @@ def write_markdown(nb: nbformat.NotebookNode, name: str) -> None:
         f.write(body)
 
 
+def inline_static_images(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Markdown images from static/ (the diagrams) as data URIs, so an HTML page shows them
+    wherever it is written, offline."""
+    def data_uri(match: re.Match) -> str:
+        with open(os.path.join(STATIC, match.group(2)), "rb") as f:
+            return f"{match.group(1)}(data:image/png;base64,{base64.b64encode(f.read()).decode()})"
+
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = re.sub(r"(!\[[^\]]*\])\(\.\./static/([^)]+\.png)\)", data_uri, cell.source)
+    return nb
+
+
 def write_html(name: str, directory: str) -> str:
     """Export notebooks/<name>.ipynb to DIR/<name>.html, explorers as their static pictures.
 
@@ -197,7 +211,8 @@ def write_html(name: str, directory: str) -> str:
         The path of the HTML file.
     """
     nb = nbformat.read(os.path.join(NOTEBOOKS, f"{name}.ipynb"), as_version=4)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(static_explorers(nb))
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(
+        inline_static_images(static_explorers(nb)))
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{name}.html")
     with open(path, "w", encoding="utf-8") as f:
