@@ -194,7 +194,7 @@ def test_a_phased_stage_without_an_ipu_runs_on_its_blocks_ipu_id():
 
 @pytest.mark.parametrize("cls, ipus", [(poptorch.SerialPhasedExecution, [0, 1, 0, 1]),
                                        (poptorch.ParallelPhasedExecution, [0, 2, 1, 3])])
-def test_phased_stages_naming_no_ipu_get_the_simulators_default_with_a_warning(cls, ipus):
+def test_phased_stages_naming_no_ipu_get_the_simulators_default_with_a_warning(cls, ipus, caplog):
     class FourBlocks(nn.Module):
         def __init__(self):
             super().__init__()
@@ -212,10 +212,14 @@ def test_phased_stages_naming_no_ipu_get_the_simulators_default_with_a_warning(c
     opts = poptorch.Options().setExecutionStrategy(strategy).showCompilationProgressBar(False)
     net = FourBlocks()
     model = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=0.1))
-    with pytest.warns(UserWarning, match=r"phase 0 stage \['A'\] names no IPU.*PopTorch has no "
-                                         r"default for phased stages.*the simulator uses IPU 0"):
+    with caplog.at_level("WARNING", logger="poptorch"):
         model.compile(torch.randn(4, 4))
     assert [s.ipu for s in model.plan.placement.stages] == ipus
+    assert len(caplog.records) == 1  # one message per compile, not one per stage
+    assert caplog.records[0].getMessage() == (
+        "4 phased stage(s) name no IPU (no Stage.ipu(), phase(i).ipus(...) or Block ipu_id); "
+        "PopTorch has no default for phased stages, so name them. The simulator uses: "
+        + "; ".join(f"phase {p} {[b]} -> IPU {i}" for p, b, i in zip([0, 0, 1, 1], "ABCD", ipus)))
 
 
 def _with_loss(net):
