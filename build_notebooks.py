@@ -5,7 +5,8 @@
     python build_notebooks.py --check         # fail if a notebook is stale against its source
     python build_notebooks.py --student DIR   # only write the classroom editions (not re-run)
     python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
-    python build_notebooks.py --times         # each lesson's estimated study time, for the README
+    python build_notebooks.py --times         # each lesson's estimated study time, for docs/course.md
+    python build_notebooks.py --diagrams      # the conceptual diagrams, static/diagram_*.png
 
 Sources are jupytext "percent" files. Each notebook is executed top to bottom with nbclient
 (widget state stored, so explorers render when opened) and written with its outputs, which
@@ -17,6 +18,7 @@ in JupyterLab leaves the repository unchanged.
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import hashlib
 import os
@@ -172,6 +174,19 @@ def write_figures(nb: nbformat.NotebookNode, name: str) -> None:
             f.write(data)
 
 
+def inline_static_images(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Markdown images from static/ (the diagrams) as data URIs, so an HTML page shows them
+    wherever it is written, offline."""
+    def data_uri(match: re.Match) -> str:
+        with open(os.path.join(STATIC, match.group(2)), "rb") as f:
+            return f"{match.group(1)}(data:image/png;base64,{base64.b64encode(f.read()).decode()})"
+
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = re.sub(r"(!\[[^\]]*\])\(\.\./static/([^)]+\.png)\)", data_uri, cell.source)
+    return nb
+
+
 def write_html(name: str, directory: str) -> str:
     """Export notebooks/<name>.ipynb to DIR/<name>.html, explorers as their static pictures.
 
@@ -182,7 +197,8 @@ def write_html(name: str, directory: str) -> str:
         The path of the HTML file.
     """
     nb = nbformat.read(os.path.join(NOTEBOOKS, f"{name}.ipynb"), as_version=4)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(static_explorers(nb))
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(
+        inline_static_images(static_explorers(nb)))
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{name}.html")
     with open(path, "w", encoding="utf-8") as f:
@@ -266,7 +282,13 @@ def main(argv=None) -> int:
                         help="only export the built notebooks to offline HTML pages in DIR")
     parser.add_argument("--times", action="store_true",
                         help="only print each lesson's estimated study time")
+    parser.add_argument("--diagrams", action="store_true",
+                        help="only draw the conceptual diagrams into static/diagram_*.png")
     args = parser.parse_args(argv)
+    if args.diagrams:
+        from ipu_tutorials.classroom.diagrams import write_diagrams
+        print("\n".join(write_diagrams(STATIC)))
+        return 0
     paths = sources(args.names)
     if args.times:
         for path in paths:

@@ -232,3 +232,10 @@ def test_cell_ids_are_stable_from_build_to_build():
     assert [c.id for c in first.cells] == [c.id for c in second.cells]
     assert len({c.id for c in first.cells}) == len(first.cells)
     assert [c.id for c in first.cells] == [c.id for c in notebook(LESSONS[0]).cells]
+
+
+def test_html_pages_carry_the_diagrams_inline():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("![Staircase](../static/diagram_pipeline.png)")]
+    source = build_notebooks.inline_static_images(nb).cells[0].source
+    assert source.startswith("![Staircase](data:image/png;base64,iVBORw0KGgo")

@@ -4,8 +4,8 @@
 # **The course.** The lessons take a PyTorch user from this first port to planning a
 # BERT-size model on a simulated Pod16. Each one runs on a laptop CPU: the numerics are real
 # PyTorch, and a simulator of Graphcore IPUs says where each layer would run, whether it fits
-# and how long a step would take. The README's lesson table is the course map: what each
-# lesson teaches, its explorer, and the order to take them in.
+# and how long a step would take. The course map ([docs/course.md](../docs/course.md)) lists what each
+# lesson teaches, its explorer, its time, and the order to take them in.
 #
 # This lesson ports a small MNIST classifier from PyTorch to PopTorch, the library that runs
 # PyTorch models on IPUs. Only the import line would change on real hardware:
@@ -21,7 +21,12 @@
 # - `compileAndExport`, `poptorch.load` and `enableExecutableCaching`;
 # - how batch size and device iterations change the cost of one call.
 #
+# **Time:** about 60 minutes.
+#
 # **Prerequisites:** PyTorch: modules, a training loop, `DataLoader`. Nothing about IPUs.
+#
+# **Coming from GPUs:** one `trainingModel` call is a whole compiled training step, like
+# `torch.compile` of forward, backward and `optimizer.step()` ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import os
@@ -130,10 +135,18 @@ print(f"IPU step == PyTorch step within 1e-5: {gap < 1e-5}")
 # ## What one call costs
 #
 # Compiling also planned the run: memory on the IPU and a simulated time for one call. The
-# cell below prints where that time goes:
+# cell below prints where that time goes.
+#
+# **Simulator extras.** `training.plan` is not PopTorch: it is the simulator's view of the
+# compiled program. Every name the lessons use that real PopTorch lacks carries the comment
+# `# simulator extra` where it first appears in a lesson, with the real way beside it
+# (`on IPUs: ...`) where one exists; in prose it is marked *(simulator extra)*. Everything
+# else is PopTorch's API and runs unchanged on IPUs. On hardware, where a call's time goes is
+# read from `training.getPerfCounters()` (host-to-IPU, compute and IPU-to-host time stamps)
+# and from a PopVision System Analyser trace.
 
 # %%
-plan = training.plan
+plan = training.plan  # simulator extra; on IPUs: getPerfCounters() and PopVision reports
 print(f"one call: {plan.call_seconds * 1e6:,.0f} µs simulated, "
       f"{plan.samples_per_second:,.0f} samples/s")
 for part, seconds in plan.breakdown().items():
@@ -301,11 +314,12 @@ print("restored model compiled:", restored.isCompiled(),
       "| same outputs:", torch.equal(restored(test_images), inference(test_images)))
 
 cached = poptorch.Options().enableExecutableCaching(tempfile.mkdtemp())
-print("cache directory set:", cached.executable_cache_dir is not None)
+print("cache directory set:", cached.executable_cache_dir is not None)  # simulator extra
 
 # %% [markdown]
 # In the simulator compiling is instant, so the cache directory is recorded but nothing is
-# written to it; the README lists this among the differences from PopTorch.
+# written to it; [docs/differences.md](../docs/differences.md) lists this among the
+# differences from PopTorch.
 #
 # ## Explorer: batch size and device iterations
 #
@@ -326,17 +340,23 @@ step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
 #   large model. That is why executable caching and `compileAndExport` matter.
 #   Here compiling only plans the run with a cost model, so it is quick; the cache directory
 #   is recorded, not written.
-# - PopTorch freezes data-dependent control flow silently (PopTorch user guide,
-#   "Constraints"); its newer tracer may instead refuse a `.item()` inside `forward`. The
-#   simulator freezes the same way and also warns, naming the line.
+# - PopTorch freezes data-dependent control flow to the path the first inputs took, silently
+#   (PopTorch user guide, "Constraints", SDK 3.4). The simulator freezes the same way and
+#   also warns, naming the line.
 # - On hardware a training model's weights stay on the device and are copied to the host
 #   when the host reads them; here they are written back after every call. What a program
 #   observes is the same, except that `copyWeightsToDevice()` right after training uploads
 #   the trained weights here, where PopTorch would upload the stale host copy.
 # - Detaching and attaching really free and reacquire IPUs and reload the program; here they
 #   flip a flag, and attaching uploads the host's weights as PopTorch does.
-# - The simulated time comes from a cost model calibrated on published runs (README); use it
+# - The simulated time comes from a cost model calibrated on published runs
+#   ([docs/cost-model.md](../docs/cost-model.md)); use it
 #   to compare configurations, not as a measurement.
+#
+# **On a Bow Pod.** The same code runs; a Bow IPU has the GC200's 1,472 tiles and about
+# 900 MB of SRAM at a higher clock (Bow-2000 datasheet), which shortens the IPU's part of a
+# call but not the host's, the larger part at this batch size. `ipu_tutorials.set_system("ipu21", 16)`
+# simulates a Bow Pod16.
 #
 # ## Summary
 #
@@ -427,7 +447,12 @@ exercises.which_copy.check(my_copies)
 # **Next:** lesson 2 (efficient data loading) gives the device more work per call: device
 # iterations, the combined batch, output modes and asynchronous loading.
 #
-# **Further reading:** PopTorch user guide, "From PyTorch to PopTorch", "Features"
-# (`poptorch.trainingModel`, `poptorch.inferenceModel`, `poptorch.isRunningOnIpu`,
-# "Precompilation and caching") and "Constraints"; Graphcore tutorials,
-# "PyTorch basics" (tutorials/pytorch/basics).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "From PyTorch to PopTorch": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/pytorch_to_poptorch.html
+# - PopTorch user guide, "Features": "Model wrapping functions" (`trainingModel`,
+#   `inferenceModel`, `PoplarExecutor`, `isRunningOnIpu`) and "Precompilation and caching":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - PopTorch user guide, "Constraints" (control flow is frozen when traced): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/intro.html
+# - Graphcore tutorial "Introduction to PopTorch - running a simple model": graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/basics`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -16,7 +16,12 @@
 # - `DataLoaderMode.Async` and `AsynchronousDataAccessor`: what they overlap;
 # - how to read a host-bound run off the timeline.
 #
+# **Time:** about 45 minutes.
+#
 # **Prerequisites:** lesson 1 (PopTorch basics: `trainingModel`, the loss inside `forward`).
+#
+# **Coming from GPUs:** `deviceIterations` plays the part of CUDA Graphs replaying several
+# steps per launch ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import matplotlib.pyplot as plt
@@ -149,7 +154,7 @@ def first_call(mode):
     loader = poptorch.DataLoader(opts, digits, batch_size=8, mode=mode)
     training.compile(*next(iter(loader)))  # the plan needs one batch, not a whole call
     loader.terminate()
-    return training.plan
+    return training.plan  # simulator extra; on IPUs: getPerfCounters(), PopVision
 
 
 plans = {mode.name: first_call(mode) for mode in (poptorch.DataLoaderMode.Sync,
@@ -233,6 +238,9 @@ data_loading_explorer(device_iterations=4, micro_batch=32, loader="Async")
 # synthetic data (PopTorch's `enableSyntheticData`, which never touches the host) with a
 # run on real data: the gap is the host's cost, which the simulator can only estimate.
 #
+# **On a Bow Pod.** A faster IPU does not help a host-bound run: the Bow's higher clock
+# shortens only the IPU compute of the breakdown above, so the waiting for host data grows.
+#
 # ## Summary
 #
 # - One call consumes micro-batch x deviceIterations x replicationFactor x
@@ -291,7 +299,11 @@ exercises.summed_losses.check(my_options)
 # %% [markdown]
 # **Next:** lesson 3 (blocks and stages) splits a model over several IPUs.
 #
-# **Further reading:** PopTorch user guide, "Efficient data batching" (`poptorch.DataLoader`,
-# `AsynchronousDataAccessor`, `deviceIterations`, `outputMode`); Graphcore's tutorial
-# "Efficient data loading with PopTorch" (tutorials/pytorch/efficient_data_loading); the
-# Graphcore "Memory and performance optimisation on the IPU" guide, section on host-IPU I/O.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Efficient data batching" (`poptorch.DataLoader`,
+#   `AsynchronousDataAccessor`, `deviceIterations`, `outputMode`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - PopTorch user guide, "Efficient IPU I/O" (prefetch, overlapping I/O): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/hostio_optimisation.html
+# - Graphcore tutorial "Efficient data loading with PopTorch" (the throughputs this lesson's
+#   host model is calibrated on): graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/efficient_data_loading`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -12,9 +12,14 @@
 # - the placement rules, and the error each one gives when broken;
 # - how to read a placement table and diagram.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lesson 1 (PopTorch basics: `Options`, `trainingModel`,
 # `inferenceModel`), PyTorch modules and training loops. No IPU and no Poplar SDK: everything
 # runs on your laptop's CPU.
+#
+# **Coming from GPUs:** blocks are manual model parallelism (`module.to("cuda:1")`), declared
+# and checked at compile time ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %% [markdown]
 # The only line that differs from code written for a real IPU is the import: `ipu_tutorials`
@@ -99,7 +104,7 @@ strategy = poptorch.PipelinedExecution(
 opts = poptorch.Options().deviceIterations(4).setExecutionStrategy(strategy)
 inference_model = poptorch.inferenceModel(model, opts)
 inference_model.compile(torch.randn(4 * 8, 1, 28, 28))
-print(inference_model.plan.placement.describe())
+print(inference_model.plan.placement.describe())  # simulator extra; on IPUs: PopVision
 print(f"simulated compile time on hardware: {inference_model.plan.compile_seconds:.0f} s")
 
 # %% [markdown]
@@ -110,7 +115,7 @@ print(f"simulated compile time on hardware: {inference_model.plan.compile_second
 # arrows carry the activations of one micro-batch of 8 images:
 
 # %%
-report = inference_model.report()
+report = inference_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
 report.plot_placement()
 plt.show()
 
@@ -248,6 +253,10 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # compiler's own optimisations (op fusion, liveness analysis) are not modelled. Rules and
 # errors follow PopTorch; the error texts are our own, written to say what to change.
 #
+# **On a Bow Pod.** Placement rules and the memory per IPU are the same as on a GC200 (1,472
+# tiles of 624 KiB); a Bow Pod16 offers 16 IPUs, so a replica's IPU count times the
+# replication factor must still be a power of two, at most 16.
+#
 # ## Exercises
 #
 # Each exercise has an answer cell and a check. Solutions are hidden in the notebook: expand the
@@ -313,5 +322,10 @@ exercises.ipus_reserved.check(my_ipu_count)
 #
 # **Next:** lesson 4 (pipelining) runs these stages as a pipeline.
 #
-# **Further reading:** PopTorch user guide, "Multi-IPU execution strategies" and "Annotations";
-# Graphcore's tutorial "PopTorch Parallel Execution Using Pipelining".
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies": "Annotations"
+#   (`Block`, `BeginBlock`, `BlockFunction`, `Stage`, `AutoStage`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining":
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -14,7 +14,13 @@
 # - how utilisation grows with gradient accumulation, and why the slowest stage sets the pace;
 # - how to train the tutorial's network with `OutputMode.All`.
 #
+# **Time:** about 55 minutes.
+#
 # **Prerequisites:** lesson 3 (blocks and stages).
+#
+# **Coming from GPUs:** this is pipeline parallelism (GPipe, `torch.distributed.pipelining`),
+# with each stage's weights on chip and gradient accumulation as the micro-batch count
+# ([the GPU bridge](../docs/coming-from-gpus.md#pipeline-parallelism)).
 
 # %%
 import matplotlib.pyplot as plt
@@ -64,6 +70,12 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
 # cycle every pipeline stage works on a different micro-batch. The simulator compiles the
 # model and prints one step as a grid: a row per IPU, a column per cycle, `F3` meaning the
 # forward pass of micro-batch 3.
+#
+# The same staircase as a picture, drawn by `ipu_tutorials.profiling.diagrams` from the
+# simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more IPU
+# per cycle, the *main* cycles keep every IPU busy, the *drain* empties the pipeline.
+#
+# ![The pipeline staircase: fill, main and drain](../static/diagram_pipeline.png)
 
 # %%
 model = Network()
@@ -71,7 +83,7 @@ training_model = poptorch.trainingModel(
     TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=0.001))
 images, labels = next(iter(training_data))
 training_model.compile(images, labels)
-print(training_model.plan.grid())
+print(training_model.plan.grid())  # simulator extra; on IPUs: a PopVision System Analyser trace
 
 # %% [markdown]
 # Reading down a column shows the IPUs at work in that cycle. The first 2N-2 = 6 cycles
@@ -91,7 +103,7 @@ print(f"N = {n}, A = {a}: A + 2N - 2 = {a + 2 * n - 2} cycles; the schedule has 
 # end of each cycle, purple the weight update after the flush.
 
 # %%
-report = training_model.report()
+report = training_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
 report.plot_timeline(steps=1)
 plt.show()
 
@@ -125,8 +137,9 @@ for accumulation in (7, 10, 20, 40, 80):
 # Device utilisation (the time the IPUs compute, over the time the IPUs and the host link
 # take) rises with A but stays well below 100%: this model's stages are small and unequal,
 # and every cycle also pays for the copies between IPUs. The last column is what a training
-# loop would see: the host prepares each image (about 15 µs, calibrated on Graphcore's
-# published run of this tutorial), so this small model is bound by the host whatever A is.
+# loop would see: the host prepares each image (at a cost per image calibrated on Graphcore's
+# published run of this tutorial), so this small model is bound by the host whatever A is;
+# lesson 5 shows the host-against-IPU breakdown per step.
 #
 # ## The slowest stage sets the pace
 #
@@ -200,8 +213,8 @@ print(training_model.plan.breakdown_text())
 #
 # The throughput is bound by the host, as on real hardware: Graphcore's published run of this
 # tutorial trained at about 15 calls of 4,000 images per second (about 60,000 images/s), and
-# its PopVision trace shows the IPUs busy for only a fraction of each call. The README's
-# calibration table compares the simulator with that run.
+# its PopVision trace shows the IPUs busy for only a fraction of each call. The calibration table
+# of [docs/cost-model.md](../docs/cost-model.md) compares the simulator with that run.
 #
 # ## Explore the pipeline
 #
@@ -226,6 +239,10 @@ pipeline_explorer(ipus=4, accumulation=8)
 # host transfers at their published bandwidths with fixed latencies. Host transfers do not
 # overlap compute here, and nothing contends for links, so absolute times are estimates;
 # the shape of the schedule and the comparisons between options are what to take away.
+#
+# **On a Bow Pod.** The schedule is the same; each stage computes faster (a Bow's peak is
+# about 1.4 times a GC200's, derived from the Bow Pod256's published 89.23 PFLOPS), so the
+# host's share of a call grows.
 #
 # ## Exercises
 
@@ -288,5 +305,13 @@ exercises.balance_two_ipus.check(my_split)
 #
 # **Next:** lesson 5 (sharding) runs the same model one IPU at a time with `ShardedExecution`.
 #
-# **Further reading:** PopTorch user guide, "Efficient data batching" and
-# "PipelinedExecution"; Huang et al., "GPipe" (2019), for the bubble formula.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Pipelined execution",
+#   and "Efficient data batching" (gradient accumulation, device iterations):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining" (the published run of this
+#   lesson's model): graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - Y. Huang et al., "GPipe: Efficient Training of Giant Neural Networks using Pipeline
+#   Parallelism", NeurIPS 2019 (arXiv:1811.06965): the bubble fraction (P-1)/(M+P-1).
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

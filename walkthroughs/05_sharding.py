@@ -13,7 +13,12 @@
 # - how to watch tensors and their gradients with `poptorch.ipu_print_tensor`;
 # - when sharding is the right choice.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 3 and 4.
+#
+# **Coming from GPUs:** sharding is naive model parallelism, one device busy at a time; it is
+# not tensor parallelism ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import copy
@@ -61,7 +66,7 @@ for name in ("pipelined", "sharded"):
     training_model.compile(*next(iter(data)))
     models[name] = training_model
 
-step = {name: m.plan.device_seconds / 10 for name, m in models.items()}
+step = {name: m.plan.device_seconds / 10 for name, m in models.items()}  # simulator extra
 fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
 for ax, (name, m) in zip(axes, models.items()):
     plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
@@ -70,7 +75,12 @@ plt.show()
 
 # %% [markdown]
 # In the sharded picture only one IPU works at any moment; the others wait their turn. The
-# simulator's timeline says so directly:
+# conceptual version, drawn from the same schedule functions with a forward of 1 time unit
+# and a backward of 2 on every IPU:
+#
+# ![Sharding against pipelining on one time axis](../static/diagram_sharding_vs_pipelining.png)
+#
+# The simulator's timeline says so directly:
 
 # %%
 for name, m in models.items():
@@ -79,6 +89,41 @@ for name, m in models.items():
           f"device utilisation {busy:.0%}, {m.plan.device_samples_per_second:,.0f} images/s "
           f"on the IPUs, {m.plan.samples_per_second:,.0f} images/s fed by the host")
 print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step on the IPUs")
+
+# %% [markdown]
+# ## Why both are fed at the same rate: the host
+#
+# The last column of the cell above is the same for both strategies although the IPUs run
+# the pipelined step faster. The throughput is set by the host, not the IPUs: per step, the
+# host prepares the next 400 images (the data loader's work, at a cost per image that the
+# cost model calibrates on the pipelining tutorial's published run) while the IPUs compute:
+
+# %%
+print(f"{'':>9}  host prepares  IPUs busy  bound by")
+for name, m in models.items():
+    host, ipus = m.plan.host_data_seconds / 10, m.plan.device_seconds / 10  # simulator extra
+    print(f"{name:>9}  {host * 1e6:10,.0f} µs  {ipus * 1e6:6,.0f} µs  "
+          f"{'the host' if host > ipus else 'the IPUs'}")
+per_image = models["sharded"].plan.host_data_seconds / models["sharded"].plan.spec.samples_per_call
+print(f"host: {per_image * 1e6:.1f} µs per image; {models['sharded'].plan.breakdown_text()}")
+
+# %% [markdown]
+# On hardware, Graphcore's efficient-data-loading tutorial diagnoses this the same way: time
+# the data loader alone, then the model with `opts.enableSyntheticData(True)` (no host data,
+# an upper bound of the IPUs' throughput); a loader slower than that bounds the run. The
+# plan's `device_samples_per_second` is the simulator's synthetic-data figure. What moves the
+# bottleneck back to the IPUs is a host that prepares data faster (on hardware: more loader
+# worker processes, `poptorch.DataLoader(..., num_workers=...)`, on more CPU cores; the
+# simulator does not model that speed-up: [docs/differences.md](../docs/differences.md)), or
+# more IPU work per image (a bigger model). How much faster the host must be, and what
+# pipelining is worth once it is:
+
+# %%
+pipelined, sharded = models["pipelined"].plan, models["sharded"].plan
+needed = pipelined.host_data_seconds / pipelined.device_seconds
+print(f"the host must prepare images {needed:.1f}x faster for the pipelined IPUs to be the "
+      f"bottleneck; then pipelined {pipelined.device_samples_per_second:,.0f} images/s against "
+      f"sharded {sharded.device_samples_per_second:,.0f}")
 
 # %% [markdown]
 # ## Identical numerics
@@ -172,6 +217,9 @@ pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 # strategies come from the simulator's cost model; their direction, and the one-IPU-at-a-time
 # pattern, are what a PopVision trace of real hardware shows too.
 #
+# **On a Bow Pod.** Sharding keeps one IPU busy at a time on any IPU; a faster chip shortens
+# each shard's turn but not the idle time of the others.
+#
 # ## Exercises
 
 # %%
@@ -236,4 +284,10 @@ exercises.sharded_options.check(my_options)
 # **Next:** lesson 6 (phased execution) runs a model too big for the IPUs in phases,
 # streaming weights in and out.
 #
-# **Further reading:** PopTorch user guide, "ShardedExecution" and "ipu_print_tensor".
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Sharded execution",
+#   and "PopTorch ops", "poptorch.ipu_print_tensor": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining" (its sharded section):
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

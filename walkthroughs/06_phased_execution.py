@@ -21,8 +21,13 @@
 #   the timeline;
 # - when phases beat a pipeline, and when they do not.
 #
+# **Time:** about 45 minutes.
+#
 # **Prerequisites:** lesson 3 (blocks and stages), lesson 4 (pipelining) and lesson 5
 # (sharding); lesson 8 (optimizer offload) is a useful companion but not required.
+#
+# **Coming from GPUs:** phases are the IPU's parameter offload, like ZeRO-Infinity or FSDP's
+# CPU offload streaming weights in per layer group ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import matplotlib.pyplot as plt
@@ -60,12 +65,16 @@ for m in pipelined.memory.ipus:
 #
 # A `poptorch.Phase` groups stages that run at the same time, one stage per IPU. In
 # `SerialPhasedExecution` the phases run one after another on the same group of IPUs. Four
-# phases of four stages cover the 16 blocks; `phase(i).ipus(...)` would choose the IPUs, and
-# by default the stages of every phase take IPUs 0, 1, 2, 3:
+# phases of four stages cover the 16 blocks. Name each stage's IPU yourself, with
+# `Phase(...).ipus(...)`, `Stage(...).ipu(n)` or the block's `ipu_id`: PopTorch has no default
+# IPU for a phased stage (a stage without one gets IPU -1, in PopTorch's `beginStage`), and
+# its documentation and tests always name them. (The simulator warns and fills in IPUs 0, 1,
+# 2, 3 when you leave them out: [docs/differences.md](../docs/differences.md).) Here every
+# phase uses IPUs 0 to 3:
 
 # %%
 strategy = poptorch.SerialPhasedExecution(
-    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)])
+    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)]).ipus(0, 1, 2, 3)
       for p in range(4)])
 print(strategy.phase(1))
 always_live = lesson.plan_model(model, strategy)
@@ -73,6 +82,12 @@ print("fits" if always_live.fits else "out of memory")
 print(always_live.memory.table())
 
 # %% [markdown]
+# Phases in a picture (drawn from the simulator's phase program for 3 phases on 2 IPUs):
+# each phase's weights stream in during the phase id before it computes and out during the
+# one after, so under `AlwaysLive` an IPU holds three phases at once.
+#
+# ![Serial phased execution: compute and streaming per phase id](../static/diagram_phases.png)
+#
 # The weights are off chip now (the "off chip" column: phased execution puts every tensor
 # kind the user did not place into streaming memory), yet it still does not fit. The reason
 # is the default `Liveness.AlwaysLive`.
@@ -91,7 +106,7 @@ from ipu_tutorials.classroom.exercises import phased as exercises
 
 for name in ("AlwaysLive", "OffChipAfterFwdNoOverlap"):
     outcome = exercises.serial_outcome(name)
-    grid = (outcome.plan.grid() if outcome.fits else "(does not fit)").splitlines()[0]
+    grid = (outcome.plan.grid() if outcome.fits else "(does not fit)").splitlines()[0]  # simulator extra
     print(f"{name:25s} {grid}")
 
 # %% [markdown]
@@ -137,13 +152,13 @@ print(f"IPU compute {parts['IPU compute'] * 1e3:,.1f} ms of {best.call_seconds *
 #
 # `ParallelPhasedExecution` alternates two groups of IPUs: even phases on even IPUs, odd
 # phases on odd IPUs. While one group computes, the other loads its next phase, and each
-# group holds at most two phases. Eight phases of two stages (the default IPUs are 0, 2 for
-# even phases and 1, 3 for odd ones):
+# group holds at most two phases. Eight phases of two stages, on IPUs 0 and 2 for even
+# phases and 1 and 3 for odd ones (the layout of PopTorch's documentation):
 
 # %%
 parallel = poptorch.ParallelPhasedExecution(
     *[poptorch.Phase(poptorch.Stage(f"chunk{2 * p}"), poptorch.Stage(f"chunk{2 * p + 1}"))
-      for p in range(8)])
+      .ipus(p % 2, 2 + p % 2) for p in range(8)])
 print(parallel.phase(0), parallel.phase(0).ipu_ids, parallel.phase(1).ipu_ids)
 outcome = lesson.plan_model(model, parallel)
 print(f"fits: {outcome.fits}; fullest IPU {format_bytes(max(m.total for m in outcome.memory.ipus))}; "
@@ -156,9 +171,8 @@ print(outcome.plan.grid())
 # is an error, as on real PopTorch:
 
 # %%
-wrong = poptorch.ParallelPhasedExecution(poptorch.Phase(poptorch.Stage("chunk0")),
-                                         poptorch.Phase(poptorch.Stage("chunk1")))
-wrong.phase(1).ipus(2)
+wrong = poptorch.ParallelPhasedExecution(poptorch.Phase(poptorch.Stage("chunk0")).ipus(0),
+                                         poptorch.Phase(poptorch.Stage("chunk1")).ipus(2))
 try:
     lesson.plan_model(lesson.chunked_model(1536, 16, 2), wrong)
 except poptorch.Error as error:
@@ -203,8 +217,8 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 # %% [markdown]
 # ## What a real IPU would do
 #
-# PopART gives each phase's stages the same IPUs as the simulator does, with the same phase
-# ids for each liveness; but the real compiler decides tensor by tensor what to keep, load or
+# PopART runs each phase's stages on the IPUs you name, with the same phase ids for each
+# liveness as the simulator; but the real compiler decides tensor by tensor what to keep, load or
 # store (weights it can reuse stay on chip), uses IO tiles to overlap streaming with compute,
 # and can serialise a phase over several micro-batches (batch serialisation) so that one load
 # serves them all. The simulator streams every phase's off-chip weights once per micro-batch
@@ -215,10 +229,14 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 # sharding, which spreads the off-chip state over replicas; the simulator does not model
 # that together with phases.
 #
+# **On a Bow Pod.** A Bow-2000 has up to 256 GB of streaming memory for its four IPUs
+# (datasheet); its bandwidth is not published, so phased timings stay a sketch there too.
+#
 # ## Summary
 #
-# - `SerialPhasedExecution(Phase(Stage(...), ...), ...)` runs phases one after another on
-#   one group of IPUs, streaming each phase's weights from streaming memory.
+# - `SerialPhasedExecution(Phase(Stage(...), ...).ipus(...), ...)` runs phases one after
+#   another on one group of IPUs, streaming each phase's weights from streaming memory. Name
+#   the IPUs: PopTorch has no default for phased stages.
 # - `setTensorsLiveness` chooses how many phases share the chip: `AlwaysLive` holds three,
 #   `OffChipAfterFwdNoOverlap` two with no overlap, `OffChipAfterEachPhase` one.
 # - `ParallelPhasedExecution` puts even phases on even IPUs and odd ones on odd IPUs, so one
@@ -263,10 +281,15 @@ my_liveness = poptorch.Liveness[min(fitting, key=fitting.get)]
 exercises.fitting_liveness.check(my_liveness)
 
 # %% [markdown]
-# **Further reading:** the PopTorch user guide, "Multi-IPU execution strategies" (phased
-# execution, `poptorch.Liveness`) and the `SerialPhasedExecution` / `ParallelPhasedExecution`
-# reference; the PopART user guide, "Execution phases"; Graphcore's memory and performance
-# optimisation guide, on streaming memory and replicated tensor sharding.
-#
 # **Next:** lesson 7 (memory tuning): recomputation checkpoints, available memory proportion
 # and serialised matmuls, the tools that keep a model on chip so it needs no phases.
+#
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Phased execution"
+#   (serial and parallel phased execution, `poptorch.Liveness`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - PopTorch's source, `python/options.py` and `python/_options_impl.py` (`beginStage`: a
+#   stage's IPU is `Stage.ipu`, else the block's `ipu_id`, else its stage id):
+#   https://github.com/graphcore/poptorch
+# - Memory and performance optimisation guide, on streaming memory: https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -17,8 +17,13 @@
 #   `embedding_serialization_factor`);
 # - how to read a memory plan to decide which tool to use, and on which IPU.
 #
+# **Time:** about 40 minutes.
+#
 # **Prerequisites:** lesson 3 (blocks and the memory plan), lesson 4 (pipelining: the
 # stash and the 2N-1 pipeline stages).
+#
+# **Coming from GPUs:** recomputation is activation checkpointing (`torch.utils.checkpoint`),
+# on by default in PopTorch pipelines ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch
@@ -89,8 +94,9 @@ print(f"IPU 0 without recomputation: {off.activations / default.activations:.0f}
 # ```
 #
 # The price is time: the backward pass re-runs the forward pass first. On a single IPU,
-# recomputation is off unless you ask for it with `opts._Popart.set("autoRecomputation", 3)`
-# (PopART's `RecomputationType`).
+# recomputation is off unless you ask for it with `opts._Popart.set("autoRecomputation", 1)`
+# (PopART's `RecomputationType::Standard`; 4 is `RecomputeAll`). Value 3, `Pipeline`, is the
+# one PopTorch picks for pipelines, and PopART applies it only when pipelining is enabled.
 
 # %%
 checkpointed = tune("checkpoint every layer")
@@ -209,6 +215,9 @@ memory_tuning_explorer("checkpoint every layer", 0.6, head_serialization=8)
 #   '{"autoReport.all":"true"}'` and read the memory report per tile: an IPU can fail on
 #   one overfull tile while its total looks fine.
 #
+# **On a Bow Pod.** Tiles and their memory are the GC200's, so memory plans, available
+# memory proportions and recomputation choices carry over unchanged.
+#
 # ## Summary
 #
 # - Read the plan first: the fullest IPU and its largest part decide the tool.
@@ -263,8 +272,15 @@ exercises.most_freed.check(my_choice)
 # **Next:** lesson 8 (optimizer offload) moves optimizer state to streaming memory, the tool
 # this lesson left aside.
 #
-# **Further reading:** PopTorch user guide, "Recomputation" (`recomputationCheckpoint`),
-# "poptorch.serializedMatMul" and "poptorch.set_available_memory"; Graphcore's technical note
-# "Optimising Temporary Memory Usage for Convolutions and Matmuls on the IPU"; Graphcore's
-# "Memory and Performance Optimisation on the IPU" guide; optimum-graphcore's `IPUConfig`
-# (`embedding_serialization_factor`, `recompute_checkpoint_every_layer`, `matmul_proportion`).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "PopTorch ops": "poptorch.serializedMatMul",
+#   "poptorch.set_available_memory"; `Options._Popart` (`autoRecomputation`):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `recomputationCheckpoint`: https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - Memory and performance optimisation guide, "Common memory optimisations" (recomputation,
+#   available memory proportion, partials): https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - Graphcore technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls
+#   on the IPU": https://docs.graphcore.ai/projects/available-memory/
+# - T. Chen et al., "Training Deep Nets with Sublinear Memory Cost", 2016 (arXiv:1604.06174):
+#   the checkpointing idea recomputation builds on.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -15,7 +15,12 @@
 #   weight update pays for it;
 # - replicated tensor sharding, the next step.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 3 and 4.
+#
+# **Coming from GPUs:** optimizer offload is ZeRO-Offload; replicated tensor sharding is ZeRO
+# stage 1 ([the GPU bridge](../docs/coming-from-gpus.md#replication-and-sharded-state)).
 
 # %%
 import matplotlib.pyplot as plt
@@ -35,7 +40,10 @@ print("Simulated system:", ipu_tutorials.default_system().describe())
 # ## What fills an IPU
 #
 # Compile the tutorial network for pipelined training and print its memory plan: one row per
-# IPU, one column per kind of memory.
+# IPU, one column per kind of memory. (The picture below is the same plan for IPU 0 of a small
+# pipelined transformer, drawn by `ipu_tutorials.profiling.diagrams`.)
+#
+# ![Where memory goes on one IPU](../static/diagram_memory.png)
 
 # %%
 opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=10)
@@ -43,7 +51,7 @@ model = Network()
 training_model = poptorch.trainingModel(
     TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters()))
 training_model.compile(torch.randn(400, 1, 28, 28), torch.randint(0, 10, (400,)))
-print(training_model.plan.memory.table())
+print(training_model.plan.memory.table())  # simulator extra; on IPUs: PopVision Graph Analyser
 
 # %% [markdown]
 # - **code**: the compiled program of each IPU, always resident (an estimate: no public
@@ -99,7 +107,7 @@ print(f"{sum(p.numel() for p in transformer().parameters()) / 1e6:.0f}M paramete
 # %%
 try:
     plan_transformer()
-except poptorch.OutOfMemoryError as error:
+except poptorch.OutOfMemoryError as error:  # simulator extra; on IPUs: poptorch.Error
     print(error)
     failed = error.plan
 
@@ -139,8 +147,8 @@ plt.show()
 # ## What offloading costs
 #
 # Streaming memory is far slower than SRAM. No reliable public figure gives its bandwidth; the
-# simulator assumes about 16 GB/s per direction, since the IPU-M2000 reaches its DDR over PCIe
-# Gen4 x8. The state streams in before the update and back out after it, and the step waits. To compare like with like, both plans below use float16
+# simulator assumes the figure printed below (`System.streaming_bandwidth`), reasoning that
+# the IPU-M2000 reaches its DDR over PCIe Gen4 x8. The state streams in before the update and back out after it, and the step waits. To compare like with like, both plans below use float16
 # weights, which fit either way.
 
 # %%
@@ -151,6 +159,8 @@ for name, plan in (("on chip", on_chip), ("off chip", off_chip)):
     streamed = max((e.duration for e in streams), default=0.0)
     print(f"state {name:>8}: step {plan.call_seconds * 1e3:6.1f} ms, "
           f"each stream {streamed * 1e3:5.1f} ms, {plan.samples_per_second:5.0f} sequences/s")
+print(f"assumed streaming bandwidth: {off_chip.spec.system.streaming_bandwidth / 1e9:.0f} GB/s "
+      f"per direction per IPU")  # simulator extra
 
 # %% [markdown]
 # On the timeline the transfers (orange) bracket the weight update after the pipeline's
@@ -170,7 +180,12 @@ plt.show()
 #
 # With data-parallel replicas, every replica holds the same optimizer state.
 # `useReplicatedTensorSharding(True)` splits it across the replicas instead: each keeps 1/R of
-# it, and with the state off chip each streams 1/R of it. Both rows below are float32 weights
+# it, and with the state off chip each streams 1/R of it (below: a small transformer on 4
+# replicas, from its compiled memory plans).
+#
+# ![Replicated tensor sharding: 1/R of the optimizer state per replica](../static/diagram_replication.png)
+#
+# Both rows below are float32 weights
 # on 2 replicas, so compare them with each other, not with the float16 single-replica plans
 # above.
 
@@ -205,6 +220,10 @@ memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
 # activations leave free during the update, and assumes a streaming bandwidth for which no
 # reliable public figure exists. Use it to compare configurations and to learn which knob
 # moves which bar, then confirm on hardware with PopVision.
+#
+# **On a Bow Pod.** On-chip memory per IPU is the same; a Bow-2000's streaming memory (up to
+# 256 GB per four IPUs) holds the offloaded state, and replicated tensor sharding across a
+# Bow Pod16's replicas divides it as shown.
 #
 # ## Exercises
 
@@ -273,5 +292,12 @@ exercises.offload_options.check(my_options)
 # **Next:** lesson 9 (half precision) halves weights and gradients with float16, and keeps the small gradients
 # alive.
 #
-# **Further reading:** PopTorch user guide, "Tensor locations"; Graphcore's memory and
-# performance optimisation guide, "Variable offloading" and "Replicated tensor sharding".
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Options" (`opts.TensorLocations`,
+#   `TensorLocationSettings`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - Memory and performance optimisation guide, "Variable offloading" and "Replicated tensor
+#   sharding": https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - S. Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+#   Models", SC 2020 (arXiv:1910.02054): the GPU counterpart of replicated tensor sharding.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -1,21 +1,25 @@
 # %% [markdown]
 # # Lesson 9: Half precision
 #
-# IPUs compute four times faster in float16 than in float32, and float16 tensors take half the
-# memory. The catch is range: float16 cannot hold numbers below its smallest subnormal
+# A GC200 IPU's peak arithmetic is four times higher in float16 than in float32 (250 against
+# 62.5 TFLOP/s: Graphcore's GC200 product page and IPU-M2000 datasheet), and float16 tensors
+# take half the memory. The catch is range: float16 cannot hold numbers below its smallest subnormal
 # (printed below), and late in training many gradients are smaller than that. This lesson
 # uses real float16 numbers to show the problem, and PopTorch's tools against it. The
 # simulator computes each float16 operation in float32 and rounds its result to float16, as
 # the IPU does, so it runs at float32 speed.
 #
 # **What you will learn**
-# - the two ways to run a PopTorch model in float16, and how PopTorch casts mixed inputs;
+# - the two ways to run a PopTorch model in float16, and how PopTorch 3.x treats mixed inputs;
 # - how much memory float16 weights, gradients and partials save in the plan;
 # - how small gradients underflow, and how loss scaling (and velocity scaling for SGD) saves
 #   them;
 # - what `accum_type` and the partials type control, and what stochastic rounding does.
 #
-# **Prerequisites:** lessons 4 and 8.
+# **Time:** about 50 minutes.
+#
+# **Prerequisites:** lessons 4 and 8. Coming from GPUs: this is AMP and loss scaling
+# ([docs/coming-from-gpus.md](../docs/coming-from-gpus.md#mixed-precision-and-loss-scaling)).
 
 # %%
 import copy
@@ -37,7 +41,7 @@ sharded = tutorial.strategy("sharded")
 #
 # `model.half()` turns every weight into float16: the most memory saved, but small weight
 # updates can be lost. The other way keeps float32 weights and feeds float16 inputs. Plain
-# PyTorch refuses to mix the two:
+# PyTorch's `nn.Linear` and `nn.Conv2d` refuse to mix the two:
 
 # %%
 model = Network()
@@ -48,18 +52,22 @@ except RuntimeError as error:
     print(f"PyTorch: {error}")
 
 # %% [markdown]
-# PopTorch instead casts the float32 weights down to float16 where they meet float16 inputs
-# (`HalfFloatCastingBehavior.Default`): the operations run in float16 while the weights, and
-# their updates, stay float32. `HalfUpcastToFloat` follows PyTorch's promotion rules instead
-# and computes in float32.
+# PopTorch 3.0 and later (Poplar SDK 3.0+) follow PyTorch's promotion rule instead: where a
+# float16 input meets a float32 weight, the op is upcast and computes in float32 (PopTorch
+# user guide, "16-bit float migration"). To compute in float16, cast on purpose: the whole
+# model with `model.half()`, or one layer with `layer.half()`, and the inputs to match.
 
 # %%
-for behaviour in (poptorch.HalfFloatCastingBehavior.Default,
-                  poptorch.HalfFloatCastingBehavior.HalfUpcastToFloat):
-    opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
-    opts.Precision.halfFloatCasting(behaviour)
-    output = poptorch.inferenceModel(model, opts)(images)
-    print(f"{behaviour.name:>17}: output {output.dtype}, weights {model.layer1.conv.weight.dtype}")
+opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
+for name, net in (("float32 weights", model), ("model.half()", copy.deepcopy(model).half())):
+    output = poptorch.inferenceModel(net, opts.clone())(images)
+    print(f"{name:>16}: output {output.dtype}, weights {net.layer1.conv.weight.dtype}")
+
+# %% [markdown]
+# Older PopTorch code may call `opts.Precision.halfFloatCasting(...)`. Before 3.0 its default
+# cast the float32 weights *down* to float16; since 3.0 the option only logs a deprecation
+# warning, and the simulator does the same (it still honours `FloatDowncastToHalf`, the old
+# default, so that old tutorials can be compared: [docs/differences.md](../docs/differences.md)).
 
 # %% [markdown]
 # ## Memory saved
@@ -77,7 +85,7 @@ def first_ipu(half_model, accum_type=torch.float32, partials=torch.float32):
     training_model = poptorch.trainingModel(TrainingModelWithLoss(net), opts, optimizer)
     data = torch.randn(40, 1, 28, 28)
     training_model.compile(data.half() if half_model else data, torch.randint(0, 10, (40,)))
-    return training_model.plan.memory[0], training_model
+    return training_model.plan.memory[0], training_model  # simulator extra
 
 
 rows = [("float32 weights", first_ipu(False)[0]), ("float16 weights", first_ipu(True)[0]),
@@ -93,7 +101,7 @@ for name, m in rows:
 
 # %%
 _, half_model = first_ipu(True, torch.float16)
-strategy = half_model.options.Training.meanAccumulationAndReplicationReductionStrategy
+strategy = half_model.options.Training.meanAccumulationAndReplicationReductionStrategy  # simulator extra
 print(f"MeanReductionStrategy.{strategy.name}")
 
 # %% [markdown]
@@ -128,9 +136,11 @@ print(f"{result['survived'] / result['total']:.1%} of {result['total']:,} gradie
 # ## Loss scaling
 #
 # Multiply the loss by a constant before the backward pass and every gradient grows by the
-# same factor, out of the underflow region. PopTorch divides it back out inside the weight
-# update, in float32, so the training itself is unchanged: `poptorch.optim.AdamW(...,
-# loss_scaling=1024)`. Too large a scale overflows instead:
+# same factor, out of the underflow region (Micikevicius et al. 2018, section 3.2). PopTorch
+# multiplies the gradients by the inverse scale before it updates the optimizer state, so
+# "neither the training nor the hyper-parameters are affected" beyond fewer underflows
+# (PopTorch user guide, "Loss scaling"): `poptorch.optim.AdamW(..., loss_scaling=1024)`. Too
+# large a scale overflows instead, which the same paper notes is the only limit on the factor:
 
 # %%
 print(" loss scale  survive  underflow  overflow")
@@ -139,8 +149,13 @@ for scale in (1, 64, 1024, 8192, 65536):
     print(f"{scale:>11,}  {r['survived'] / r['total']:>7.2%}  {r['lost']:>9,}  {r['overflowed']:>8,}")
 
 # %% [markdown]
-# Powers of two scale without rounding. Graphcore's examples use 1024 for this kind of model
-# and up to 4096 for BERT. Loss scaling saves the gradients; the weights themselves are a
+# Powers of two scale without rounding (multiplying by 2^k only changes the exponent, until
+# something overflows or underflows). Graphcore's mixed-precision tutorial uses 1024 for a
+# small image classifier; its BERT pretraining configurations (graphcore/examples,
+# `nlp/bert/pytorch/configs_pretraining.yml`) range from 16 to 32768, and some use
+# automatic loss scaling instead (`opts.Training.setAutomaticLossScaling(True)`, a preview
+# feature in PopTorch 3.x), the IPU's version of the dynamic loss scaling of Micikevicius et
+# al. and of `torch.cuda.amp.GradScaler`. Loss scaling saves the gradients; the weights themselves are a
 # separate question. Train the tutorial network for one epoch from the same start twice, with
 # float32 and with float16 weights and inputs (loss scale 1024; float16 runs at about half
 # speed on a CPU), and compare:
@@ -261,8 +276,9 @@ for stochastic in (False, True):
 # Slide the loss scale and switch between float16, bfloat16 (float32's range, fewer bits) and
 # float32. Watch where the histogram sits against the red and purple regions. bfloat16 is
 # there for comparison with other accelerators only: GC200 and Bow IPUs have no bfloat16
-# arithmetic (Poplar offers float16 and float32; PopTorch converts a bfloat16 input to
-# float32 before streaming it), so on an IPU the choice is float16 with loss scaling.
+# arithmetic (Poplar's types are float16 and float32; PopTorch casts a bfloat16 input to
+# float16 on the host, in its `CastUnsupportedInputs` pass), so on an IPU the choice is
+# float16 with loss scaling.
 
 # %%
 from ipu_tutorials.classroom import precision_explorer
@@ -281,6 +297,11 @@ precision_explorer(loss_scale_log2=0, dtype="float16")
 # `enableStochasticRounding` rounds with a generator seeded from `opts.randomSeed`, so runs
 # are reproducible; the IPU's hardware generator draws different bits. The cost model runs
 # float16 matmuls at four times the float32 rate, as a GC200 does.
+#
+# On a Bow Pod the numbers above would be the same (float16 is IEEE binary16 on every IPU);
+# what changes is speed (a Bow IPU's clock is higher, about 349 against 250 TFLOP/s float16
+# peak per IPU) and the loss scale a large model needs, which is found by trying, or by
+# `opts.Training.setAutomaticLossScaling(True)`.
 #
 # ## Exercises
 
@@ -319,8 +340,9 @@ exercises.half_partials.check(my_options)
 # %% [markdown]
 # ## Summary
 #
-# - Float16 weights (`model.half()`) or float16 inputs with float32 weights, which PopTorch
-#   casts down by default; both run the arithmetic in float16.
+# - To compute in float16, cast on purpose: `model.half()` (or one layer's `.half()`) and
+#   float16 inputs. Since PopTorch 3.0 a float16 input meeting float32 weights is upcast to
+#   float32, as in PyTorch; `halfFloatCasting` is deprecated.
 # - Float16 halves weights; `accum_type=torch.float16` halves the gradient accumulators and
 #   switches to a running mean; half partials shrink matmul working memory.
 # - Small gradients underflow in float16. A loss scale (a power of two, chosen so nothing
@@ -330,6 +352,20 @@ exercises.half_partials.check(my_options)
 # **Next:** lesson 10 (replication) runs copies of a model side by side and adds up their
 # gradients.
 #
-# **Further reading:** Graphcore's PopTorch mixed-precision tutorial and memory and
-# performance optimisation guide ("Mixed precision", "Stochastic rounding"); Micikevicius et
-# al., "Mixed Precision Training" (2018).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "16-bit float support" and "16-bit float migration"
+#   (float16 ops since PopTorch 3.0, the deprecated `halfFloatCasting`), and "Optimizers":
+#   "Loss scaling", "Velocity scaling", "Accumulation types":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/supported_ops.html and
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "Half and mixed precision in PopTorch" (loss scale 1024, partials,
+#   stochastic rounding): graphcore/examples, `tutorials/tutorials/pytorch/mixed_precision`.
+# - Graphcore's BERT loss scales: graphcore/examples, `nlp/bert/pytorch/configs_pretraining.yml`.
+# - Memory and performance optimisation guide, "Partials type" and stochastic rounding:
+#   https://docs.graphcore.ai/projects/memory-performance-optimisation/
+# - GC200 peak FLOP/s: https://www.graphcore.ai/products/ipu and the IPU-M2000 datasheet,
+#   https://docs.graphcore.ai/projects/ipu-m2000-datasheet/
+# - P. Micikevicius et al., "Mixed Precision Training", ICLR 2018 (arXiv:1710.03740): float32
+#   master weights, loss scaling (section 3.2), float32 accumulation.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

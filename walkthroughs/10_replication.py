@@ -13,7 +13,12 @@
 # - the same program under `poprun` with 2 instances, with `popdist`;
 # - how to split a Pod16 between pipeline depth and replicas.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining, gradient accumulation).
+#
+# **Coming from GPUs:** replication is `DistributedDataParallel`, and `poprun` is `torchrun`
+# ([the GPU bridge](../docs/coming-from-gpus.md#replication-and-sharded-state)).
 
 # %%
 import os
@@ -36,6 +41,13 @@ train_set = load_mnist(train=True, source="embedded")
 # %% [markdown]
 # ## Replicas in one process
 #
+# Each replica is a whole copy of the program on its own IPUs, with its own share of the
+# batch; the gradients are all-reduced before every update. Each replica also holds the whole
+# optimizer state, unless replicated tensor sharding splits it (lesson 8; the picture is
+# drawn from compiled memory plans):
+#
+# ![Replicas and replicated tensor sharding](../static/diagram_replication.png)
+#
 # Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
 # DataLoader's combined batch now holds a share for each replica, and the model takes twice
 # the IPUs:
@@ -57,7 +69,7 @@ data = poptorch.DataLoader(opts, train_set, batch_size=10)
 images, labels = next(iter(data))
 model(images, labels)
 print(f"combined batch {data.combinedBatchSize} = micro-batch 10 x accumulation 8 x 2 replicas")
-print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "
+print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "  # simulator extra
       f"{model.plan.spec.pod_replicas} replicas = {model.plan.placement.ipus_acquired}")
 
 # %% [markdown]
@@ -134,7 +146,7 @@ for replicas in (1, 2, 4):
 # %%
 fig, ax = plt.subplots(figsize=(11, 3))
 plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
-              title="4 replicas: one device iteration of one replica")
+              title=f"{m.plan.spec.replication_factor} replicas: one device iteration of one replica")
 plt.show()
 
 # %% [markdown]
@@ -261,6 +273,10 @@ replication_explorer("40M", depth=4)
 # processes. The simulator gives every instance instance 0's weights at compile; on hardware,
 # seed the model the same way in every instance.
 #
+# **On a Bow Pod.** A Bow Pod16 is four Bow-2000s joined by IPU-Links; the all-reduce runs
+# over those links; Pods beyond 64 IPUs join racks through gateway links, which the
+# simulator's single all-reduce cost does not distinguish.
+#
 # ## Summary
 #
 # - R replicas multiply the samples per update by R and the IPUs by R; with Mean the math is
@@ -327,6 +343,11 @@ exercises.instance_options.check(options_for)
 # **Next:** lesson 11 (observing and profiling) looks inside a run: anchored tensors, printed
 # tensors, and the report's memory and timeline.
 #
-# **Further reading:** Graphcore's PopDist and PopRun user guide; the PopTorch user guide,
-# "Distributed execution" and "poptorch.DataLoader"; graphcore/examples,
-# `tutorials/feature_examples/pytorch/popdist`; PyTorch's torchrun (elastic launch) documentation.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Efficient data batching",
+#   "poptorch.Options.replicationFactor", and "Distributed execution without PopRun":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/experimental.html
+# - PopRun and PopDist user guide: https://docs.graphcore.ai/projects/poprun-user-guide/
+# - Graphcore example "Distributed Training using PopDist Example", `tutorials/feature_examples/pytorch/popdist` in graphcore/examples (https://github.com/graphcore/examples).
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

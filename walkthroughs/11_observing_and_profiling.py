@@ -15,7 +15,12 @@
 #   for Perfetto;
 # - `opts.Precision.enableFloatingPointExceptions`: stop at the op that makes the first inf.
 #
+# **Time:** about 60 minutes.
+#
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
+#
+# **Coming from GPUs:** anchors and `ipu_print_tensor` replace hooks and prints inside a
+# compiled program; PopVision plays the part of Nsight ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import contextlib
@@ -57,6 +62,14 @@ with contextlib.redirect_stderr(sys.stdout):
     poptorch.setLogLevel("DEBUG")
     pipelined.compile(torch.zeros(128, 1, 28, 28), torch.zeros(128, dtype=torch.long))
     poptorch.setLogLevel("WARN")
+
+# %% [markdown]
+# The call time in the log is mostly the host's: at 128 small images per call, preparing and
+# sending them takes longer than the four IPUs' work, so any model this small shows about the
+# same time per call (lesson 5 explains host-bound runs). The plan's breakdown shows it:
+
+# %%
+print(pipelined.plan.breakdown_text())  # simulator extra; on IPUs: getPerfCounters(), PopVision
 
 # %% [markdown]
 # The level can also come from the environment: `POPTORCH_LOG_LEVEL=INFO python train.py`.
@@ -128,7 +141,7 @@ print("anchored weight == weight - 0.05 x gradient:",
 # %% [markdown]
 # `anchorTensor` also takes an output mode and a return period, like the model's outputs
 # (`OutputMode.Final` above). The simulator keeps the value of the call's last weight update
-# whatever the mode; the README's "Differences from PopTorch" table says so.
+# whatever the mode; [docs/differences.md](../docs/differences.md) says so.
 #
 # ## A NaN hunt in float16
 #
@@ -285,6 +298,9 @@ report_explorer("pipelined", device_iterations=1, accumulation=8)
 #   the simulator checks results after each op instead, with the rule "finite inputs, infinite
 #   or NaN result", so it names the same op but cannot see inside a fused codelet.
 #
+# **On a Bow Pod.** The same PopVision tools read Bow profiles; the simulator's report
+# stands in for them here and is not a PopVision file.
+#
 # ## Summary
 #
 # - `poptorch.setLogLevel("INFO")` (or `POPTORCH_LOG_LEVEL`) shows what a compile built;
@@ -355,8 +371,13 @@ exercises.compute_share.check(my_share)
 # convolutions with `MultiConv`, adds an op of your own with `custom_op`, and loops on the
 # device with `for_loop`.
 #
-# **Further reading:** PopTorch user guide, "Debugging your model" (inspecting tensors,
-# anchoring, `ipu_print_tensor`), "Environment variables" (logging) and "Half and mixed
-# precision"; Graphcore's tutorials "Observing tensors" and "Half and mixed precision in
-# PopTorch"; the PopVision Graph Analyser user guide; Perfetto's documentation on the Chrome
-# JSON trace format.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Debugging your model" (inspecting and anchoring
+#   tensors): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/debugging.html; "Environment variables" (logging, profiling):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "Observing Tensors in PopTorch":
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/observing_tensors`.
+# - PopVision Graph Analyser user guide: https://docs.graphcore.ai/projects/graph-analyser-userguide/
+# - Perfetto, the Chrome JSON trace format: https://perfetto.dev/docs/
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -13,8 +13,13 @@
 # - `poptorch.MultiConv`: convolution branches planned together, and the simulated time saved;
 # - `poptorch.for_loop`: a loop compiled once and run on the device.
 #
+# **Time:** about 40 minutes.
+#
 # **Prerequisites:** lesson 1 (basics: trainingModel, the loss inside forward) and lesson 11
 # (reading a plan's time breakdown).
+#
+# **Coming from GPUs:** `custom_op` is the IPU's custom CUDA / C++ extension
+# ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch
@@ -137,7 +142,7 @@ except poptorch.Error as error:
 # grad op. The trained weights match PyTorch's own leaky ReLU:
 
 # %%
-poptorch.register_custom_op("LeakyRelu", "com.acme",
+poptorch.register_custom_op("LeakyRelu", "com.acme",  # simulator extra; on IPUs: ctypes.cdll.LoadLibrary("custom_ops.so")
                             lambda y, alpha: torch.where(y > 0, y, alpha * y))
 torch.manual_seed(0)
 custom = LeakyModel()
@@ -253,6 +258,9 @@ except poptorch.Error as error:
 # - `nop` and `identity_loss` behave the same; on hardware `nop` also appears as an op in the
 #   PopVision Graph Analyser, with its own (tiny) cost.
 #
+# **On a Bow Pod.** A custom op is compiled for the IPU version at hand (`ipu21` for Bow);
+# here it runs its Python implementation on any simulated IPU.
+#
 # ## Summary
 #
 # - A hand-made loss needs `poptorch.identity_loss(total, reduction)`; the reduction scales the
@@ -305,7 +313,11 @@ exercises.newton_body.check(body)
 # **Next:** lesson 13 (IPUConfig) configures all of this for Hugging Face models with
 # optimum-graphcore's `IPUConfig`.
 #
-# **Further reading:** PopTorch user guide, "PopTorch ops" (identity_loss, MultiConv, nop),
-# "Custom ops" and "Control flow" (for_loop); PopART user guide, "Custom operators"; Graphcore's
-# tutorial "PopTorch example: Custom op" (feature_examples/pytorch/custom_op); PopLibs
-# documentation on multi-convolutions.
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "PopTorch ops" (`identity_loss`, `MultiConv`, `nop`),
+#   "Creating custom ops": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `for_loop`: https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - PopART user guide, "Custom operators": https://docs.graphcore.ai/projects/popart-user-guide/
+# - Graphcore example "Using Custom Operators in PyTorch":
+#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/feature_examples/pytorch/custom_op`.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

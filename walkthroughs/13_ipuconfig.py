@@ -7,16 +7,30 @@
 # `ipu_tutorials.optimum.graphcore` reproduces that API on simulated IPUs: optimum code runs
 # with `optimum.graphcore` replaced by `ipu_tutorials.optimum.graphcore`.
 #
+# **Which release.** optimum-graphcore changed its defaults between releases (PyPI has 0.1
+# to 0.7.1, the last from July 2023). This lesson follows **v0.5.0**: `matmul_proportion`
+# 0.6, `optimizer_state_offchip` True, and per-POD-type values with `pod_type`. v0.6.0 made
+# `matmul_proportion` 0.2; v0.6.1 removed `pod_type` (a trainer's `n_ipu` sets the replication
+# instead) and changed `optimizer_state_offchip`'s default to False. Later additions that
+# contradict nothing in v0.5.0 (`inference_*` attributes, `n_ipu`) work too; docs/ipuconfig.md
+# lists them all.
+#
 # **What you will learn**
 # - what an `IPUConfig` holds and which `poptorch.Options` it stands for;
 # - how `layers_per_ipu` and `get_layer_ipu` pipeline a transformers BERT over 4 IPUs;
 # - how to read the per-IPU memory and the timeline of a pipelined BERT-Base;
-# - how one configuration serves a Pod16 and a Pod64, and what `batch_size_factor` computes;
+# - how one configuration served a Pod16 and a Pod64 (v0.5.0's POD types), and what
+#   `batch_size_factor` computes;
 # - how an `IPUConfig` travels as JSON, and how `IPUTrainer` uses it.
+#
+# **Time:** about 40 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, stages, pipelining) and lesson 8 (memory plans).
 # Needs `transformers` (`pip install -e ".[huggingface]"`); every model is built from a small
 # configuration with random weights, so nothing is downloaded.
+#
+# **Coming from GPUs:** an `IPUConfig` is what `accelerate` settings are for a GPU run
+# ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import json
@@ -59,12 +73,13 @@ print("ipus_per_replica:", ipu_config.ipus_per_replica,
 # %%
 for name, opts in [("training", ipu_config.to_options()),
                    ("inference", ipu_config.to_options(for_inference=True))]:
-    print(f"{name}: {opts.execution_strategy!r}, gradient accumulation "
+    # simulator extras: PopTorch keeps the strategy, partials and rounding in private fields
+    print(f"{name}: {opts.execution_strategy!r}, gradient accumulation "  # simulator extra
           f"{opts.Training.gradient_accumulation}, output {opts.output_mode.name}, "
-          f"partials {opts.Precision.partials_type}, stochastic rounding "
-          f"{opts.Precision.enable_stochastic_rounding}")
+          f"partials {opts.Precision.partials_type}, stochastic rounding "  # simulator extra
+          f"{opts.Precision.enable_stochastic_rounding}")  # simulator extra
 print("memory proportions:", ipu_config.to_options().available_memory_proportion)
-print("optimizer state:", ipu_config.to_options().TensorLocations.location("optimizer"))
+print("optimizer state:", ipu_config.to_options().TensorLocations.location("optimizer"))  # simulator extra
 
 # %% [markdown]
 # ## A BERT pipelined by `layers_per_ipu`
@@ -87,7 +102,7 @@ labels = (tokens[:, 0] >= 50).long()
 for step in range(3):
     losses = training_model(input_ids=tokens, labels=labels).loss
     print(f"step {step}: mean loss {losses.mean():.4f} over {len(losses)} micro-batches")
-print(training_model.plan.placement.describe())
+print(training_model.plan.placement.describe())  # simulator extra; on IPUs: PopVision
 
 # %% [markdown]
 # Each encoder layer sits on the IPU `get_layer_ipu` gave it. The math is PyTorch's: the
@@ -128,13 +143,16 @@ plt.show()
 # %% [markdown]
 # The long orange boxes at the end of the step are the optimizer state streaming in from
 # off-chip memory and back around the weight update: `optimizer_state_offchip` is True by
-# default (seed 004), which saves memory on every IPU and costs this time.
+# default in v0.5.0 (False from v0.6.1, so on later releases set it yourself), which saves
+# memory on every IPU and costs this time.
 #
 # ## One file for a Pod16 and a Pod64
 #
-# Any value can be given per POD type, as a dict keyed by `"default"`, `"pod4"` ... `"pod64"`.
-# `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
-# values. With more IPUs the same pipeline is replicated more, and accumulates less.
+# In v0.2.1 to v0.6.0 any value could be given per POD type, as a dict keyed by `"default"`,
+# `"pod4"` ... `"pod64"`; `for_pod_type`, `to_options(pod_type=...)` and
+# `batch_size_factor(pod_type=...)` picked the values. (From v0.6.1, write one value and let
+# `IPUTrainingArguments(n_ipu=...)` set the replication.) With more IPUs the same pipeline is
+# replicated more, and accumulates less.
 
 # %%
 pod_config = bert_ipu_config([3, 3, 3, 3], replication_factor={"pod16": 4, "pod64": 16},
@@ -212,7 +230,9 @@ ipuconfig_explorer(first=3, second=3, third=3)
 # fused-QKV version and sets PopART outlining and scheduling flags: the flags are recorded in
 # the options but not simulated, and the attention is left as transformers wrote it (the same
 # math). Times and memory come from the simulator's cost model, so compare configurations with
-# them rather than quoting them as hardware figures.
+# them rather than quoting them as hardware figures. On a Bow Pod the same `ipu_config.json`
+# applies unchanged (`to_options()` accepts IPU versions 2 and 21, GC200 and Bow); the
+# faster Bow clock shortens the compute parts of the timeline, not the layer split.
 #
 # ## Exercises
 
@@ -268,5 +288,16 @@ exercises.pod64_batch.check(my_pod64_batch)
 #
 # **Next:** lesson 14 (Lightning) trains with PyTorch Lightning on simulated IPUs.
 #
-# **Further reading:** optimum-graphcore's `IPUConfig` reference (seed 004) and
-# `modeling_utils.py`; Devlin et al., "BERT" (2019), for BERT-Base's sizes.
+# ## References
+#
+# - optimum-graphcore, `optimum/graphcore/ipu_configuration.py` at tags v0.5.0 (the defaults
+#   and POD types this lesson follows), v0.6.0, v0.6.1 and v0.7.1, and `modeling_utils.py`
+#   (`get_layer_ipu`, the `-1` wildcard): https://github.com/huggingface/optimum-graphcore
+# - optimum-graphcore documentation, "IPUConfig" and "IPUTrainer":
+#   https://huggingface.co/docs/optimum/graphcore/index
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies" (`AutoStage`, pipelined
+#   and sharded execution):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - J. Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers for Language
+#   Understanding", NAACL 2019 (arXiv:1810.04805), for BERT-Base's sizes.
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -3,8 +3,12 @@
 #
 # PyTorch Lightning runs the training loop for you; on IPUs its `IPUStrategy` turned the
 # loop's pieces into PopTorch: a `trainingModel`, `inferenceModel`s and `poptorch.DataLoader`s.
-# Lightning dropped that code in version 2.3, so this package brings it back on simulated
-# IPUs: Lightning's IPU examples run with one import changed.
+# That code lived inside Lightning up to 2.0.x (`lightning.pytorch.strategies.IPUStrategy`,
+# and `pytorch_lightning` from 1.4); Lightning 2.1.0 moved it to the separate
+# `lightning-graphcore` package (the old import paths raise an error that says so), kept the
+# hooks for that package through 2.2.x, and removed the integration entirely in 2.3.0 (PR
+# #19405, February 2024). This package brings it back on simulated IPUs, on a current
+# Lightning: Lightning 2.0's IPU examples run with one import changed.
 #
 # **What you will learn**
 # - the same model trained by a PopTorch loop and by a Lightning `Trainer`, with equal weights;
@@ -13,8 +17,13 @@
 # - what real IPUs refuse (as live errors), and where the simulator is more lenient;
 # - how to get the simulator's reports with `IPUStrategy(autoreport_dir=...)`.
 #
+# **Time:** about 50 minutes.
+#
 # **Prerequisites:** lessons 4 (pipelining: gradient accumulation, device iterations) and 9
 # (half precision); a first look at Lightning's `LightningModule` and `Trainer`.
+#
+# **Coming from GPUs:** the same `Trainer`, with `accelerator="ipu"` instead of `"gpu"`
+# ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import logging
@@ -130,16 +139,19 @@ print(f"{type(bare.strategy).__name__}, {type(bare.precision_plugin).__name__}"
 # %% [markdown]
 # ## Mixed and pure 16-bit
 #
-# `precision=16` means mixed precision: weights stay float32 and the strategy casts each
-# batch to float16 on the host, so the IPU computes in float16 (lesson 9). Call
-# `model.half()` as well and the weights are float16 too: pure 16-bit. Neither scales the loss
-# automatically, as with Lightning on real IPUs.
+# `precision=16` (Lightning's `"16-mixed"` on IPUs) keeps the weights float32 and casts each
+# batch to float16 on the host, which halves the bytes sent to the IPU (Lightning 1.7's
+# changelog, PR #13880). With PopTorch 3.0 and later a float16 input meeting float32
+# weights is upcast, so the layer still computes in float32 (lesson 9). Call `model.half()`
+# as well and the weights, and the arithmetic, are float16: pure 16-bit. Neither scales the
+# loss automatically, as with Lightning on real IPUs.
 
 # %%
 class Watched(Linear):
     def training_step(self, batch, batch_idx):
         if not batch[0].is_meta:  # the simulator plans on meta tensors first
-            self.dtypes = (batch[0].dtype, self.layer.weight.dtype)
+            computed = self.layer(batch[0].flatten(1))
+            self.dtypes = (computed.dtype, self.layer.weight.dtype)
         return super().training_step(batch, batch_idx)
 
 
@@ -147,7 +159,7 @@ for name, half in (("precision=16", False), ("precision=16 + model.half()", True
     model = Watched().half() if half else Watched()
     pl.Trainer(accelerator="ipu", devices=1, precision=16, max_epochs=1, **QUIET).fit(
         model, torch.utils.data.DataLoader(digits, batch_size=32))
-    print(f"{name:<28} batch {model.dtypes[0]}, weights {model.dtypes[1]}")
+    print(f"{name:<28} computes in {model.dtypes[0]}, weights {model.dtypes[1]}")
 
 # %% [markdown]
 # ## What a real IPU refuses
@@ -243,9 +255,12 @@ lightning_explorer(devices=2, accumulate_grad_batches=8, device_iterations=2)
 # On IPUs, constructing `IPUStrategy` needed the hardware, the first call of each stage
 # compiled a Poplar executable (minutes for a large model), and `autoreport` wrote PopVision
 # `profile.pop` files. Here everything runs on the CPU: the weights, losses and accuracies
-# are real PyTorch, the times are simulated. The README's Lightning section lists every
+# are real PyTorch, the times are simulated. [docs/lightning.md](../docs/lightning.md) lists every
 # behaviour chosen differently from the real strategy, such as `self.log` working in steps,
 # the last incomplete batch being dropped with a warning, and `global_step` counting IPU calls.
+#
+# **On a Bow Pod.** Lightning 2.0's IPU strategy ran on Bow systems through PopTorch 3.x;
+# the limits it enforces (one optimizer, no gradient clipping) are the same there.
 #
 # ## Exercises
 
@@ -311,7 +326,8 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 #   `LightningModule` trains on the simulated IPUs with the same weights as a PopTorch loop.
 # - The strategy builds `replicationFactor` from `devices`, `gradientAccumulation` from
 #   `accumulate_grad_batches`, `deviceIterations` from its own argument, unless you pass options.
-# - `precision=16` is mixed (float16 batches, float32 weights); add `model.half()` for pure 16-bit.
+# - `precision=16` casts batches to float16 on the host and keeps float32 weights (PopTorch 3.x
+#   then computes in float32); add `model.half()` for float16 arithmetic.
 # - Clipping, several optimizers, LBFGS, skipped steps, batch-transfer hooks, batch samplers
 #   with several replicas and non-power-of-two device counts are refused; `self.log` in a step
 #   runs here but warns that hardware would refuse it.
@@ -319,6 +335,14 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 # **Next:** lesson 15 (capstone) puts pipelining, replication, half precision, offload and
 # recomputation together on a BERT-size model on a simulated Pod16.
 #
-# **Further reading:** Lightning 2.0's "Accelerator: IPU training" pages (basic,
-# intermediate, advanced); the lightning-graphcore repository; Graphcore's PopTorch user guide,
-# "Efficient data batching".
+# ## References
+#
+# - Lightning's in-tree IPU support, 1.4 to 2.0.x: `src/lightning/pytorch/strategies/ipu.py`,
+#   `accelerators/ipu.py`, `plugins/precision/ipu.py` at tag 2.0.9 of
+#   https://github.com/Lightning-AI/lightning, and its "Accelerator: IPU training" pages in
+#   the 2.0 documentation.
+# - Lightning 2.1.0, `src/lightning/pytorch/_graveyard/ipu.py` (the move to
+#   lightning-graphcore); PR #19405 (removal, in 2.3.0).
+# - lightning-graphcore: https://github.com/Lightning-AI/lightning-Graphcore
+# - PopTorch user guide (SDK 3.4), "Efficient data batching": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

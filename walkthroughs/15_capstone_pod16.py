@@ -16,8 +16,13 @@
 #   compares with the published one;
 # - how to check that the whole combination leaves the math unchanged.
 #
+# **Time:** about 40 minutes.
+#
 # **Prerequisites:** lessons 3 to 5 (blocks, pipelining), 8 (optimizer offload),
 # 9 (half precision), 10 (replication); lesson 7 (memory tuning) helps.
+#
+# **Coming from GPUs:** the recipe combines pipeline parallelism, DDP, ZeRO-1-style sharded
+# optimizer state and fixed-scale mixed precision ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch
@@ -70,7 +75,7 @@ rows = 8 * 2048 * 4  # micro-batch x accumulation x replicas: one call
 tokens, masked = (torch.zeros(rows, n, dtype=torch.long, device="meta") for n in (128, 20))
 training = poptorch.trainingModel(model, opts, optimizer)
 training.compile(tokens, masked, masked)
-plan = training.plan
+plan = training.plan  # simulator extra; on IPUs: PopVision reports
 print(plan.placement.describe())
 
 # %% [markdown]
@@ -102,7 +107,7 @@ _ = plot_memory(plan.memory.ipus, title="BERT-Large, one replica of 4 Bow IPUs")
 # %% [markdown]
 # ## Throughput: simulated against published
 #
-# The simulator's cost model is calibrated on this very run (the README's calibration table).
+# The simulator's cost model is calibrated on this very run (the calibration table of [docs/cost-model.md](../docs/cost-model.md)).
 # Graphcore counts packed sequences (several short ones per 128-token row); the simulator
 # counts rows, and multiplies by the run's packing ratio:
 
@@ -230,6 +235,10 @@ print(f"Pod16 recipe, shrunk == plain PyTorch (rtol and atol 1e-5): {same}")
 # recompute_checkpoint_every_layer=True)`: `ipu_tutorials.optimum.graphcore.published`
 # builds it, and `benchmarks/bert_large_ipuconfig.py` plans it.
 #
+# **On a Bow Pod.** The published run this lesson compares with *is* a Bow Pod16 run, so here
+# the simulator's figures are already for Bow IPUs; what differs is what it cannot model
+# (tile mapping, compile time, PopART's own scheduling).
+#
 # ## Summary
 #
 # - BERT-Large on a Pod16 needs every technique at once: a 4-IPU pipeline for the layers,
@@ -301,9 +310,16 @@ exercises.pod16_setup.check(setup)
 # plan on meta tensors first (lessons 3 to 7), then half precision and offload (lessons 8
 # and 9), then replicas (lesson 10), then a small real run against plain PyTorch.
 #
-# **Further reading:** PopTorch user guide, "Parallel execution" (PipelinedExecution,
-# AutoStage), "Half and mixed precision", "Optimizers" (LAMB, accumulator types),
-# "Tensor locations" and "Recomputation"; Graphcore's tutorials "Pipelining",
-# "Mixed precision" and "Fine-tuning BERT"; graphcore/examples `nlp/bert/pytorch`
-# (`configs_pretraining.yml`, `pretrain_large_128`); You et al., "Large Batch Optimization
-# for Deep Learning: Training BERT in 76 minutes" (LAMB, 2019).
+# ## References
+#
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies" (pipelined execution,
+#   `AutoStage`), "Optimizers" (LAMB, loss scaling, accumulation types), "16-bit float
+#   support": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `TensorLocationSettings`, `recomputationCheckpoint`:
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - The published run: graphcore/examples (https://github.com/graphcore/examples), `nlp/bert/pytorch` (`configs_pretraining.yml`,
+#   `pretrain_large_128`), and Graphcore's performance results page,
+#   https://www.graphcore.ai/performance-results
+# - Y. You et al., "Large Batch Optimization for Deep Learning: Training BERT in 76
+#   minutes", ICLR 2020 (arXiv:1904.00962), for LAMB.
+# - J. Devlin et al., "BERT", NAACL 2019 (arXiv:1810.04805).
+# - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

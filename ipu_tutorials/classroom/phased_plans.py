@@ -61,7 +61,7 @@ def phased_strategy(kind: str, chunks: int, liveness: str = "AlwaysLive", ipus: 
     phases of ipus/2 stages alternating between the even and the odd IPUs."""
     per_phase = ipus if kind == SERIAL else ipus // 2
     phases = [poptorch.Phase(*[poptorch.Stage(block_name(p * per_phase + i))
-                               for i in range(per_phase)])
+                               for i in range(per_phase)]).ipus(*phase_ipus(kind, p, per_phase))
               for p in range(-(-chunks // per_phase))]
     if kind == SERIAL:
         return poptorch.SerialPhasedExecution(*phases).setTensorsLiveness(LIVENESS[liveness])
@@ -70,6 +70,14 @@ def phased_strategy(kind: str, chunks: int, liveness: str = "AlwaysLive", ipus: 
         raise Error(f"Liveness.{liveness} is only supported for serial phase execution; "
                     f"ParallelPhasedExecution offers AlwaysLive or sendTensorsOffChipAfterFwd()")
     return strategy.sendTensorsOffChipAfterFwd(liveness == "OffChipAfterFwd")
+
+
+def phase_ipus(kind: str, phase: int, stages: int) -> list[int]:
+    """The IPUs of one phase's stages, named as PopTorch needs them (it has no default):
+    0..stages-1 for serial phases; even IPUs for even phases and odd for odd ones in parallel."""
+    if kind == SERIAL:
+        return list(range(stages))
+    return [2 * i + phase % 2 for i in range(stages)]
 
 
 def pipelined_strategy(chunks: int, ipus: int = IPUS) -> poptorch.PipelinedExecution:

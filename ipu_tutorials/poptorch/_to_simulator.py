@@ -108,13 +108,14 @@ def output_mode(options: Options, training: bool) -> str:
 
 
 def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> str | None:
-    """How float16 inputs meet float32 weights: PopTorch casts the weights down by default
-    (the ops run in float16, the weights stay float32); HalfUpcastToFloat casts inputs up."""
+    """How float16 inputs meet float32 weights: PopTorch 3.0+ upcasts them to float32, as
+    PyTorch does (user guide, "16-bit float migration"); only the deprecated
+    halfFloatCasting(FloatDowncastToHalf), the SDK 2.x default, runs the ops in float16."""
     halves = any(isinstance(t, torch.Tensor) and t.dtype == torch.float16 for t in inputs)
     if not halves or not any(p.dtype == torch.float32 for p in model.parameters()):
         return None
-    upcast = options.Precision.half_float_casting == HalfFloatCastingBehavior.HalfUpcastToFloat
-    return sim.MIXED_UPCAST if upcast else sim.MIXED_DOWNCAST
+    downcast = options.Precision.half_float_casting == HalfFloatCastingBehavior.FloatDowncastToHalf
+    return sim.MIXED_DOWNCAST if downcast else sim.MIXED_UPCAST
 
 
 def rounding(options: Options) -> Rounding:

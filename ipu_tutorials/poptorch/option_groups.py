@@ -7,6 +7,7 @@ import torch
 
 from ..errors import Error
 from ._checks import check_bool, check_enum, check_int
+from ._logging import logger
 from ._popart_names import POPART_OPTION_NAMES
 from .enums import HalfFloatCastingBehavior, MeanReductionStrategy, ReductionType
 
@@ -163,7 +164,13 @@ class _PrecisionOptions(_OptionGroup):
                          check_bool("Precision.enableFloatingPointExceptions()", enabled))
 
     def halfFloatCasting(self, behavior: HalfFloatCastingBehavior):
+        """Deprecated since PopTorch 3.0, which always upcasts mixed float16/float32 ops as
+        PyTorch does. Recorded; only FloatDowncastToHalf changes anything here (the SDK 2.x
+        tracing frontend's default, kept as a documented extension: docs/differences.md)."""
         check_enum("Precision.halfFloatCasting()", behavior, HalfFloatCastingBehavior)
+        logger.warning("[Deprecated] options.Precision.halfFloatCasting(): since PopTorch 3.0 "
+                       "mixed float16/float32 ops are upcast to float32, as in PyTorch; cast "
+                       "inputs or layers to float16 yourself to compute in float16")
         return self._set("half_float_casting", behavior)
 
 

@@ -119,12 +119,8 @@ class _PhasedExecution:
             raise ValueError(f"{type(self).__name__} needs at least one poptorch.Phase")
         self.phases = [p if isinstance(p, Phase) else Phase(p) for p in phases]
         self.separate_backward_phase = False
-        for index, phase in enumerate(self.phases):
-            if all(i is None for i in phase.ipu_ids):
-                phase.ipus(*self._default_ipus(index, len(phase.stages)))
-
-    def _default_ipus(self, phase_index: int, num_stages: int) -> list[int]:
-        return list(range(num_stages))
+        # A stage without .ipu() runs on its blocks' ipu_id; with neither, the simulator picks
+        # an IPU at compile and warns, as PopTorch has no default (simulator/placement.py).
 
     def phase(self, index: int) -> Phase:
         if not isinstance(index, int) or not 0 <= index < len(self.phases):
@@ -137,7 +133,8 @@ class _PhasedExecution:
         return self
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{p!r}.ipus({', '.join(map(str, p.ipu_ids))})" for p in self.phases)
+        inner = ", ".join(repr(p) if None in p.ipu_ids else
+                          f"{p!r}.ipus({', '.join(map(str, p.ipu_ids))})" for p in self.phases)
         return f"{type(self).__name__}({inner})"
 
 
@@ -161,9 +158,6 @@ class ParallelPhasedExecution(_PhasedExecution):
     def __init__(self, *phases):
         super().__init__(*phases)
         self.send_tensors_off_chip_after_fwd = False
-
-    def _default_ipus(self, phase_index: int, num_stages: int) -> list[int]:
-        return [2 * i + phase_index % 2 for i in range(num_stages)]
 
     def sendTensorsOffChipAfterFwd(self, off_chip: bool = True):
         """Store the forward's activations off chip until the backward (Liveness.OffChipAfterFwd)."""

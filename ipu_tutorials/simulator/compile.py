@@ -19,9 +19,9 @@ from .spec import OUTPUT_ALL, OUTPUT_EVERY_N, RunSpec, StrategyKind
 from .timeline import COMPUTE_KINDS, Timeline
 
 # Simulated compile time. PopTorch's "Graph compilation" bar took 1:31 (training) and 0:35
-# (inference) for the pipelining tutorial on 4 IPUs (seed 003); every published pair in
+# (inference) for the pipelining tutorial on 4 IPUs (tutorials/pytorch/pipelining); every published pair in
 # graphcore/examples' tutorials has training/inference ~2.5-2.6, and even tiny one-IPU models
-# took 10-90 s. Calibrated on seed 003: 10 s + 6 s per IPU + 0.3 s per distinct compute op.
+# took 10-90 s. Calibrated on that tutorial: 10 s + 6 s per IPU + 0.3 s per distinct compute op.
 COMPILE_BASE_SECONDS = 10.0
 COMPILE_SECONDS_PER_IPU = 6.0
 COMPILE_SECONDS_PER_OP = 0.3

@@ -13,7 +13,7 @@ Where it is approximate (on purpose, to stay explainable):
   asynchronous, and each call pays a fixed synchronisation latency.
 
 Calibration (docs/cost-model.md, "Calibration against published runs"): OP_OVERHEAD_CYCLES and the host
-constants are fitted on the pipelining tutorial's published run (seed 003: about 15 calls of
+constants are fitted on the pipelining tutorial's published run (tutorials/pytorch/pipelining: about 15 calls of
 4,000 images per second, and its PopVision trace of about 85 k cycles per pipeline cycle) and
 on Graphcore's efficient-data-loading tutorial; MATMUL_EFFICIENCY on BERT-Large.
 """
@@ -47,7 +47,7 @@ HOST_LATENCY = HOST_CALL_LATENCY / 2  # s at each end of a call
 HOST_STREAM_LATENCY = 10e-6
 # The host's data preparation (the data loader's collation, transforms and copies):
 # HOST_SAMPLE_SECONDS per sample plus its input bytes at HOST_BYTES_PER_SECOND. Calibrated on
-# two published runs together: seed 003 of the pipelining tutorial (15 calls/s of 4,000 MNIST
+# two published runs together: the pipelining tutorial's output (15 calls/s of 4,000 MNIST
 # images of 3,136 B: ~56 ms of a 66 ms call is host-side, ~14 us per image) and the
 # efficient-data-loading tutorial (tutorials/pytorch/efficient_data_loading/README.md: 17,956
 # items/s with real data against 47,323 synthetic, 64 KiB per item: ~35-45 us per item).

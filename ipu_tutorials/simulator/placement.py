@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import warnings
 
 from ..errors import Error
@@ -117,17 +118,45 @@ def _phased_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
         raise Error(str(err)) from None
     specs = tuple(stage_spec for phase in phases for stage_spec in phase)
     stages = _explicit_stages(graph, specs, spec.strategy.text)
-    position = 0
+    position, defaulted = 0, []
     for phase_index, phase in enumerate(phases):
-        for stage_spec in phase:
+        for index_in_phase, stage_spec in enumerate(phase):
             stage = stages[position]
             stage.phase, position = phase_index, position + 1
-            if spec.strategy.kind == StrategyKind.PARALLEL_PHASED and stage.ipu % 2 != phase_index % 2:
-                parity = "even" if phase_index % 2 == 0 else "odd"
-                raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
-                            f"phase {phase_index} puts stage {list(stage_spec.blocks)} on IPU {stage.ipu}; "
-                            f"use strategy.phase({phase_index}).ipus(...) with {parity} IPU ids")
+            if stage_spec.ipu is None and not {graph.blocks[b] for b in stage_spec.blocks} - {None}:
+                stage.ipu = _default_phase_ipu(spec.strategy.kind, phase_index, index_in_phase)
+                defaulted.append(stage)
+            _check_parity(spec.strategy.kind, stage)
+    if defaulted:
+        _warn_default_phase_ipus(defaulted)
     return stages
+
+
+def _check_parity(kind: StrategyKind, stage: Stage) -> None:
+    """ParallelPhasedExecution runs even phases on even IPUs and odd phases on odd IPUs."""
+    if kind == StrategyKind.PARALLEL_PHASED and stage.ipu % 2 != stage.phase % 2:
+        parity = "even" if stage.phase % 2 == 0 else "odd"
+        raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
+                    f"phase {stage.phase} puts stage {list(stage.blocks)} on IPU {stage.ipu}; "
+                    f"use strategy.phase({stage.phase}).ipus(...) with {parity} IPU ids")
+
+
+def _default_phase_ipu(kind: StrategyKind, phase: int, index: int) -> int:
+    """The simulator's IPU for a phased stage given none: the stage's position in a serial
+    phase; even IPUs for even phases and odd ones for odd phases in parallel execution."""
+    return 2 * index + phase % 2 if kind == StrategyKind.PARALLEL_PHASED else index
+
+
+def _warn_default_phase_ipus(stages: list[Stage]) -> None:
+    """PopTorch has no default IPU for a phased stage (its IPU falls back to the stage id,
+    which phased execution leaves at -1), so say which stages got one here. Logged on the
+    "poptorch" logger, as PopTorch reports its stage choices, so no file path is printed."""
+    shown = "; ".join(f"phase {s.phase} {s.blocks} -> IPU {s.ipu}" for s in stages[:4])
+    more = f"; and {len(stages) - 4} more" if len(stages) > 4 else ""
+    logging.getLogger("poptorch").warning(
+        f"{len(stages)} phased stage(s) name no IPU (no Stage.ipu(), phase(i).ipus(...) or Block "
+        f"ipu_id); PopTorch has no default for phased stages, so name them. The simulator "
+        f"uses: {shown}{more}")
 
 
 def _segments(graph: Graph, stages: list[Stage]) -> list[Stage]:

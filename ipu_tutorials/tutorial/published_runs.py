@@ -4,7 +4,7 @@ Each run is configured as its published source configures it (shared/reference/i
 lists the figures; the "Calibration against published runs" table in docs/cost-model.md shows the result).
 Models are built on the meta device, so planning needs no weights and no download.
 
-- the pipelining tutorial (seed 003): 4 IPUs pipelined, micro-batch 40, D 10, A 10, AdamW,
+- Graphcore's PyTorch pipelining tutorial (tutorials/pytorch/pipelining): 4 IPUs pipelined, micro-batch 40, D 10, A 10, AdamW,
   optimizer state off chip, OutputMode.All; about 15 calls of 4,000 images per second;
 - BERT-Large phase 1 on a Bow Pod16 as graphcore/examples nlp/bert/pytorch runs it
   (configs_pretraining.yml `pretrain_large_128`): embedding, 3 layers and the tied MLM head
@@ -66,7 +66,7 @@ def _plan(model, inputs, opts, optimizer, micro_batch: int, system: System) -> P
 
 
 def tutorial_run() -> PublishedRun:
-    """The pipelining tutorial's seed 003 output, on an IPU-POD16 of GC200s."""
+    """The pipelining tutorial's published output, on an IPU-POD16 of GC200s."""
     torch.manual_seed(0)
     model = TrainingModelWithLoss(Network())
     opts = training_options("pipelined", 10, 10, offload_optimiser=True, output_all=True)
@@ -74,7 +74,7 @@ def tutorial_run() -> PublishedRun:
     inputs = (torch.zeros(40, 1, 28, 28), torch.zeros(40, dtype=torch.long))
     plan = _plan(model, inputs, opts, optimizer, 40, System(ipu_spec("ipu2"), 16))
     return PublishedRun("Pipelining tutorial, 4 GC200 pipelined, 4,000 images per call",
-                        "images/s", 60_000, "seed 003: ~15 calls/s x 4,000 images", 2.0, plan)
+                        "images/s", 60_000, "tutorials/pytorch/pipelining: ~15 calls/s x 4,000 images", 2.0, plan)
 
 
 class BertPretraining(nn.Module):
@@ -183,7 +183,7 @@ def all_runs() -> list[PublishedRun]:
 
 
 def calibration_table(runs: list[PublishedRun]) -> str:
-    """The README's table: published / simulated / ratio, in Markdown."""
+    """The calibration table of docs/cost-model.md: published / simulated / ratio, in Markdown."""
     rows = ["| published run | published | simulated | ratio (accepted) |",
             "| --- | --- | --- | --- |"]
     for run in runs:

@@ -17,7 +17,7 @@ def test_importing_registers_the_names():
 
 
 def test_bare_ipu_trainer_picks_the_ipu_strategy_not_ddp(trainer_kwargs):
-    # seed 000: Trainer(accelerator="ipu", devices=8, precision=16)
+    # Lightning 2.0's IPU documentation: Trainer(accelerator="ipu", devices=8, precision=16)
     trainer = pl.Trainer(**trainer_kwargs, devices=8, precision=16)
     assert isinstance(trainer.strategy, IPUStrategy)
     assert isinstance(trainer.accelerator, IPUAccelerator)

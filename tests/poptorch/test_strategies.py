@@ -114,24 +114,20 @@ def test_phase_ipus_needs_one_ipu_per_stage():
     assert phase.ipu_ids == [None, None]
 
 
-def test_serial_phased_default_ipus_restart_at_zero_each_phase():
+def test_phased_strategies_leave_unnamed_ipus_to_the_blocks_as_poptorch_does():
     strategy = poptorch.SerialPhasedExecution(
         poptorch.Phase(poptorch.Stage("A"), poptorch.Stage("A2")),
-        poptorch.Phase(poptorch.Stage("B"), poptorch.Stage("B2")))
-    assert [p.ipu_ids for p in strategy.phases] == [[0, 1], [0, 1]]
+        poptorch.Phase(poptorch.Stage("B"), poptorch.Stage("B2")).ipus(0, 1))
+    assert [p.ipu_ids for p in strategy.phases] == [[None, None], [0, 1]]
     assert strategy.liveness == poptorch.Liveness.AlwaysLive
     assert strategy.separate_backward_phase is False
-    assert repr(strategy) == ('SerialPhasedExecution(Phase(Stage("A").ipu(0), Stage("A2").ipu(1))'
-                              '.ipus(0, 1), Phase(Stage("B").ipu(0), Stage("B2").ipu(1)).ipus(0, 1))')
-
-
-def test_parallel_phased_default_ipus_put_even_phases_on_even_ipus():
-    strategy = poptorch.ParallelPhasedExecution(
+    assert repr(strategy) == ('SerialPhasedExecution(Phase(Stage("A"), Stage("A2")), '
+                              'Phase(Stage("B").ipu(0), Stage("B2").ipu(1)).ipus(0, 1))')
+    parallel = poptorch.ParallelPhasedExecution(
         poptorch.Phase(poptorch.Stage("0"), poptorch.Stage("1")),
-        poptorch.Phase(poptorch.Stage("2"), poptorch.Stage("3")),
-        poptorch.Phase(poptorch.Stage("4"), poptorch.Stage("5")))
-    assert [p.ipu_ids for p in strategy.phases] == [[0, 2], [1, 3], [0, 2]]
-    assert strategy.send_tensors_off_chip_after_fwd is False
+        poptorch.Phase(poptorch.Stage("2"), poptorch.Stage("3")))
+    assert [p.ipu_ids for p in parallel.phases] == [[None, None], [None, None]]
+    assert parallel.send_tensors_off_chip_after_fwd is False
 
 
 def test_phased_strategy_keeps_ipus_the_user_chose():
@@ -149,10 +145,10 @@ def test_phased_strategy_argument_forms():
                                                [poptorch.Stage("C")])
     assert [[s.blocks for s in p.stages] for p in of_stages.phases] == [[["A"], ["B"]], [["C"]]]
     one_phase = poptorch.SerialPhasedExecution([poptorch.Stage("A"), poptorch.Stage("B")])
-    assert len(one_phase.phases) == 1 and one_phase.phase(0).ipu_ids == [0, 1]
+    assert len(one_phase.phases) == 1 and one_phase.phase(0).ipu_ids == [None, None]
     of_ids = poptorch.ParallelPhasedExecution("A", "B")
     assert [[s.blocks for s in p.stages] for p in of_ids.phases] == [[["A"]], [["B"]]]
-    assert [p.ipu_ids for p in of_ids.phases] == [[0], [1]]
+    assert [p.ipu_ids for p in of_ids.phases] == [[None], [None]]
 
 
 def test_phased_strategy_setters_chain_and_validate():

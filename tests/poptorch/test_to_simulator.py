@@ -6,7 +6,7 @@ import torch.nn as nn
 from ipu_tutorials import environment, poptorch
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator.optimizer import DeviceOptimizer
-from ipu_tutorials.simulator.spec import MIXED_DOWNCAST, OUTPUT_ALL, AutoRule, StrategyKind
+from ipu_tutorials.simulator.spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, AutoRule, StrategyKind
 from ipu_tutorials.tutorial.models import WithMSELoss
 
 
@@ -39,9 +39,17 @@ def test_strategies_become_kinds_and_rules(options):
     assert not spec.location("weight").on_chip  # phased execution streams unset weights
 
 
-def test_inference_defaults_to_all_outputs_and_half_inputs_run_downcast(options):
+def test_inference_defaults_to_all_outputs_and_half_inputs_upcast_as_in_poptorch_3(options):
     spec = spec_of(options(), training=False, dtype=torch.float16)
-    assert spec.output_mode == OUTPUT_ALL and spec.mixed_precision == MIXED_DOWNCAST
+    assert spec.output_mode == OUTPUT_ALL and spec.mixed_precision == MIXED_UPCAST
+
+
+def test_only_the_deprecated_downcast_option_runs_mixed_ops_in_float16(options, caplog):
+    opts = options()
+    with caplog.at_level("WARNING", logger="poptorch"):
+        opts.Precision.halfFloatCasting(poptorch.HalfFloatCastingBehavior.FloatDowncastToHalf)
+    assert "[Deprecated] options.Precision.halfFloatCasting()" in caplog.text
+    assert spec_of(opts, training=False, dtype=torch.float16).mixed_precision == MIXED_DOWNCAST
 
 
 def test_poptorch_optimizers_are_device_optimizers_and_torch_ones_are_sized_like_them():
@@ -63,3 +71,14 @@ def test_the_spec_is_built_once_per_compile_and_replanned_for_a_new_optimizer(op
     assert model.plan.spec is spec  # calls read the compile's spec
     model.setOptimizer(poptorch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9))
     assert model.plan.spec.optimizer.state_per_param == 1 and spec.optimizer.state_per_param == 0
+
+
+def test_half_inputs_to_a_float_model_give_pytorchs_promoted_float32_result():
+    """PopTorch 3.0+: a float16 input meeting float32 weights computes in float32."""
+    torch.manual_seed(0)
+    layer = nn.Linear(8, 4)
+    x = torch.randn(6, 8).half()
+    opts = poptorch.Options().showCompilationProgressBar(False)
+    out = poptorch.inferenceModel(layer, opts)(x)
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, layer(x.float()), rtol=1e-5, atol=1e-5)

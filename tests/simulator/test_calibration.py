@@ -65,7 +65,7 @@ def test_a_synchronous_loader_adds_the_host_data_to_the_device_time(tutorial):
 
 
 def test_the_simulated_compile_time_matches_the_tutorials_published_bars(tutorial):
-    """Seed 003: 'Graph compilation' took 1:31 for training and 0:35 for inference."""
+    """The pipelining tutorial's output: 'Graph compilation' took 1:31 for training and 0:35 for inference."""
     opts = inference_options(training_options("pipelined", 10, 10), 100)
     inference = compile_plan(capture(Network(), (torch.zeros(40, 1, 28, 28),), {}),
                              _to_simulator.options_spec(opts, False, None, environment.read(),

@@ -184,6 +184,44 @@ def test_serial_phases_reuse_the_same_ipus():
     assert [(s.phase, s.ipu) for s in plan.placement.stages] == [(0, 0), (1, 0), (2, 0)]
 
 
+def test_a_phased_stage_without_an_ipu_runs_on_its_blocks_ipu_id():
+    strategy = poptorch.SerialPhasedExecution(poptorch.Phase("A"), poptorch.Phase("B"),
+                                              poptorch.Phase("C"))
+    plan = compile_training(ThreeBlocks((1, 1, 0)),
+                            poptorch.Options().setExecutionStrategy(strategy)).plan
+    assert [(s.phase, s.ipu) for s in plan.placement.stages] == [(0, 1), (1, 1), (2, 0)]
+
+
+@pytest.mark.parametrize("cls, ipus", [(poptorch.SerialPhasedExecution, [0, 1, 0, 1]),
+                                       (poptorch.ParallelPhasedExecution, [0, 2, 1, 3])])
+def test_phased_stages_naming_no_ipu_get_the_simulators_default_with_a_warning(cls, ipus, caplog):
+    class FourBlocks(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+        def forward(self, x):
+            for name, layer in zip("ABCD", self.layers):
+                with poptorch.Block(name):
+                    x = layer(x)
+            with poptorch.Block("D"):
+                return poptorch.identity_loss(x.sum(), reduction="sum")
+
+    strategy = cls(poptorch.Phase(poptorch.Stage("A"), poptorch.Stage("B")),
+                   poptorch.Phase(poptorch.Stage("C"), poptorch.Stage("D")))
+    opts = poptorch.Options().setExecutionStrategy(strategy).showCompilationProgressBar(False)
+    net = FourBlocks()
+    model = poptorch.trainingModel(net, opts, poptorch.optim.SGD(net.parameters(), lr=0.1))
+    with caplog.at_level("WARNING", logger="poptorch"):
+        model.compile(torch.randn(4, 4))
+    assert [s.ipu for s in model.plan.placement.stages] == ipus
+    assert len(caplog.records) == 1  # one message per compile, not one per stage
+    assert caplog.records[0].getMessage() == (
+        "4 phased stage(s) name no IPU (no Stage.ipu(), phase(i).ipus(...) or Block ipu_id); "
+        "PopTorch has no default for phased stages, so name them. The simulator uses: "
+        + "; ".join(f"phase {p} {[b]} -> IPU {i}" for p, b, i in zip([0, 0, 1, 1], "ABCD", ipus)))
+
+
 def _with_loss(net):
     from ipu_tutorials.tutorial.models import TrainingModelWithLoss
     return TrainingModelWithLoss(net)

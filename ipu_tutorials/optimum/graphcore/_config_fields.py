@@ -46,8 +46,8 @@ KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
                  _optional(lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v))),
 }
 
-# name -> (kind, default). Defaults are seed 004's (optimum-graphcore v0.2-v0.5) where it gives
-# one; attributes the seed does not document take optimum-graphcore v0.7's default. None means
+# name -> (kind, default). Defaults are optimum-graphcore v0.5.0's where it has
+# the attribute; attributes v0.5.0 does not have take optimum-graphcore v0.7's default. None means
 # "derived in IPUConfig.__init__" (ipus_per_replica from layers_per_ipu, inference_* from the
 # training value, serialization factors 1 unless per-IPU splits are given).
 FIELDS: dict[str, tuple[str, Any]] = {

@@ -26,15 +26,15 @@ class IPUConfig:
     """How a Hugging Face model is placed, batched and run on IPUs, as a JSON file beside it.
 
     Every attribute of optimum-graphcore's IPUConfig is a keyword argument (see
-    `_config_fields.FIELDS` for types and defaults). Where seed 004 (the v0.2-v0.5 documentation)
-    and later optimum-graphcore disagree, the seed wins: `matmul_proportion` defaults to 0.6
-    (v0.6+: 0.2) and `optimizer_state_offchip` to True (v0.7 signature: False);
+    `_config_fields.FIELDS` for types and defaults). Where optimum-graphcore v0.5.0 (the release whose
+    documentation this follows) and later releases disagree, v0.5.0 wins: `matmul_proportion` defaults to 0.6
+    (v0.6.0+: 0.2) and `optimizer_state_offchip` to True (v0.6.1+ signature: False);
     `sharded_execution_for_inference` is kept (inference is always sharded, as in v0.3+).
-    Later additions that do not contradict the seed are included: `inference_*` variants,
+    Later additions that do not contradict v0.5.0 are included: `inference_*` variants,
     `train()`/`eval()` modes, and the -1 wildcard (the `layers_per_ipu` default is [-1]).
 
     Any attribute may be given per POD type, as a dict keyed by "default", "pod4" ... "pod64";
-    `for_pod_type` picks the values (seed 004; removed in v0.6.1).
+    `for_pod_type` picks the values (v0.2.1-v0.6.0; removed in v0.6.1).
 
     Every assignment is type-checked and validated; the whole configuration is validated on
     construction and again by `to_options`.
@@ -96,7 +96,7 @@ class IPUConfig:
         if self.inference_matmul_proportion is None:
             proportion = self.matmul_proportion
             fits = not isinstance(proportion, list) or len(proportion) == self.inference_ipus_per_replica
-            # seed 004's default 0.6 where the training list cannot be reused
+            # v0.5.0's default 0.6 where the training list cannot be reused
             self.inference_matmul_proportion = copy.deepcopy(proportion) if fits else 0.6
         for kind in ("embedding", "projection"):
             factor, splits = f"{kind}_serialization_factor", f"serialized_{kind}_splits_per_ipu"

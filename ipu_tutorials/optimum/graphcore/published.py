@@ -20,7 +20,7 @@ LOSS_SCALING = 4096
 
 
 def bert_large_pod16_ipu_config() -> IPUConfig:
-    """The published Bow Pod16 configuration as an IPUConfig (other values: the seed's defaults)."""
+    """The published Bow Pod16 configuration as an IPUConfig (other values: v0.5.0's defaults)."""
     return IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4,
                      gradient_accumulation_steps=2048, device_iterations=1,
                      optimizer_state_offchip=True, recompute_checkpoint_every_layer=True)

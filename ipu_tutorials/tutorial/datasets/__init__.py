@@ -16,7 +16,7 @@ import torch
 
 EMBEDDED_FILE = os.path.join(os.path.dirname(__file__), "mnist_digits.gz")
 EMBEDDED_TRAIN, EMBEDDED_TEST = 4000, 1000
-MEAN, STD = 0.1307, 0.3081  # MNIST pixel statistics (the seed tutorial's Normalize)
+MEAN, STD = 0.1307, 0.3081  # MNIST pixel statistics (the Normalize of Graphcore's PyTorch MNIST tutorials)
 SOURCES = ("auto", "mnist", "embedded")
 
 

@@ -1,4 +1,4 @@
-"""IPUConfig: seed 004's attributes and defaults, validators, POD types, options, JSON round trips."""
+"""IPUConfig: optimum-graphcore v0.5.0's attributes and defaults, validators, POD types, options, JSON round trips."""
 import json
 import logging
 
@@ -9,7 +9,7 @@ from ipu_tutorials import poptorch
 from ipu_tutorials.optimum.graphcore import (ALLOWED_POD_TYPES, IncompatibleIPUConfigError,
                                              IPUConfig)
 
-# Every attribute seed 004 documents, with the default it states.
+# Every attribute optimum-graphcore v0.5.0 documents, with the default it states.
 SEED_DEFAULTS = {
     "seed": None, "auto_loss_scaling": False, "executable_cache_dir": "",
     "replication_factor": 1, "inference_replication_factor": 1, "gradient_accumulation_steps": 1,
