@@ -1,14 +1,21 @@
 """optimum-graphcore on simulated IPUs: replace `optimum.graphcore` by `ipu_tutorials.optimum.graphcore`.
 
 `transformers` is optional (`pip install -e ".[huggingface]"`): IPUConfig and get_layer_ipu work
-without it; the pipelined model classes are imported from `models` on first use.
+without it. With it, importing this package imports `models`, whose pipelined classes register
+themselves with modeling_utils (the registry knows nothing of them), as optimum-graphcore does.
 """
+import importlib.util
+
 from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError
 from .ipu_configuration import CONFIG_NAME, IPUConfig
-from .modeling_utils import (PipelineMixin, SerializedEmbedding, get_layer_ipu,
-                             recomputation_checkpoint, register, to_pipelined)
+from .modeling_utils import (PipelineMixin, SerializedEmbedding, SerializedLinear, SplitProjection,
+                             get_layer_ipu, recomputation_checkpoint, register,
+                             split_encoder_decoder_ipu_config, to_pipelined)
 from .trainer import IPUTrainer
 from .training_args import IPUTrainingArguments
+
+if importlib.util.find_spec("transformers") is not None:
+    from . import models  # noqa: F401  (the pipelined classes register themselves)
 
 _MODEL_CLASSES = (
     "PipelinedBertModel", "PipelinedBertForSequenceClassification", "PipelinedBertForPreTraining",
@@ -29,6 +36,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "ALLOWED_POD_TYPES", "CONFIG_NAME", "IPUConfig", "IPUTrainer", "IPUTrainingArguments",
-    "IncompatibleIPUConfigError", "PipelineMixin", "SerializedEmbedding", "get_layer_ipu",
-    "recomputation_checkpoint", "register", "to_pipelined", *_MODEL_CLASSES,
+    "IncompatibleIPUConfigError", "PipelineMixin", "SerializedEmbedding", "SerializedLinear",
+    "SplitProjection", "get_layer_ipu", "recomputation_checkpoint", "register",
+    "split_encoder_decoder_ipu_config", "to_pipelined", *_MODEL_CLASSES,
 ]
