@@ -39,15 +39,17 @@ class TrainingLoop:
 
     def _length(self) -> tuple[int, int]:
         """(M, epochs): args.max_steps wins; otherwise num_train_epochs x S."""
+        per_step = f"{self.args.per_device_train_batch_size} x {self.trainer.ipu_config.batch_size_factor()}"
+        if self.steps_per_epoch == 0:
+            raise ValueError(f"the training set is smaller than one combined batch ({per_step} "
+                             f"samples per step); lower the batch size or the IPUConfig's "
+                             f"replication, accumulation or device iterations")
         if self.args.max_steps > 0:
-            epochs = math.ceil(self.args.max_steps / self.steps_per_epoch) if self.steps_per_epoch else 1
-            return self.args.max_steps, max(epochs, 1) if self.steps_per_epoch else 10**9
-        if not self.steps_per_epoch:
-            raise ValueError("the training set gives no full combined batch "
-                             f"({self.args.per_device_train_batch_size} x "
-                             f"{self.trainer.ipu_config.batch_size_factor()} samples per step), or "
-                             f"has no length and max_steps is not set; lower the batch size or set "
-                             f"max_steps")
+            if self.steps_per_epoch is None:  # an iterable dataset: run until max_steps
+                return self.args.max_steps, 10**9
+            return self.args.max_steps, math.ceil(self.args.max_steps / self.steps_per_epoch)
+        if self.steps_per_epoch is None:
+            raise ValueError("the training set has no length: set max_steps")
         return (math.ceil(self.args.num_train_epochs * self.steps_per_epoch),
                 math.ceil(self.args.num_train_epochs))
 
