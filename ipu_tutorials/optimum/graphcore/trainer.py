@@ -278,10 +278,11 @@ class IPUTrainer:
                                 metrics=output.metrics)
 
     def _run_evaluation(self, dataloader, ignore_keys, metric_key_prefix: str):
-        if ignore_keys is None:
-            ignore_keys = list(getattr(getattr(self.model, "config", None),
-                                       "keys_to_ignore_at_inference", None) or [])
-        return evaluation_loop(self, dataloader, self.args.prediction_loss_only, ignore_keys,
+        config = getattr(self.model, "config", None)
+        if ignore_keys is None and config is not None:  # transformers 5 names the past "cache"
+            ignore_keys = list(getattr(config, "keys_to_ignore_at_inference", None)
+                               or ["past_key_values", "cache"])
+        return evaluation_loop(self, dataloader, self.args.prediction_loss_only, ignore_keys or [],
                                metric_key_prefix)
 
     # --- saving -----------------------------------------------------------------------------

@@ -19,6 +19,8 @@ def split_outputs(outputs, has_labels: bool, ignore_keys: list[str]):
 
 
 def _numpy(value):
+    if hasattr(value, "layers"):  # a transformers Cache (past_key_values): its tensors, per layer
+        value = tuple((layer.keys, layer.values) for layer in value.layers)
     if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
         value = value.float()
     if isinstance(value, (tuple, list)):
