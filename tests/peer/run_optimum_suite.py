@@ -49,7 +49,7 @@ def run_file(checkout: pathlib.Path, relative: str, timeout: float, keyword: str
         os.symlink(checkout / "tests", os.path.join(scratch, "tests"))
         report = os.path.join(scratch, "report.xml")
         command = [sys.executable, "-m", "pytest", f"tests/{relative}", "-p", "optimum_alias",
-                   "-p", "no:cacheprovider", "-o", "addopts=", "-q", f"--junitxml={report}",
+                   "-p", "no:cacheprovider", "-o", "addopts=", "-v", f"--junitxml={report}",
                    "--rootdir", scratch]
         command += ["-k", keyword] if keyword else []
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(HERE)]),
@@ -61,11 +61,20 @@ def run_file(checkout: pathlib.Path, relative: str, timeout: float, keyword: str
             output, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            return [(relative, "failed", f"timed out after {timeout:.0f} s")]
+            output, _ = process.communicate()
+            return finished_before_timeout(output, timeout)
         if not os.path.exists(report):
             return [(relative, "failed", "no report: " + output[-500:])]
         return parse_report(report)
+
+
+def finished_before_timeout(output: str, timeout: float) -> list[tuple]:
+    """The verbose lines of the tests that finished, and the one that ran out of time."""
+    results = [(m[1], m[2].lower() if m[2] != "ERROR" else "failed", "")
+               for m in re.finditer(r"^(\S+::\S+) (PASSED|FAILED|SKIPPED|ERROR)", output, flags=re.M)]
+    last = output.rstrip().splitlines()[-1].split() if output.strip() else []
+    name = last[0] if last and "::" in last[0] and len(last) == 1 else "the next test"
+    return results + [(name, "failed", f"timed out after {timeout:.0f} s")]
 
 
 def parse_report(path: str) -> list[tuple]:
