@@ -12,6 +12,8 @@ from transformers import TrainerState
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint, rotate_checkpoints
 from transformers.utils import CONFIG_NAME, WEIGHTS_NAME
 
+from .modeling_utils import PipelineMixin
+
 TRAINER_STATE_NAME = "trainer_state.json"
 OPTIMIZER_NAME, SCHEDULER_NAME, RNG_NAME = "optimizer.pt", "scheduler.pt", "rng_state.pth"
 
@@ -47,6 +49,8 @@ def save_weights(model: torch.nn.Module, output_dir: str) -> None:
     _atomic_torch_save(state, os.path.join(output_dir, WEIGHTS_NAME))
     config = getattr(model, "config", None)
     if config is not None and hasattr(config, "save_pretrained"):
+        original = next(c for c in type(model).__mro__ if not issubclass(c, PipelineMixin))
+        config.architectures = [original.__name__]  # the transformers class, as save_pretrained writes
         config.save_pretrained(output_dir)
 
 
