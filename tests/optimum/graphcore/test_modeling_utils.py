@@ -113,3 +113,19 @@ def test_split_encoder_decoder_ipu_config_cuts_at_the_encoders_last_ipu():
     with pytest.raises(ValueError, match="SplitProjection` must have all splits placed on the decoder"):
         split_encoder_decoder_ipu_config(
             IPUConfig(layers_per_ipu=[0, 2, 2, 0], serialized_projection_splits_per_ipu=[0, 2, 2, 0]), 2, 2)
+
+
+def test_the_registry_knows_nothing_of_the_models():
+    """Registration goes one way: models import modeling_utils, never the reverse (no import circle)."""
+    import ast
+    import inspect
+
+    from ipu_tutorials.optimum.graphcore import modeling_utils
+    from ipu_tutorials.optimum.graphcore.models import PipelinedBertModel
+
+    tree = ast.parse(inspect.getsource(modeling_utils))
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert not [name for name in imported if "models" in name]
+    import transformers
+    assert modeling_utils._PRETRAINED_TO_PIPELINED_REGISTRY[transformers.BertModel] is PipelinedBertModel
