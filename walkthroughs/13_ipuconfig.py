@@ -135,7 +135,8 @@ plt.show()
 #
 # ## One file for a Pod16 and a Pod64 (the v0.2-v0.5 API)
 #
-# In optimum-graphcore v0.2-v0.5 any value can be given per POD type, as a dict keyed by `"default"`, `"pod4"` ... `"pod64"`.
+# In optimum-graphcore v0.2-v0.5 any value can be given per POD type, as a dict keyed by
+# `"default"`, `"pod4"` ... `"pod64"`.
 # `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
 # values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). With more IPUs the same
 # pipeline is replicated more, and accumulates less.
