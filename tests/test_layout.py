@@ -100,18 +100,8 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# The one known circle, until the issue-28 branch (models register themselves) is merged:
-# delete this exception then.
-KNOWN_CIRCLE = {"ipu_tutorials.optimum.graphcore.modeling_utils",
-                "ipu_tutorials.optimum.graphcore.models",
-                "ipu_tutorials.optimum.graphcore.models._placement",
-                "ipu_tutorials.optimum.graphcore.models.bert",
-                "ipu_tutorials.optimum.graphcore.models.gpt2",
-                "ipu_tutorials.optimum.graphcore.models.vit"}
-
-
 def test_the_import_graph_has_no_circle():
-    found = [c for c in circles(import_graph()) if not set(c) <= KNOWN_CIRCLE]
+    found = circles(import_graph())
     assert not found, "modules that import each other (move the shared part below them): " + \
         "; ".join(" <-> ".join(c) for c in found)
 

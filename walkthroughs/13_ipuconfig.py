@@ -54,7 +54,9 @@ transformers.logging.set_verbosity_error()
 # `layers_per_ipu` says how many transformer layers each IPU of a replica takes; its length is
 # the number of IPUs per replica. The other fields size the batch (replication, gradient
 # accumulation, device iterations) and the memory (matmul proportion, optimizer offload,
-# recomputation). Saved, only the values that differ from the defaults are written:
+# recomputation). The examples follow optimum-graphcore v0.7.1, the last release, and its
+# defaults, except the POD-type section (v0.2-v0.5). Saved, only the values that differ from
+# the defaults are written:
 
 # %%
 ipu_config = IPUConfig(layers_per_ipu=[1, 1, 1, 1], gradient_accumulation_steps=16,
@@ -142,17 +144,17 @@ plt.show()
 
 # %% [markdown]
 # The long orange boxes at the end of the step are the optimizer state streaming in from
-# off-chip memory and back around the weight update: `optimizer_state_offchip` is True by
-# default in v0.5.0 (False from v0.6.1, so on later releases set it yourself), which saves
-# memory on every IPU and costs this time.
+# off-chip memory and back around the weight update: this BERT keeps `optimizer_state_offchip`
+# True, as the published BERT runs do (v0.7.1's default is False; v0.2-v0.5's was True), which
+# saves memory on every IPU and costs this time.
 #
-# ## One file for a Pod16 and a Pod64
+# ## One file for a Pod16 and a Pod64 (the v0.2-v0.5 API)
 #
-# In v0.2.1 to v0.6.0 any value could be given per POD type, as a dict keyed by `"default"`,
-# `"pod4"` ... `"pod64"`; `for_pod_type`, `to_options(pod_type=...)` and
-# `batch_size_factor(pod_type=...)` picked the values. (From v0.6.1, write one value and let
-# `IPUTrainingArguments(n_ipu=...)` set the replication.) With more IPUs the same pipeline is
-# replicated more, and accumulates less.
+# In optimum-graphcore v0.2-v0.5 any value can be given per POD type, as a dict keyed by
+# `"default"`, `"pod4"` ... `"pod64"`.
+# `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
+# values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). With more IPUs the same
+# pipeline is replicated more, and accumulates less.
 
 # %%
 pod_config = bert_ipu_config([3, 3, 3, 3], replication_factor={"pod16": 4, "pod64": 16},
@@ -209,7 +211,8 @@ trainer = IPUTrainer(transformers.BertForSequenceClassification(tiny), ipu_confi
                      train_dataset=FirstToken())
 result = trainer.train()
 print(f"combined batch {trainer.get_train_dataloader().batch_size}, "
-      f"{result.global_step} steps, losses {[round(e['loss'], 4) for e in trainer.log_history]}")
+      f"{result.global_step} steps, losses "
+      f"{[round(e['loss'], 4) for e in trainer.state.log_history if 'loss' in e]}")
 
 # %% [markdown]
 # ## Explore: layers per IPU

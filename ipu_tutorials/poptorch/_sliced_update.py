@@ -80,7 +80,7 @@ def _apply_slices(optimizer, grads: dict, scale: float, factor: float | None) ->
             if p not in grads:
                 continue
             state = optimizer._state_for(p, group)
-            state["step"] = state.get("step", 0) + 1
+            state["step"] = int(state.get("step", 0)) + 1  # load_state_dict makes it a float tensor
             names = optimizer._group_state_tensors(group)
             weight, grad = p.detach(), grads[p]
             for piece in _pieces([weight, grad] + [state[n] for n in names]):

@@ -142,7 +142,7 @@ class _IpuOptimizer:
                 if p in g32:
                     g = -g32[p] if group.get("maximize") else g32[p]
                     state = self._state_for(p, group)
-                    state["step"] = state.get("step", 0) + 1
+                    state["step"] = int(state.get("step", 0)) + 1  # load_state_dict: a float tensor
                     new = self._update(p.detach().float(), g, state, group)
                     p.copy_(new.to(p.dtype))
 

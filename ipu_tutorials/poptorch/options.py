@@ -10,6 +10,7 @@ from ._option_rules import check_version
 from .enums import ConnectionType, OutputMode, SyncPattern, CommGroupType
 from .option_groups import (_DistributedOptions, _JitOptions, _OptionGroup, _PopartOptions,
                             _PrecisionOptions, _TensorLocationOptions, _TrainingOptions, _shown)
+from ._options_dict import from_flat, to_flat
 from .strategies import AutoStage, ExecutionStrategy, PipelinedExecution
 
 
@@ -212,11 +213,21 @@ class Options(_OptionGroup):
         return self._frozen
 
     def toDict(self) -> dict:
-        result = super().toDict()
-        result["execution_strategy"] = repr(self._strategy)
-        for name, group in self._groups.items():
-            result[name] = group.toDict()
-        return result
+        """PopTorch's backend layout: one flat dict, enum values, no Precision or Jit options.
+
+        The execution strategy is `execution_mode` (0 pipelined, 1 sharded, 2 phased), the
+        executable cache is `cachePath`, tensor locations are `location_<kind>` dicts.
+        """
+        return to_flat(self)
+
+    @classmethod
+    def fromDict(cls, data: dict) -> "Options":
+        """Options rebuilt from toDict()'s dict: `Options.fromDict(o.toDict()).toDict() == o.toDict()`.
+
+        Raises:
+            ValueError: for phased execution (its phases are not in the dict).
+        """
+        return from_flat(cls, data)
 
     def from_json(self, text: str) -> "Options":
         """Apply {"methodName": value_or_list_of_args, "Group.methodName": ...} from JSON."""

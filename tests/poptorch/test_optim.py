@@ -1,5 +1,6 @@
 """poptorch.optim: the same updates as torch.optim (to 1e-6 with float32 weights), LAMB against a
 reference written from its documented rule, and the IPU-only arguments validated."""
+import copy
 import math
 import warnings
 
@@ -394,3 +395,26 @@ def test_state_size_reported_to_the_simulator():
     assert optim.Adam(params(), first_order_momentum_accum_type=torch.float16).state_bytes == 4
     assert optim.SGD(params(), lr=0.1, momentum=0.9, accum_type=torch.float16).accum_type == \
         torch.float16
+
+
+@pytest.mark.parametrize("cls", [poptorch.optim.AdamW, poptorch.optim.LAMB])
+def test_an_optimizer_resumed_from_its_state_dict_takes_the_same_steps(cls):
+    """torch's load_state_dict turns "step" into a float tensor; the bias correction must not change."""
+    torch.manual_seed(0)
+    weights = [torch.nn.Parameter(torch.randn(5)) for _ in range(2)]
+    grads = [{w: torch.randn(5) for w in weights} for _ in range(4)]
+    straight = cls(weights, lr=0.01)
+    for step in grads[:2]:
+        straight.apply_gradients(step, 1.0)
+    saved, at_two = copy.deepcopy(straight.state_dict()), [w.detach().clone() for w in weights]
+    for step in grads[2:]:
+        straight.apply_gradients(step, 1.0)
+    expected = [w.detach().clone() for w in weights]
+    with torch.no_grad():
+        for w, value in zip(weights, at_two):
+            w.copy_(value)
+    resumed = cls(weights, lr=0.01)
+    resumed.load_state_dict(saved)
+    for step in grads[2:]:
+        resumed.apply_gradients(step, 1.0)
+    assert all(torch.equal(w, e) for w, e in zip(weights, expected))

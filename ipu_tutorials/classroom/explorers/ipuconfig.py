@@ -67,6 +67,7 @@ def bert_ipu_config(layers_per_ipu: list[int], **kwargs) -> IPUConfig:
     """The lesson's training configuration around a layers_per_ipu."""
     kwargs.setdefault("gradient_accumulation_steps", ACCUMULATION)
     kwargs.setdefault("matmul_proportion", 0.25)  # ipu-hardware.md: BERT configs use 0.15-0.25
+    kwargs.setdefault("optimizer_state_offchip", True)  # as the published BERT runs (v0.7's default: on chip)
     return IPUConfig(layers_per_ipu=list(layers_per_ipu), **kwargs)
 
 

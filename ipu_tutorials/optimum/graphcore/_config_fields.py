@@ -46,8 +46,7 @@ KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
                  _optional(lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v))),
 }
 
-# name -> (kind, default). Defaults are optimum-graphcore v0.5.0's where it has
-# the attribute; attributes v0.5.0 does not have take optimum-graphcore v0.7's default. None means
+# name -> (kind, default): optimum-graphcore v0.7.1's defaults (ipu_configuration.py). None means
 # "derived in IPUConfig.__init__" (ipus_per_replica from layers_per_ipu, inference_* from the
 # training value, serialization factors 1 unless per-IPU splits are given).
 FIELDS: dict[str, tuple[str, Any]] = {
@@ -66,10 +65,9 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "inference_ipus_per_replica": ("opt_int", None),
     "parallelize_kwargs": ("opt_dict", None),
     "inference_parallelize_kwargs": ("opt_dict", None),
-    "sharded_execution_for_inference": ("bool", False),
-    "optimizer_state_offchip": ("bool", True),
+    "optimizer_state_offchip": ("bool", False),
     "replicated_tensor_sharding": ("bool", False),
-    "matmul_proportion": ("proportion", 0.6),
+    "matmul_proportion": ("proportion", 0.2),
     "inference_matmul_proportion": ("opt_proportion", None),
     "enable_half_partials": ("bool", True),
     "embedding_serialization_factor": ("opt_int", None),
@@ -84,6 +82,34 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "explicit_ir_inference": ("bool", False),
     "execute_encoder_on_cpu_for_generation": ("bool", False),
 }
+
+# Where the v0.2-v0.5 releases (seed 004) had other defaults. A configuration of that era (one
+# that gives values per POD type, or the v0.5 key sharded_execution_for_inference) takes these
+# for what it leaves out; IPUConfig(defaults_from="v0.5" or "v0.7") picks explicitly.
+RELEASE_DEFAULTS = {
+    "v0.7": {},
+    "v0.5": {"matmul_proportion": 0.6, "optimizer_state_offchip": True},
+}
+# The inference proportion where the training list cannot be reused: 0.2 in v0.6+ (0.6 before).
+INFERENCE_PROPORTION_FALLBACK = {"v0.7": 0.2, "v0.5": 0.6}
+
+
+def release_of(kwargs: dict) -> str:
+    """Which release's defaults fill what `kwargs` leaves out: "v0.5" or "v0.7"."""
+    chosen = kwargs.pop("defaults_from", None)
+    if chosen is not None:
+        if chosen not in RELEASE_DEFAULTS:
+            raise ValueError(f"defaults_from={chosen!r} is not a release with its own defaults; "
+                             f"use one of {', '.join(RELEASE_DEFAULTS)}")
+        return chosen
+    legacy = "sharded_execution_for_inference" in kwargs or any(
+        is_pod_dict(v) for k, v in kwargs.items() if k in FIELDS and FIELDS[k][0] != "opt_dict")
+    return "v0.5" if legacy else "v0.7"
+
+
+def default_of(name: str, release: str):
+    return RELEASE_DEFAULTS[release].get(name, FIELDS[name][1])
+
 
 # Attributes with a training and an inference value; IPUConfig's mode picks which one
 # `_name` reads and writes (optimum-graphcore v0.6+).
@@ -145,7 +171,7 @@ def _check_splits(name: str, value: list[int]) -> None:
         raise ValueError(f"`IPUConfig` attribute `{name}` must have all elements >= 0. "
                          f"You provided {name}={value}")
     if sum(value) < 1:
-        raise ValueError(f"`IPUConfig` attribute `{name}={value}` must have at least 1 split on "
+        raise ValueError(f"`IPUConfig` attribute `{name}={value}` must have atleast 1 split on "  # (sic, as optimum-graphcore words it)
                          f"1 IPU, e.g. [2, 0, 0, 0].")
     used = [i for i, v in enumerate(value) if v]
     if used != list(range(used[0], used[-1] + 1)):

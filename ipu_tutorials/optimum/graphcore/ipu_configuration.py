@@ -25,16 +25,15 @@ _logger = logging.getLogger(__name__)
 class IPUConfig:
     """How a Hugging Face model is placed, batched and run on IPUs, as a JSON file beside it.
 
-    Every attribute of optimum-graphcore's IPUConfig is a keyword argument (see
-    `_config_fields.FIELDS` for types and defaults). Where optimum-graphcore v0.5.0 (the release whose
-    documentation this follows) and later releases disagree, v0.5.0 wins: `matmul_proportion` defaults to 0.6
-    (v0.6.0+: 0.2) and `optimizer_state_offchip` to True (v0.6.1+ signature: False);
-    `sharded_execution_for_inference` is kept (inference is always sharded, as in v0.3+).
-    Later additions that do not contradict v0.5.0 are included: `inference_*` variants,
-    `train()`/`eval()` modes, and the -1 wildcard (the `layers_per_ipu` default is [-1]).
+    optimum-graphcore v0.7.1's IPUConfig: every attribute is a keyword argument (see
+    `_config_fields.FIELDS` for types and v0.7.1's defaults), with `train()`/`eval()` modes and
+    their `inference_*` attributes, and the -1 wildcard in `layers_per_ipu`.
 
-    Any attribute may be given per POD type, as a dict keyed by "default", "pod4" ... "pod64";
-    `for_pod_type` picks the values (v0.2.1-v0.6.0; removed in v0.6.1).
+    The v0.2-v0.5 API works beside it: any attribute may be given per POD type, as a dict keyed
+    by "default", "pod4" ... "pod64", and `for_pod_type` picks the values. Such a configuration
+    (or one with v0.5's `sharded_execution_for_inference`) takes the v0.5 defaults for what it
+    leaves out (matmul_proportion 0.6, optimizer_state_offchip True); `defaults_from="v0.5"` or
+    `"v0.7"` picks the release explicitly (docs/ipuconfig.md).
 
     Every assignment is type-checked and validated; the whole configuration is validated on
     construction and again by `to_options`.
@@ -45,12 +44,15 @@ class IPUConfig:
     """
 
     CONFIG_NAME = CONFIG_NAME
+    modes = MODES
 
     def __init__(self, **kwargs: Any):
         object.__setattr__(self, "_mode", "training")
-        for deprecated in ("enable_half_first_order_momentum",):
-            if kwargs.pop(deprecated, None) is not None:
+        object.__setattr__(self, "_release", fields.release_of(kwargs))
+        for deprecated in ("enable_half_first_order_momentum", "sharded_execution_for_inference"):
+            if deprecated in kwargs:
                 warnings.warn(f"The {deprecated!r} parameter is deprecated", stacklevel=2)
+            kwargs.pop(deprecated, None)  # inference is always sharded (v0.3+)
         for key in fields.METADATA_KEYS & kwargs.keys():
             kwargs.pop(key)
         unknown = {k: v for k, v in kwargs.items() if k not in fields.FIELDS}
@@ -59,8 +61,8 @@ class IPUConfig:
             raise IncompatibleIPUConfigError(
                 f"IPUConfig received unknown arguments:\n{listed}\nValid arguments are: "
                 f"{', '.join(fields.FIELDS)}")
-        for name, (_, default) in fields.FIELDS.items():
-            setattr(self, name, copy.deepcopy(kwargs.get(name, default)))
+        for name in fields.FIELDS:
+            setattr(self, name, copy.deepcopy(kwargs.get(name, fields.default_of(name, self._release))))
         if not self.has_pod_types:
             self._derive_defaults()
             self._validate_ipu_config()
@@ -96,8 +98,8 @@ class IPUConfig:
         if self.inference_matmul_proportion is None:
             proportion = self.matmul_proportion
             fits = not isinstance(proportion, list) or len(proportion) == self.inference_ipus_per_replica
-            # v0.5.0's default 0.6 where the training list cannot be reused
-            self.inference_matmul_proportion = copy.deepcopy(proportion) if fits else 0.6
+            fallback = fields.INFERENCE_PROPORTION_FALLBACK[self._release]
+            self.inference_matmul_proportion = copy.deepcopy(proportion) if fits else fallback
         for kind in ("embedding", "projection"):
             factor, splits = f"{kind}_serialization_factor", f"serialized_{kind}_splits_per_ipu"
             if getattr(self, f"inference_{factor}") is None and getattr(self, f"inference_{splits}") is None:
@@ -195,7 +197,7 @@ class IPUConfig:
         values = {name: fields.value_for_pod(name, value, pod_type) if kind != "opt_dict" else value
                   for name, value in self.to_dict().items()
                   for kind in [fields.FIELDS[name][0]]}
-        specialised = IPUConfig(**values)
+        specialised = IPUConfig(**values, defaults_from=self._release)
         specialised.mode = self._mode
         return specialised
 
@@ -340,12 +342,7 @@ class IPUConfig:
 
     @classmethod
     def from_json_file(cls, json_file: str | os.PathLike) -> "IPUConfig":
-        with open(json_file, encoding="utf-8") as handle:
-            try:
-                values = json.load(handle)
-            except json.JSONDecodeError as error:
-                raise OSError(f"{json_file} is not valid JSON ({error})") from None
-        return cls(**values)
+        return cls(**_read_json(json_file))
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike,
@@ -366,13 +363,25 @@ class IPUConfig:
                           f"and does not download from the Hugging Face Hub; save the configuration "
                           f"with IPUConfig(...).save_pretrained(directory) (or copy the Hub's "
                           f"{CONFIG_NAME} into a directory) and pass that directory.")
-        return cls.from_dict(cls.from_json_file(file).to_dict(), **kwargs)
+        return cls.from_dict(_read_json(file), **kwargs)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, IPUConfig) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
         return f"IPUConfig {self.to_json_string(use_diff=False)}"
+
+
+def _read_json(json_file: str | os.PathLike) -> dict[str, Any]:
+    """The attributes saved in an ipu_config.json (a JSON object)."""
+    with open(json_file, encoding="utf-8") as handle:
+        try:
+            values = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise OSError(f"{json_file} is not valid JSON ({error})") from None
+    if not isinstance(values, dict):
+        raise OSError(f"{json_file} does not hold a JSON object of IPUConfig attributes")
+    return values
 
 
 # Managed attributes: IPUConfig._layers_per_ipu and so on.

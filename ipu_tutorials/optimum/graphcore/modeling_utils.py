@@ -10,6 +10,7 @@ from torch import nn
 from ... import poptorch
 from ._config_fields import IncompatibleIPUConfigError
 from .ipu_configuration import IPUConfig
+from .serialized_layers import SerializedEmbedding, SerializedLinear, SplitProjection  # noqa: F401
 
 _PRETRAINED_TO_PIPELINED_REGISTRY: dict[type, type] = {}
 
@@ -37,8 +38,6 @@ def to_pipelined(model: nn.Module, ipu_config: IPUConfig, force: bool = False) -
     Raises:
         KeyError: the model's class has no pipelined version and force is False.
     """
-    from . import models  # noqa: F401  (fills the registry; imports transformers)
-
     pipelined_cls = _PRETRAINED_TO_PIPELINED_REGISTRY.get(type(model))
     if pipelined_cls is None and isinstance(model, PipelineMixin):
         pipelined_cls = type(model)
@@ -187,44 +186,73 @@ def recomputation_checkpoint(module: nn.Module) -> torch.utils.hooks.RemovableHa
     return module.register_forward_hook(checkpoint_outputs)
 
 
-class SerializedEmbedding(nn.Module):
-    """An nn.Embedding looked up in `serialization_factor` slices of its vocabulary.
+def _encoder_cut(ipu_config: IPUConfig, layers: list[int], num_encoder_layers: int,
+                 num_decoder_layers: int) -> int:
+    """The number of IPUs the encoder takes: its layers end there, and the count is a power of 2.
 
-    On an IPU this caps the temporary memory of the lookup and of its gradient; the result is
-    the same as the whole embedding's.
+    Several cuts can qualify when IPUs hold no layers; the largest is taken.
     """
+    ends, cuts = 0, []
+    for ipu, count in enumerate(layers, start=1):
+        ends += count
+        if ends == num_encoder_layers and ipu & (ipu - 1) == 0:
+            cuts.append(ipu)
+    if not cuts:
+        name = ipu_config._get_managed_attr_mode_name("layers_per_ipu")
+        raise IncompatibleIPUConfigError(
+            f"Unable to find a valid split of ipu_config.{name}: ipu_config.{name}="
+            f"{ipu_config._layers_per_ipu}, num_encoder_layers={num_encoder_layers}, "
+            f"num_decoder_layers={num_decoder_layers}. The encoder's layers must end on an IPU "
+            f"boundary (an IPU cannot hold both encoder and decoder layers) and the encoder must "
+            f"take a power-of-2 number of IPUs.")
+    return max(cuts)
 
-    def __init__(self, embedding: nn.Embedding, serialization_factor: int):
-        super().__init__()
-        if embedding.num_embeddings % serialization_factor:
-            raise ValueError(f"embedding_serialization_factor ({serialization_factor}) must divide "
-                             f"the vocabulary size ({embedding.num_embeddings}); pick a divisor")
-        self.serialization_factor = serialization_factor
-        self.num_embeddings = embedding.num_embeddings
-        self.padding_idx = embedding.padding_idx
-        self.split_size = self.num_embeddings // serialization_factor
-        weight = embedding.weight.detach()
-        self.split_embeddings = nn.ModuleList(
-            nn.Embedding.from_pretrained(
-                weight[i * self.split_size:(i + 1) * self.split_size].clone(),
-                freeze=not embedding.weight.requires_grad)
-            for i in range(serialization_factor))
 
-    @classmethod
-    def from_model(cls, embedding: nn.Embedding, serialization_factor: int) -> "SerializedEmbedding":
-        return cls(embedding, serialization_factor)
+def _split_serialized(ipu_config: IPUConfig, parts: dict, cut: int, kind: str, side: str) -> None:
+    """A serialized layer's per-IPU splits all go to one side (embedding: encoder, projection: decoder)."""
+    splits = getattr(ipu_config, f"_serialized_{kind}_splits_per_ipu")
+    if splits is None:
+        return
+    kept, other = (splits[:cut], splits[cut:]) if side == "encoder" else (splits[cut:], splits[:cut])
+    if sum(other):
+        layer = "SerializedEmbedding" if kind == "embedding" else "SplitProjection"
+        name = ipu_config._get_managed_attr_mode_name(f"serialized_{kind}_splits_per_ipu")
+        raise ValueError(f"The `{layer}` must have all splits placed on the {side}, but "
+                         f"{name}={splits} places {other} on the other part; move those splits "
+                         f"onto the {side}'s IPUs.")
+    setattr(parts[side], f"_serialized_{kind}_splits_per_ipu", kept)
+    setattr(parts["decoder" if side == "encoder" else "encoder"], f"_serialized_{kind}_splits_per_ipu", None)
 
-    def to_model(self) -> nn.Embedding:
-        """The equivalent single nn.Embedding (for saving in the original format)."""
-        weight = torch.cat([e.weight.detach() for e in self.split_embeddings])
-        return nn.Embedding.from_pretrained(weight, freeze=False, padding_idx=self.padding_idx)
 
-    def forward(self, indices: torch.Tensor) -> torch.Tensor:  # (B, T) -> (B, T, C)
-        result = None
-        for i, split in enumerate(self.split_embeddings):
-            start = i * self.split_size
-            inside = (indices >= start) & (indices < start + self.split_size)
-            local = torch.where(inside, indices - start, torch.zeros_like(indices))
-            part = split(local) * inside.unsqueeze(-1).to(split.weight.dtype)
-            result = part if result is None else result + part
-        return result
+def split_encoder_decoder_ipu_config(ipu_config: IPUConfig, num_encoder_layers: int,
+                                     num_decoder_layers: int) -> list[IPUConfig]:
+    """Split an encoder-decoder model's IPUConfig into the encoder's and the decoder's.
+
+    The current mode's layers_per_ipu (wildcards expanded), matmul_proportion and serialized
+    splits are cut where the encoder's layers end; ipus_per_replica follows. Other values are
+    copied.
+
+    Returns:
+        [encoder_ipu_config, decoder_ipu_config]
+
+    Raises:
+        IncompatibleIPUConfigError: fewer than 2 IPUs, or no IPU boundary (at a power of 2)
+            between encoder and decoder layers. ValueError: serialized splits on the wrong part.
+    """
+    if ipu_config._ipus_per_replica < 2:
+        name = ipu_config._get_managed_attr_mode_name("ipus_per_replica")
+        raise IncompatibleIPUConfigError(
+            f"Need {name} to be at least 2 to split ipu_config into encoder and decoder configs; "
+            f"{name}={ipu_config._ipus_per_replica}")
+    layers = _expand_layers_per_ipu_wildcard(ipu_config, num_encoder_layers + num_decoder_layers)
+    cut = _encoder_cut(ipu_config, layers, num_encoder_layers, num_decoder_layers)
+    parts = {"encoder": copy.deepcopy(ipu_config), "decoder": copy.deepcopy(ipu_config)}
+    _split_serialized(ipu_config, parts, cut, "embedding", "encoder")
+    _split_serialized(ipu_config, parts, cut, "projection", "decoder")
+    proportion = ipu_config._matmul_proportion
+    for side, part_layers in (("encoder", layers[:cut]), ("decoder", layers[cut:])):
+        parts[side]._layers_per_ipu = part_layers
+        parts[side]._ipus_per_replica = len(part_layers)
+        if isinstance(proportion, list):
+            parts[side]._matmul_proportion = proportion[:cut] if side == "encoder" else proportion[cut:]
+    return [parts["encoder"], parts["decoder"]]

@@ -1,85 +1,85 @@
-"""IPUTrainer: fine-tune and evaluate a pipelined Hugging Face model through poptorch executors."""
+"""IPUTrainer: transformers' Trainer workflow with every step run by poptorch executors."""
 from __future__ import annotations
 
 import copy
-import dataclasses
+import inspect
+import logging
 import math
 import os
+import time
 from typing import Any, Callable
 
 import torch
-from torch.utils.data import default_collate
+from transformers import default_data_collator, get_scheduler
+from transformers.pytorch_utils import ALL_LAYERNORM_LAYERS
+from transformers.trainer_callback import (CallbackHandler, DefaultFlowCallback, TrainerControl)
+from transformers.trainer_pt_utils import get_parameter_names
+from transformers.trainer_utils import (PredictionOutput, TrainerMemoryTracker, TrainOutput,
+                                        has_length, set_seed, speed_metrics)
+from transformers.utils import find_labels
 
 from ... import poptorch
+from . import trainer_checkpoints as ckpt
 from .ipu_configuration import IPUConfig
 from .modeling_utils import to_pipelined
+from .trainer_checkpoints import IPUTrainerState
+from .trainer_evaluation import evaluation_loop
+from .trainer_loop import TrainingLoop
 from .training_args import DATALOADER_MODES, IPUTrainingArguments
 
-
-@dataclasses.dataclass
-class EvalPrediction:
-    """What compute_metrics receives: stacked predictions (logits) and labels."""
-
-    predictions: torch.Tensor
-    label_ids: torch.Tensor | None
-
-
-@dataclasses.dataclass
-class TrainOutput:
-    global_step: int  # calls to the training executor (each one D optimizer steps)
-    training_loss: float  # mean of the losses returned by those calls
-    metrics: dict[str, float]
-
-
-def _loss_of(outputs) -> torch.Tensor:
-    """optimum's rule: outputs["loss"] for a model output, else the first output."""
-    if isinstance(outputs, dict):
-        return outputs["loss"]
-    return outputs[0] if isinstance(outputs, (tuple, list)) else outputs
+# optimum-graphcore's logger name, so that logging.getLogger("optimum") settings reach it.
+logger = logging.getLogger("optimum.graphcore.trainer")
 
 
 class IPUTrainer:
-    """Trains and evaluates a transformers model pipelined by an IPUConfig.
+    """Train, evaluate and predict with a model pipelined by an IPUConfig, as optimum-graphcore does.
 
-    Args:
-        model: a transformers model (BERT, GPT-2 or ViT family) or a PipelineMixin model.
-        ipu_config: the IPUConfig; the trainer works on a copy.
-        args: IPUTrainingArguments (defaults if None).
-        data_collator: turns a list of dataset items into a batch dict (default_collate if None).
-        eval_data_collator: the same for evaluation (data_collator if None).
-        train_dataset, eval_dataset: map-style datasets of dicts of tensors.
-        compute_metrics: EvalPrediction -> dict of metrics.
-        optimizers: (optimizer, None); by default a poptorch.optim.AdamW built from args.
-        force_to_pipelined: pipeline an unregistered model class anyway.
+    The model is copied into its pipelined class (`to_pipelined`), placed by `parallelize()`
+    and run by a `poptorch.trainingModel` / `poptorch.inferenceModel` on simulated IPUs. One
+    training step is one call: `per_device_train_batch_size x ipu_config.batch_size_factor()`
+    samples, accumulated and replicated on the IPUs. Callbacks, logging, checkpoints
+    (`checkpoint-N` directories), resuming and `load_best_model_at_end` follow transformers.
 
     Raises:
         IncompatibleIPUConfigError: when the configuration does not fit the model.
-        ValueError: when n_ipu is not a multiple of the IPUs per replica.
+        ValueError: when n_ipu is not a multiple of the IPUs per replica, or no model is given.
     """
 
-    def __init__(self, model: torch.nn.Module, ipu_config: IPUConfig,
+    def __init__(self, model: torch.nn.Module | None = None, ipu_config: IPUConfig | None = None,
                  args: IPUTrainingArguments | None = None, data_collator: Callable | None = None,
                  eval_data_collator: Callable | None = None, train_dataset=None, eval_dataset=None,
-                 tokenizer=None, compute_metrics: Callable | None = None,
-                 optimizers: tuple = (None, None), force_to_pipelined: bool = False):
-        self.args = args if args is not None else IPUTrainingArguments()
+                 tokenizer=None, model_init: Callable | None = None,
+                 compute_metrics: Callable | None = None, callbacks: list | None = None,
+                 optimizers: tuple = (None, None), preprocess_logits_for_metrics: Callable | None = None,
+                 force_to_pipelined: bool = False):
+        self.args = args if args is not None else IPUTrainingArguments("tmp_trainer")
+        logging.getLogger("optimum").setLevel(self.args.get_process_log_level())
+        self._memory_tracker = TrainerMemoryTracker(self.args.skip_memory_metrics)
+        self._memory_tracker.start()
+        if ipu_config is None:
+            raise ValueError("IPUTrainer needs an ipu_config (an IPUConfig)")
         self.ipu_config = self._configure(copy.deepcopy(ipu_config))
-        torch.manual_seed(self.args.seed)
+        self.model_init, self.force_to_pipelined = model_init, force_to_pipelined
+        if model is None and model_init is None:
+            raise ValueError("IPUTrainer requires either a model or a model_init argument")
+        set_seed(self.args.seed)
         self.opts = self.ipu_config.to_options(compile_only=self.args.compile_only)
         self.eval_opts = self.ipu_config.to_options(for_inference=True,
                                                     compile_only=self.args.compile_only)
-        self.model = to_pipelined(model, self.ipu_config, force=force_to_pipelined)
-        self.model.parallelize(**self.ipu_config.parallelize_kwargs)
-        if not self.args.fp32:
-            self.model.half()
-        self.data_collator = data_collator or default_collate
+        self.optimizer, self.lr_scheduler = optimizers
+        self.model = self._pipeline(model if model is not None else model_init())
+        self.data_collator = data_collator or default_data_collator
         self.eval_data_collator = eval_data_collator or self.data_collator
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.tokenizer, self.compute_metrics = tokenizer, compute_metrics
-        self.optimizer = optimizers[0]
+        self.preprocess_logits_for_metrics = preprocess_logits_for_metrics
+        self.label_names = self.args.label_names or find_labels(type(self.model))
+        self.state, self.control = IPUTrainerState(), TrainerControl()
+        self.callback_handler = CallbackHandler([DefaultFlowCallback, *(callbacks or [])],
+                                                self.model, tokenizer, self.optimizer, self.lr_scheduler)
         self.training_model: poptorch.PoplarExecutor | None = None
         self.inference_model: poptorch.PoplarExecutor | None = None
-        self.log_history: list[dict[str, float]] = []
+        self._memory_tracker.stop_and_update_metrics()
 
     def _configure(self, config: IPUConfig) -> IPUConfig:
         """n_ipu, ipu_config_overrides, seed and loss scaling from the arguments."""
@@ -98,43 +98,100 @@ class IPUTrainer:
         config.auto_loss_scaling = config.auto_loss_scaling or args.auto_loss_scaling
         return config
 
-    # --- data -----------------------------------------------------------------------------------
-    def get_train_dataloader(self) -> poptorch.DataLoader:
-        """Combined batches of per_device_train_batch_size x ipu_config.batch_size_factor()."""
-        if self.train_dataset is None:
-            raise ValueError("IPUTrainer needs a train_dataset to train")
-        generator = torch.Generator().manual_seed(self.args.seed)
-        return poptorch.DataLoader(self.opts, self.train_dataset,
-                                   batch_size=self.args.per_device_train_batch_size, shuffle=True,
-                                   drop_last=self.args.dataloader_drop_last,
-                                   collate_fn=self.data_collator, generator=generator,
+    def _pipeline(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The pipelined copy, placed; a user optimizer is moved onto the copy's parameters."""
+        pipelined = to_pipelined(model, self.ipu_config, force=self.force_to_pipelined)
+        pipelined.parallelize(**self.ipu_config._parallelize_kwargs)
+        if not self.args.fp32:
+            pipelined.half()
+        if self.optimizer is not None:
+            _rebind_optimizer(self.optimizer, model, pipelined)
+        return pipelined
+
+    # --- callbacks --------------------------------------------------------------------------
+    def add_callback(self, callback) -> None:
+        self.callback_handler.add_callback(callback)
+
+    def pop_callback(self, callback):
+        return self.callback_handler.pop_callback(callback)
+
+    def remove_callback(self, callback) -> None:
+        self.callback_handler.remove_callback(callback)
+
+    # --- data -------------------------------------------------------------------------------
+    def _remove_unused_columns(self, dataset):
+        """A datasets.Dataset keeps only the columns model.forward takes (and the labels)."""
+        if not self.args.remove_unused_columns or not hasattr(dataset, "column_names"):
+            return dataset
+        wanted = set(inspect.signature(self.model.forward).parameters)
+        wanted |= set(self.label_names) | {"label", "label_ids"}
+        unused = [c for c in dataset.column_names if c not in wanted]
+        return dataset.remove_columns(unused) if unused else dataset
+
+    def _loader(self, options, dataset, batch_size: int, collate_fn, training: bool):
+        dataset = self._remove_unused_columns(dataset)
+        shuffle = training and has_length(dataset) and not isinstance(dataset, torch.utils.data.IterableDataset)
+        generator = torch.Generator().manual_seed(self.args.seed) if shuffle else None
+        return poptorch.DataLoader(options, dataset, batch_size=batch_size, shuffle=shuffle,
+                                   drop_last=training or self.args.dataloader_drop_last,
+                                   collate_fn=collate_fn, generator=generator,
                                    mode=DATALOADER_MODES[self.args.dataloader_mode])
+
+    def get_train_dataloader(self) -> poptorch.DataLoader:
+        """Combined batches of per_device_train_batch_size x ipu_config.batch_size_factor(); the
+        last incomplete one is dropped (the IPU needs full batches)."""
+        if self.train_dataset is None:
+            raise ValueError("Trainer: training requires a train_dataset.")
+        return self._loader(self.opts, self.train_dataset, self.args.per_device_train_batch_size,
+                            self.data_collator, training=True)
 
     def get_eval_dataloader(self, eval_dataset=None) -> poptorch.DataLoader:
         dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
         if dataset is None:
-            raise ValueError("IPUTrainer needs an eval_dataset to evaluate")
-        return poptorch.DataLoader(self.eval_opts, dataset,
-                                   batch_size=self.args.per_device_eval_batch_size, shuffle=False,
-                                   drop_last=self.args.dataloader_drop_last,
-                                   collate_fn=self.eval_data_collator,
-                                   mode=DATALOADER_MODES[self.args.dataloader_mode])
+            raise ValueError("Trainer: evaluation requires an eval_dataset.")
+        return self._loader(self.eval_opts, dataset, self.args.per_device_eval_batch_size,
+                            self.eval_data_collator, training=False)
 
-    # --- executors ------------------------------------------------------------------------------
+    def get_test_dataloader(self, test_dataset) -> poptorch.DataLoader:
+        return self._loader(self.eval_opts, test_dataset, self.args.per_device_eval_batch_size,
+                            self.eval_data_collator, training=False)
+
+    # --- optimizer and executors ------------------------------------------------------------
     def create_optimizer(self) -> torch.optim.Optimizer:
-        """AdamW, with no weight decay on biases and LayerNorm weights (as transformers does)."""
-        if self.optimizer is None:
-            args = self.args
-            decay = [p for n, p in self.model.named_parameters()
-                     if p.requires_grad and not ("bias" in n or "LayerNorm" in n or "ln_" in n)]
-            no_decay = [p for n, p in self.model.named_parameters()
-                        if p.requires_grad and ("bias" in n or "LayerNorm" in n or "ln_" in n)]
-            groups = [{"params": decay, "weight_decay": args.weight_decay},
-                      {"params": no_decay, "weight_decay": 0.0}]
-            self.optimizer = poptorch.optim.AdamW(
-                groups, lr=args.learning_rate, betas=(args.adam_beta1, args.adam_beta2),
-                eps=args.adam_epsilon, loss_scaling=args.loss_scaling or 1.0)
+        """poptorch AdamW (or LAMB with args.lamb): no weight decay on biases and norm weights."""
+        if self.optimizer is not None:
+            return self.optimizer
+        args, named = self.args, list(self.model.named_parameters())
+        decay = set(get_parameter_names(self.model, ALL_LAYERNORM_LAYERS)) - {n for n, _ in named if "bias" in n}
+        groups = [{"params": [p for n, p in named if n in decay and p.requires_grad],
+                   "weight_decay": args.weight_decay}]
+        if args.lamb:  # LAMB's trust ratio is not applied to biases (max_weight_norm 0)
+            groups.append({"params": [p for n, p in named if "bias" in n and p.requires_grad],
+                           "weight_decay": 0.0, "max_weight_norm": 0.0})
+        groups.append({"params": [p for n, p in named if n not in decay and p.requires_grad
+                                  and not (args.lamb and "bias" in n)], "weight_decay": 0.0})
+        common = dict(lr=args.learning_rate, betas=(args.adam_beta1, args.adam_beta2),
+                      eps=args.adam_epsilon, loss_scaling=args.loss_scaling or 1.0)
+        if args.lamb:
+            self.optimizer = poptorch.optim.LAMB(groups, bias_correction=not args.lamb_no_bias_correction,
+                                                 **common)
+        else:
+            self.optimizer = poptorch.optim.AdamW(groups, **common)
         return self.optimizer
+
+    def create_scheduler(self, num_training_steps: int, optimizer=None):
+        if self.lr_scheduler is None:
+            warmup = self.args.warmup_steps or math.ceil(self.args.warmup_ratio * num_training_steps)
+            self.lr_scheduler = get_scheduler(self.args.lr_scheduler_type, optimizer or self.optimizer,
+                                              num_warmup_steps=int(warmup),
+                                              num_training_steps=num_training_steps)
+        return self.lr_scheduler
+
+    def create_optimizer_and_scheduler(self, num_training_steps: int) -> None:
+        self.create_optimizer()
+        self.create_scheduler(num_training_steps, self.optimizer)
+        self.callback_handler.optimizer = self.optimizer
+        self.callback_handler.lr_scheduler = self.lr_scheduler
 
     def _reparallelize(self, mode: str) -> None:
         """Place the model again for `mode` ("train" or "eval"): layers_per_ipu may differ."""
@@ -146,8 +203,7 @@ class IPUTrainer:
     def _training_executor(self) -> poptorch.PoplarExecutor:
         if self.training_model is None:
             self._reparallelize("train")
-            self.training_model = poptorch.trainingModel(self.model.train(), self.opts,
-                                                         self.create_optimizer())
+            self.training_model = poptorch.trainingModel(self.model.train(), self.opts, self.optimizer)
         return self.training_model
 
     def _inference_executor(self) -> poptorch.PoplarExecutor:
@@ -156,87 +212,118 @@ class IPUTrainer:
             self.inference_model = poptorch.inferenceModel(self.model.eval(), self.eval_opts)
         return self.inference_model
 
-    # --- loops ----------------------------------------------------------------------------------
-    def train(self) -> TrainOutput:
-        """Train for max_steps calls (or num_train_epochs); returns steps, mean loss, metrics."""
-        loader = self.get_train_dataloader()
-        executor = self._training_executor()
-        if self.args.compile_only:
-            executor.compile(**next(iter(loader)))
-            return TrainOutput(0, math.nan, {"compile_only": 1.0})
-        total = self._total_steps(len(loader))
-        losses, step = [], 0
-        while step < total:
-            for batch in loader:
-                self._set_learning_rate(step, total)
-                loss = float(_loss_of(executor(**batch)).float().mean())
-                losses.append(loss)
-                step += 1
-                if step % self.args.logging_steps == 0 or step == total:
-                    self.log_history.append({"loss": loss, "step": step,
-                                             "learning_rate": self.optimizer.param_groups[0]["lr"]})
-                if step == total:
-                    break
-        metrics = {"train_loss": sum(losses) / len(losses), "train_steps": float(step),
-                   "train_samples_per_simulated_second": executor.plan.samples_per_second}
-        return TrainOutput(step, metrics["train_loss"], metrics)
+    def _reset_executors(self) -> None:
+        for executor in (self.training_model, self.inference_model):
+            if executor is not None:
+                executor.destroy()
+        self.training_model = self.inference_model = None
 
-    def _total_steps(self, steps_per_epoch: int) -> int:
-        if steps_per_epoch == 0:
-            raise ValueError("the training set is smaller than one combined batch "
-                             f"({self.args.per_device_train_batch_size} x "
-                             f"{self.ipu_config.batch_size_factor()}); lower the batch size or "
-                             f"the IPUConfig's replication, accumulation or device iterations")
-        if self.args.max_steps > 0:
-            return self.args.max_steps
-        return math.ceil(self.args.num_train_epochs * steps_per_epoch)
+    # --- training ---------------------------------------------------------------------------
+    def train(self, resume_from_checkpoint: str | bool | None = None, trial=None,
+              ignore_keys_for_eval: list[str] | None = None, **kwargs) -> TrainOutput:
+        """Train for args.max_steps calls, or args.num_train_epochs epochs.
 
-    def _set_learning_rate(self, step: int, total: int) -> None:
-        """Linear warmup then linear decay (or constant); pushed to the IPU with setOptimizer."""
-        if self.args.lr_scheduler_type == "constant":
-            return
-        warmup = int(self.args.warmup_ratio * total)
-        factor = (step + 1) / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup))
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.args.learning_rate * factor
-        if step > 0:
-            self.training_model.setOptimizer(self.optimizer)
+        Args:
+            resume_from_checkpoint: a checkpoint directory, or True for output_dir's last one.
 
-    def evaluate(self, eval_dataset=None) -> dict[str, float]:
+        Raises:
+            ValueError: no checkpoint where one was asked for, or no train_dataset.
+        """
+        self._memory_tracker.start()
+        checkpoint = ckpt.resolve_checkpoint(resume_from_checkpoint, self.args.output_dir)
+        if self.model_init is not None:
+            set_seed(self.args.seed)
+            self._reset_executors()
+            self.optimizer = self.lr_scheduler = None
+            self.model = self._pipeline(self.model_init())
+        if checkpoint is not None:
+            ckpt.load_weights(self.model, checkpoint)
+        output = TrainingLoop(self, checkpoint, ignore_keys_for_eval).run()
+        self._memory_tracker.stop_and_update_metrics(output.metrics)
+        return output
+
+    def log(self, logs: dict[str, float], *args) -> None:
+        if self.state.epoch is not None:
+            logs["epoch"] = self.state.epoch
+        self.state.log_history.append({**logs, "step": self.state.global_step})
+        self.control = self.callback_handler.on_log(self.args, self.state, self.control, logs)
+
+    # --- evaluation and prediction ----------------------------------------------------------
+    def evaluate(self, eval_dataset=None, ignore_keys: list[str] | None = None,
+                 metric_key_prefix: str = "eval") -> dict[str, float]:
         """Loss (when the model returns one) and compute_metrics over the evaluation set."""
-        loader = self.get_eval_dataloader(eval_dataset)
-        executor = self._inference_executor()
-        if self.args.compile_only:
-            executor.compile(**next(iter(loader)))
-            return {"compile_only": 1.0}
-        logits, labels, losses = [], [], []
-        for batch in loader:
-            outputs = executor(**batch)
-            logits.append(outputs["logits"] if isinstance(outputs, dict) else outputs[-1])
-            if isinstance(outputs, dict) and outputs.get("loss") is not None:
-                losses.append(outputs["loss"].float().mean())
-            if "labels" in batch:
-                labels.append(batch["labels"])
-        metrics: dict[str, Any] = {"eval_samples": float(sum(len(x) for x in logits))}
-        if losses:
-            metrics["eval_loss"] = float(torch.stack(losses).mean())
-        if self.compute_metrics is not None:
-            prediction = EvalPrediction(torch.cat(logits).float(),
-                                        torch.cat(labels) if labels else None)
-            metrics.update({f"eval_{k}": v for k, v in self.compute_metrics(prediction).items()})
-        return metrics
+        self._memory_tracker.start()
+        start = time.time()
+        output = self._run_evaluation(self.get_eval_dataloader(eval_dataset), ignore_keys,
+                                      metric_key_prefix)
+        output.metrics.update(speed_metrics(metric_key_prefix, start, output.num_samples))
+        self.log(output.metrics)
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control,
+                                                         output.metrics)
+        self._memory_tracker.stop_and_update_metrics(output.metrics)
+        return output.metrics
 
-    # --- saving ---------------------------------------------------------------------------------
+    def predict(self, test_dataset, ignore_keys: list[str] | None = None,
+                metric_key_prefix: str = "test") -> PredictionOutput:
+        """Predictions (numpy), labels and metrics over `test_dataset`."""
+        self._memory_tracker.start()
+        start = time.time()
+        output = self._run_evaluation(self.get_test_dataloader(test_dataset), ignore_keys,
+                                      metric_key_prefix)
+        output.metrics.update(speed_metrics(metric_key_prefix, start, output.num_samples))
+        self.control = self.callback_handler.on_predict(self.args, self.state, self.control,
+                                                        output.metrics)
+        self._memory_tracker.stop_and_update_metrics(output.metrics)
+        return PredictionOutput(predictions=output.predictions, label_ids=output.label_ids,
+                                metrics=output.metrics)
+
+    def _run_evaluation(self, dataloader, ignore_keys, metric_key_prefix: str):
+        config = getattr(self.model, "config", None)
+        if ignore_keys is None and config is not None:  # transformers 5 names the past "cache"
+            ignore_keys = list(getattr(config, "keys_to_ignore_at_inference", None)
+                               or ["past_key_values", "cache"])
+        return evaluation_loop(self, dataloader, self.args.prediction_loss_only, ignore_keys or [],
+                               metric_key_prefix)
+
+    # --- saving -----------------------------------------------------------------------------
     def save_model(self, output_dir: str | None = None) -> None:
-        """Write the model (in its original transformers class) and ipu_config.json."""
+        """The model's weights (pytorch_model.bin), config.json and ipu_config.json."""
         output_dir = output_dir or self.args.output_dir
-        os.makedirs(output_dir, exist_ok=True)
-        self.model.deparallelize()
-        pipelined_cls = type(self.model)
-        self.model.__class__ = pipelined_cls.__mro__[1]  # the transformers class it extends
-        try:
-            self.model.save_pretrained(output_dir)
-        finally:
-            self.model.__class__ = pipelined_cls
-            self.model.parallelize(**self.ipu_config._parallelize_kwargs)
+        ckpt.save_weights(self.model, output_dir)
         self.ipu_config.save_pretrained(output_dir)
+        if self.tokenizer is not None:
+            self.tokenizer.save_pretrained(output_dir)
+
+    def _save_checkpoint(self, metrics: dict | None = None) -> None:
+        directory = ckpt.checkpoint_dir(self.args.output_dir, self.state.global_step)
+        self.save_model(directory)
+        self._track_best(metrics, directory)
+        ckpt.save_training_state(self, directory)
+        self._rotate_checkpoints(output_dir=self.args.output_dir)
+
+    def _track_best(self, metrics: dict | None, directory: str) -> None:
+        name = self.args.metric_for_best_model
+        if not metrics or name is None:
+            return
+        value = metrics.get(name if name.startswith("eval_") else f"eval_{name}")
+        better = (lambda a, b: a > b) if self.args.greater_is_better else (lambda a, b: a < b)
+        if value is not None and (self.state.best_metric is None or better(value, self.state.best_metric)):
+            self.state.best_metric, self.state.best_model_checkpoint = value, directory
+            self.state.best_global_step = self.state.global_step
+
+    def _rotate_checkpoints(self, use_mtime: bool = False, output_dir: str | None = None) -> None:
+        if self.args.save_total_limit is None or self.args.save_total_limit <= 0:
+            return
+        ckpt.rotate(output_dir or self.args.output_dir, self.args.save_total_limit,
+                    self.state.best_model_checkpoint)
+
+
+def _rebind_optimizer(optimizer: torch.optim.Optimizer, original: torch.nn.Module,
+                      pipelined: torch.nn.Module) -> None:
+    """The user built the optimizer on `original`; point it at the pipelined copy's parameters."""
+    copies = {id(p): q for p, q in zip(original.parameters(), pipelined.parameters())}
+    for group in optimizer.param_groups:
+        group["params"] = [copies.get(id(p), p) for p in group["params"]]
+
+
+__all__ = ["IPUTrainer", "IPUTrainerState"]

@@ -1,4 +1,4 @@
-"""IPUConfig: optimum-graphcore v0.5.0's attributes and defaults, validators, POD types, options, JSON round trips."""
+"""IPUConfig: v0.7.1's attributes and defaults, v0.5's era beside them, validators, POD types, options, JSON."""
 import json
 import logging
 
@@ -9,20 +9,41 @@ from ipu_tutorials import poptorch
 from ipu_tutorials.optimum.graphcore import (ALLOWED_POD_TYPES, IncompatibleIPUConfigError,
                                              IPUConfig)
 
-# Every attribute optimum-graphcore v0.5.0 documents, with the default it states.
-SEED_DEFAULTS = {
+# Every attribute seed 004 (v0.2-v0.5) documents, with v0.7.1's default (ipu_configuration.py).
+V07_DEFAULTS = {
     "seed": None, "auto_loss_scaling": False, "executable_cache_dir": "",
     "replication_factor": 1, "inference_replication_factor": 1, "gradient_accumulation_steps": 1,
-    "sharded_execution_for_inference": False, "optimizer_state_offchip": True,
-    "replicated_tensor_sharding": False, "matmul_proportion": 0.6, "enable_half_partials": True,
+    "optimizer_state_offchip": False,
+    "replicated_tensor_sharding": False, "matmul_proportion": 0.2, "enable_half_partials": True,
     "embedding_serialization_factor": 1, "recompute_checkpoint_every_layer": False,
     "device_iterations": 1, "inference_device_iterations": 1, "output_mode": "final",
 }
 
 
-@pytest.mark.parametrize("name,default", SEED_DEFAULTS.items())
-def test_every_seed_attribute_has_the_seed_default(name, default):
+@pytest.mark.parametrize("name,default", V07_DEFAULTS.items())
+def test_every_attribute_has_the_v07_default(name, default):
     assert getattr(IPUConfig(), name) == default
+
+
+def test_a_v05_era_configuration_takes_that_eras_defaults():
+    with pytest.warns(UserWarning, match="sharded_execution_for_inference"):
+        old = IPUConfig(layers_per_ipu=[2, 2], sharded_execution_for_inference=True)
+    assert (old.matmul_proportion, old.optimizer_state_offchip) == (0.6, True)
+    assert old.ipus_per_replica == 2  # follows layers_per_ipu when the file does not give it
+    per_pod = IPUConfig(replication_factor={"default": 1, "pod16": 4})
+    assert per_pod.for_pod_type("pod16").matmul_proportion == 0.6
+    assert IPUConfig(defaults_from="v0.5").optimizer_state_offchip is True
+    assert IPUConfig(replication_factor={"default": 1}, defaults_from="v0.7").matmul_proportion == 0.2
+    with pytest.raises(ValueError, match="defaults_from='v0.6' is not a release"):
+        IPUConfig(defaults_from="v0.6")
+
+
+def test_a_saved_v05_file_loads_with_that_eras_defaults(tmp_path):
+    (tmp_path / "ipu_config.json").write_text(json.dumps(
+        {"layers_per_ipu": [1, 3], "replication_factor": {"default": 1, "pod16": 2}}))
+    config = IPUConfig.from_pretrained(tmp_path).for_pod_type("pod16")
+    assert (config.ipus_per_replica, config.replication_factor, config.matmul_proportion) == (2, 2, 0.6)
+    assert config.to_options().available_memory_proportion == {"IPU0": 0.6, "IPU1": 0.6}
 
 
 def test_layers_per_ipu_defaults_to_the_wildcard_and_derived_attributes_follow_it():
@@ -32,7 +53,7 @@ def test_layers_per_ipu_defaults_to_the_wildcard_and_derived_attributes_follow_i
     assert config.ipus_per_replica == 4
     assert config.inference_layers_per_ipu == [2, 3, 4, 2]
     assert config.inference_ipus_per_replica == 4
-    assert config.inference_matmul_proportion == 0.6
+    assert config.inference_matmul_proportion == 0.2
 
 
 def test_inference_ipus_follow_ipus_per_replica_when_layers_are_the_wildcard():
@@ -40,10 +61,12 @@ def test_inference_ipus_follow_ipus_per_replica_when_layers_are_the_wildcard():
     assert config.inference_ipus_per_replica == 4
 
 
-def test_inference_matmul_proportion_falls_back_to_the_seed_default_when_the_list_cannot_fit():
-    config = IPUConfig(layers_per_ipu=[2, 2], matmul_proportion=[0.1, 0.2],
+def test_inference_matmul_proportion_falls_back_to_0_2_when_the_list_cannot_fit():
+    config = IPUConfig(layers_per_ipu=[2, 2], matmul_proportion=[0.1, 0.3],
                        inference_layers_per_ipu=[4])
-    assert config.inference_matmul_proportion == 0.6
+    assert config.inference_matmul_proportion == 0.2  # v0.6+; v0.5's era: 0.6
+    assert IPUConfig(layers_per_ipu=[2, 2], matmul_proportion=[0.1, 0.3], inference_layers_per_ipu=[4],
+                     defaults_from="v0.5").inference_matmul_proportion == 0.6
 
 
 @pytest.mark.parametrize("name,value", [
@@ -73,7 +96,7 @@ def test_wrong_types_are_rejected_on_construction_and_on_assignment(name, value)
     ("matmul_proportion", [0.2, -0.1], "`matmul_proportion` must have all elements >= 0"),
     ("output_mode", "every", "`output_mode` can only take values in all, sum, final, default"),
     ("serialized_embedding_splits_per_ipu", [0, -1], "must have all elements >= 0"),
-    ("serialized_embedding_splits_per_ipu", [0, 0], "must have at least 1 split"),
+    ("serialized_embedding_splits_per_ipu", [0, 0], "must have atleast 1 split"),
     ("serialized_projection_splits_per_ipu", [0, 3, 0, 2], "splits on consecutive IPUs"),
 ])
 def test_value_validators_run_on_construction_and_on_every_assignment(name, value, message):
@@ -151,7 +174,7 @@ def test_training_options_follow_the_reference():
     assert opts.Training.auto_loss_scaling is True
     assert opts.output_mode == poptorch.OutputMode.All
     assert opts.random_seed == 42
-    assert opts.TensorLocations.location("optimizer") == {"onChip": 0, "useReplicatedTensorSharding": 0}
+    assert opts.TensorLocations.location("optimizer") == {"onChip": 1, "useReplicatedTensorSharding": 0}  # v0.7: on chip
     assert repr(opts.execution_strategy) == "PipelinedExecution(AutoStage.AutoIncrement)"
     assert opts.connection_type == poptorch.ConnectionType.Always
     assert opts.available_memory_proportion == {"IPU0": 0.1, "IPU1": 0.15, "IPU2": 0.15, "IPU3": 0.15}
@@ -192,7 +215,7 @@ def test_options_defaults_and_special_values():
     assert opts.random_seed is None  # seed 0 is falsy: optimum-graphcore does not set it
     assert opts.executable_cache_dir is None
     assert opts.output_mode == poptorch.OutputMode.Final
-    assert opts.available_memory_proportion == {"IPU0": 0.6}
+    assert opts.available_memory_proportion == {"IPU0": 0.2}  # v0.7.1 default
     assert IPUConfig(output_mode="default").to_options().output_mode == poptorch.OutputMode.Default
 
 

@@ -99,3 +99,33 @@ def test_serialized_embedding_equals_the_embedding_in_value_and_gradient():
 def test_serialized_embedding_needs_a_divisor_of_the_vocabulary():
     with pytest.raises(ValueError, match="must divide the vocabulary size \\(10\\)"):
         SerializedEmbedding(nn.Embedding(10, 2), 3)
+
+
+def test_split_encoder_decoder_ipu_config_cuts_at_the_encoders_last_ipu():
+    from ipu_tutorials.optimum.graphcore import split_encoder_decoder_ipu_config
+
+    config = IPUConfig(layers_per_ipu=[3, 0, 3, 0, 0, 7], matmul_proportion=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    encoder, decoder = split_encoder_decoder_ipu_config(config, 6, 7)
+    assert (encoder.layers_per_ipu, encoder.ipus_per_replica) == ([3, 0, 3, 0], 4)  # largest power of 2
+    assert (decoder.layers_per_ipu, decoder.matmul_proportion) == ([0, 7], [0.5, 0.6])
+    with pytest.raises(IncompatibleIPUConfigError, match="Unable to find a valid split"):
+        split_encoder_decoder_ipu_config(IPUConfig(layers_per_ipu=[4, 3]), 3, 4)
+    with pytest.raises(ValueError, match="SplitProjection` must have all splits placed on the decoder"):
+        split_encoder_decoder_ipu_config(
+            IPUConfig(layers_per_ipu=[0, 2, 2, 0], serialized_projection_splits_per_ipu=[0, 2, 2, 0]), 2, 2)
+
+
+def test_the_registry_knows_nothing_of_the_models():
+    """Registration goes one way: models import modeling_utils, never the reverse (no import circle)."""
+    import ast
+    import inspect
+
+    from ipu_tutorials.optimum.graphcore import modeling_utils
+    from ipu_tutorials.optimum.graphcore.models import PipelinedBertModel
+
+    tree = ast.parse(inspect.getsource(modeling_utils))
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert not [name for name in imported if "models" in name]
+    import transformers
+    assert modeling_utils._PRETRAINED_TO_PIPELINED_REGISTRY[transformers.BertModel] is PipelinedBertModel
