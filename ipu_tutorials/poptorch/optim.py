@@ -15,6 +15,7 @@ import warnings
 import torch
 
 from . import _sliced_update
+from ._checks import check_finite_hyperparameters
 
 ACCUM_TYPES = (torch.float32, torch.float16)
 
@@ -93,6 +94,7 @@ class _IpuOptimizer:
 
         None means the default for every IPU-specific argument, as in PopTorch.
         """
+        check_finite_hyperparameters(type(self).__name__, self.param_groups)
         self.loss_scaling = _check_positive("loss_scaling",
                                             1.0 if loss_scaling is None else loss_scaling)
         self.accum_type = _check_accum_type("accum_type", accum_type)
