@@ -77,9 +77,10 @@ def load_trusted(path: str | os.PathLike, what: str = "file saved by poptorch"):
         with torch.serialization.safe_globals([allowed(n) for n in names]):
             return torch.load(path, weights_only=True)
     except (EOFError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, KeyError,
-            ValueError, AttributeError, TypeError) as error:
-        if isinstance(error, FileFormatError):
-            raise
+            ValueError, AttributeError, TypeError, OSError) as error:
+        if isinstance(error, (FileFormatError, FileNotFoundError, PermissionError,
+                              IsADirectoryError)):
+            raise  # these already name the file
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise FileFormatError(f"{path} is not a readable {what}: it is truncated, damaged or "
                               f"unsafe ({first_line[:200]})") from None
