@@ -133,6 +133,9 @@ class Options(_OptionGroup):
         import torch
 
         check_int("randomSeed()", random_seed, minimum=0)
+        if random_seed >= 2**64:
+            raise ValueError(f"randomSeed() must be below 2**64 (torch's seed range), got "
+                             f"{random_seed}")
         torch.manual_seed(random_seed)
         return self._set("random_seed", random_seed)
 
