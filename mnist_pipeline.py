@@ -22,35 +22,29 @@ import traceback
 MNIST_EPOCHS, EMBEDDED_EPOCHS = 3, 45  # both about 180,000 training images
 
 
-def positive_int(text: str) -> int:
+def _checked(text: str, convert, ok, rule: str):
+    """`text` converted, when it converts and obeys the rule; else argparse's error (exit 2)."""
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {rule}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {rule}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _checked(text, int, lambda v: v >= 1, "a positive integer")
 
 
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):  # nan and inf would train to NaN weights
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {value}")
-    return value
+    # nan and inf would train to NaN weights
+    return _checked(text, float, lambda v: v > 0 and math.isfinite(v), "a positive finite number")
 
 
 def seed(text: str) -> int:
     """A random seed torch accepts: 0 <= seed < 2**63."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**63 - 1, got {value}")
-    return value
+    return _checked(text, int, lambda v: 0 <= v < 2**63, "an integer from 0 to 2**63 - 1")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
