@@ -47,11 +47,15 @@ def start(command: list[str], environments: list[dict[str, str]]) -> list[subpro
     """Start one process per environment, each in its own process group, output piped."""
     setup = _die_with(os.getpid(), _prctl())
     processes = []
-    for env in environments:
-        processes.append(subprocess.Popen(
-            command, env={**os.environ, **env, LAUNCHER_PID_ENV: str(os.getpid())},
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            preexec_fn=setup))
+    try:
+        for env in environments:
+            processes.append(subprocess.Popen(
+                command, env={**os.environ, **env, LAUNCHER_PID_ENV: str(os.getpid())},
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                preexec_fn=setup))
+    except OSError as error:  # the program does not exist or cannot run: end those started
+        stop(processes, grace=0.0)
+        raise OSError(error.errno, f"cannot start {command[0]!r}: {error.strerror}") from None
     return processes
 
 

@@ -231,8 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_poprun_flags.topology(args.num_instances, args.num_replicas, args.ipus_per_replica))
     try:
         return run(args)
-    except rendezvous.RendezvousError as error:
-        print(f"poprun: error: {error}", file=sys.stderr)
+    except (rendezvous.RendezvousError, OSError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        print(f"poprun: error: {reason}", file=sys.stderr)
         return 1
 
 

@@ -211,3 +211,11 @@ def test_a_negative_count_exits_2_at_once(script, flag):
 def test_the_training_loop_refuses_a_bad_epoch_count(epochs):
     with pytest.raises(ValueError, match=f"epochs must be a positive integer, got {epochs!r}"):
         loops.train(None, [], epochs)
+
+
+def test_a_program_that_does_not_exist_is_one_line():
+    with started(poprun("--num-instances", "2", "no-such-program-ipu-tutorials")) as p:
+        output = finish(p, 60)
+    assert p.returncode == 1
+    assert output.strip() == ("poprun: error: cannot start 'no-such-program-ipu-tutorials': "
+                              "No such file or directory")
