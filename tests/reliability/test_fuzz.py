@@ -195,3 +195,14 @@ def test_optimizers_refuse_non_finite_learning_rates(lr, kind):
         getattr(poptorch.optim, kind)(model.parameters(), lr=lr)
     with pytest.raises(ValueError, match="(lr must be a finite number|Invalid learning rate)"):
         poptorch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=lr))
+
+
+@FUZZ
+@given(key=st.sampled_from(sorted(FIELDS)), text=st.one_of(
+    st.text(max_size=20), st.sampled_from(["nan", "inf", "1e999", "[" * 50_000, "[1 2",
+                                           "none", "-1", "[-1 -1]"])))
+def test_ipuconfig_update_from_string_takes_random_text(key, text):
+    try:
+        IPUConfig().update_from_string(f"{key}={text}")
+    except Exception as error:  # noqa: BLE001
+        assert is_clear(error), f"{key}={text[:40]!r} raised {error!r}"

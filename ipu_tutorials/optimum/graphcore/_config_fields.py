@@ -222,7 +222,7 @@ def parse_value(key: str, text: str):
         return None
     try:
         value = json.loads(text.replace(" ", ",")) if text.startswith("[") else json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: absurdly nested lists
         raise ValueError(f"Can't read {text!r} as a value of {key} "
                          f"({KINDS[kind][0]}); write lists as [a b c]") from None
     return value
