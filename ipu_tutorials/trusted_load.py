@@ -2,7 +2,8 @@
 
 A file saved by PoplarExecutor.save holds the wrapped nn.Module, the poptorch.Options and the
 optimizer, which torch's weights-only loader refuses by default. `load_trusted` allows just
-those: classes of the poptorch facade (plain data: options, enums, strategies, optimizers),
+those: classes of the poptorch facade (plain data: options, enums, strategies, optimizers,
+BeginBlock's hooks),
 nn.Module and torch Optimizer subclasses *already imported* by this process, and plain
 containers. Anything else the file names (os.system, builtins.eval, a module not yet
 imported) is refused before it is called, with one line naming the file and the name.
@@ -21,7 +22,7 @@ from .atomic_io import FileFormatError
 
 # the facade's modules of plain data (an executor or a data loader is never saved)
 FACADE = tuple(f"ipu_tutorials.poptorch.{m}." for m in
-               ("options", "option_groups", "enums", "strategies", "optim"))
+               ("options", "option_groups", "enums", "strategies", "optim", "blocks"))
 CONTAINERS = {"builtins.dict": dict, "builtins.set": set, "builtins.frozenset": frozenset,
               "collections.OrderedDict": collections.OrderedDict,
               "collections.defaultdict": collections.defaultdict}

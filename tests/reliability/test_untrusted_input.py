@@ -66,6 +66,25 @@ def test_only_imported_modules_and_safe_kinds_of_class_are_allowed():
     assert allowed("torch.nn.Linear.__init__") is None
 
 
+class TwoBlocks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = poptorch.BeginBlock(torch.nn.Linear(4, 4), "A", ipu_id=0)
+        self.b = poptorch.BeginBlock(torch.nn.Linear(4, 2), "B", ipu_id=1)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+def test_a_model_annotated_with_begin_block_loads_back(tmp_path):
+    # was wrong: BeginBlock's hook objects were refused by the weights-only load
+    opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution("A", "B"))
+    model = poptorch.inferenceModel(TwoBlocks(), opts)
+    x = torch.randn(2, 4)
+    model.compileAndExport(str(tmp_path / "m.poptorch"), x)
+    torch.testing.assert_close(poptorch.load(str(tmp_path / "m.poptorch"))(x), model(x))
+
+
 def test_a_saved_model_loads_back_weights_only(tmp_path):
     net = Regression()
     model = poptorch.trainingModel(net, optimizer=poptorch.optim.SGD(net.parameters(), lr=0.1,
