@@ -11,6 +11,7 @@ default) or ShardedExecution. The numerics are real PyTorch on the CPU; time, pl
 memory come from the simulated IPUs.
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -21,24 +22,29 @@ import traceback
 MNIST_EPOCHS, EMBEDDED_EPOCHS = 3, 45  # both about 180,000 training images
 
 
-def positive_int(text: str) -> int:
+def _checked(text: str, convert, ok, rule: str):
+    """`text` converted, when it converts and obeys the rule; else argparse's error (exit 2)."""
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {rule}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {rule}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _checked(text, int, lambda v: v >= 1, "a positive integer")
 
 
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
-    return value
+    # nan and inf would train to NaN weights
+    return _checked(text, float, lambda v: v > 0 and math.isfinite(v), "a positive finite number")
+
+
+def seed(text: str) -> int:
+    """A random seed torch accepts: 0 <= seed < 2**63."""
+    return _checked(text, int, lambda v: 0 <= v < 2**63, "an integer from 0 to 2**63 - 1")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -74,7 +80,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true",
                         help="write profiling reports (summary.json + trace.json for Perfetto)")
     parser.add_argument("--profile-dir", default="./profile", help="where --profile writes")
-    parser.add_argument("--seed", type=int, default=42, help="random seed")
+    parser.add_argument("--seed", type=seed, default=42, help="random seed")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     parser.add_argument("--debug", action="store_true",
                         help="print the placement, memory plan and schedule; full tracebacks")
@@ -166,10 +172,9 @@ def build_training(args, train_set):
     training_model = poptorch.trainingModel(TrainingModelWithLoss(model), train_opts, optimizer)
     training_data = poptorch.DataLoader(train_opts, train_set, batch_size=args.batch_size,
                                         shuffle=True, mode=poptorch.DataLoaderMode.Async)
-    if len(training_data) == 0:
-        raise poptorch.Error(f"one call consumes {training_data.combinedBatchSize} images but the "
-                             f"training set has {len(train_set)}: lower --batch-size, "
-                             f"--device-iterations or --gradient-accumulation")
+    tutorial.loops.check_one_call_fits(training_data.combinedBatchSize, len(train_set) // (
+        train_opts.Distributed.numProcesses), "--batch-size, --device-iterations or "
+        "--gradient-accumulation")
     return model, train_opts, training_model, training_data
 
 
@@ -220,12 +225,20 @@ def report(args, training_model, inference_model, started: float) -> None:
               f"ipu_tutorials.profiling.load_report(dir).plot_timeline()")
 
 
-if __name__ == "__main__":
-    arguments = parse_args()
+def run(arguments) -> int:
+    """main() with its errors as one line (a traceback too with --debug); the exit status."""
     try:
         main(arguments)
-    except (RuntimeError, ValueError) as error:  # poptorch.Error is a RuntimeError
-        if arguments.debug:
+    except KeyboardInterrupt:  # Ctrl-C: the loader thread is already stopped (main's finally)
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (RuntimeError, ValueError, TypeError, MemoryError, OSError) as error:
+        if arguments.debug:  # poptorch.Error is a RuntimeError
             traceback.print_exc()
         print(f"error: {error}", file=sys.stderr)
-        sys.exit(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(parse_args()))

@@ -32,6 +32,7 @@ def worker(calls: int, out_dir: str) -> None:
     import torch
 
     from ipu_tutorials import popdist, poptorch, tutorial
+    from ipu_tutorials.atomic_io import write_json
     import ipu_tutorials.popdist.poptorch as popdist_poptorch
     from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
@@ -50,9 +51,8 @@ def worker(calls: int, out_dir: str) -> None:
     for _ in range(calls):
         model(images, labels)
     seconds = time.perf_counter() - started
-    with open(os.path.join(out_dir, f"instance-{popdist.getInstanceIndex()}.json"), "w") as f:
-        json.dump({"samples": samples * calls, "seconds": seconds,
-                   "threads": torch.get_num_threads()}, f)
+    write_json(os.path.join(out_dir, f"instance-{popdist.getInstanceIndex()}.json"),
+               {"samples": samples * calls, "seconds": seconds, "threads": torch.get_num_threads()})
 
 
 def launch(instances: int, calls: int) -> tuple[float, int]:

@@ -8,22 +8,28 @@ def args(*argv):
     return poprun.parse_args([*argv, "python", "train.py", "--epochs", "2"])
 
 
-def test_counts_become_a_torchrun_launch_of_the_local_instances(tmp_path):
+def test_counts_become_the_instances_environments():
     parsed = args("--num-instances", "2", "--num-replicas", "4", "--numa-aware", "yes")
-    launch = poprun.torchrun_arguments(parsed, str(tmp_path))
-    assert "--nproc-per-node=2" in launch and "--max-restarts=0" in launch
-    assert "--rdzv-backend=c10d" in launch and "--rdzv-endpoint=localhost:0" in launch
-    assert f"--log-line-prefix-template={poprun.PREFIX}" in launch
-    assert launch[-3:] == ["train.py", "--epochs", "2"]
-    env = poprun.instance_environment(parsed, 2)
-    assert env["POPDIST_NUM_TOTAL_REPLICAS"] == "4" and env["POPDIST_NUM_INSTANCES"] == "2"
+    envs = poprun.launch_environments(parsed, [0, 1], "127.0.0.1", 4242, "s" * 32)
+    assert [e["RANK"] for e in envs] == ["0", "1"] and envs[1]["LOCAL_RANK"] == "1"
+    for env in envs:
+        assert env["POPDIST_NUM_TOTAL_REPLICAS"] == "4" and env["POPDIST_NUM_INSTANCES"] == "2"
+        assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("127.0.0.1", "4242")
+        assert env["IPU_TUTORIALS_RDZV_SECRET"] == "s" * 32
+        assert env["WORLD_SIZE"] == "2" and env["IPU_TUTORIALS_STORE_HOSTED"] == "1"
+    assert poprun.program(parsed)[1:] == ["train.py", "--epochs", "2"]
 
 
-def test_several_hosts_meet_at_the_first_one(tmp_path):
-    parsed = args("--num-instances", "4", "--num-replicas", "8", "--host", "pod-a,pod-b")
-    launch = poprun.torchrun_arguments(parsed, str(tmp_path))
-    assert "--nnodes=2" in launch and "--nproc-per-node=2" in launch
-    assert "--rdzv-endpoint=pod-a:29400" in launch
+def test_one_host_meets_on_loopback_at_any_free_port():
+    parsed = args("--num-instances", "2")
+    assert parsed.rdzv_port == 0 and poprun.host_index(parsed, poprun.hosts_of(parsed)) == 0
+
+
+def test_several_hosts_meet_at_the_first_one_on_a_fixed_port():
+    parsed = args("--num-instances", "4", "--num-replicas", "8", "--host", "pod-a,pod-b",
+                  "--host-index", "1")
+    assert parsed.rdzv_port == 29400
+    assert poprun.host_index(parsed, poprun.hosts_of(parsed)) == 1
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -34,6 +40,17 @@ def test_several_hosts_meet_at_the_first_one(tmp_path):
     (("--num-replicas", "8", "--ipus-per-replica", "4"),
      r"8 replicas x 4 IPU\(s\) per replica need 32 IPUs but the simulated system has 16"),
     (("--num-instances", "0",), r"--num-instances must be at least 1, got 0"),
+    (("--instance-timeout", "nan"), r"--instance-timeout must be a positive number of seconds"),
+    (("--instance-timeout", "inf"), r"--instance-timeout must be a positive number of seconds"),
+    (("--rdzv-port", "70000"), r"--rdzv-port must be between 1 and 65535, got 70000"),
+    (("--num-instances", "2", "--host", "a,b", "--rdzv-port", "0"),
+     r"--rdzv-port 0 lets the system pick a port the other hosts cannot know"),
+    (("--only-output-from-instance", "3", "--num-instances", "2"),
+     r"--only-output-from-instance must be between 0 and 1, got 3"),
+    (("--host", "a,b", "--num-instances", "2", "--host-index", "2"),
+     r"--host-index must be between 0 and 1"),
+    (("--mpi-local-args", "-x 'A=1"), r"--mpi-local-args .*No closing quotation"),
+    (("--update-partition", "maybe"), r"argument --update-partition: invalid choice: 'maybe'"),
 ])
 def test_counts_that_do_not_fit_exit_with_the_rule(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -46,3 +63,56 @@ def test_a_program_is_required(capsys):
     with pytest.raises(SystemExit):
         poprun.parse_args(["--num-instances", "2"])
     assert "give the program to run" in capsys.readouterr().err
+
+
+# --- real poprun's flags, as Graphcore's published examples write them --------------------------
+# tutorials/feature_examples/pytorch/popdist/tests/test_popdist_training.py (graphcore/examples)
+POPDIST_EXAMPLE = ["--mpi-global-args", "--tag-output", "--num-replicas", "4",
+                   "--num-instances", "2", "python", "popdist_training.py"]
+# nlp/bert/pytorch/README.md (graphcore/examples): a Pod launch, V-IPU and MPI flags
+POD_LAUNCH = ["--vv", "--num-instances=2", "--num-replicas=4", "--ipus-per-replica=4",
+              "--numa-aware=yes", "--vipu-server-host=10.1.2.3", "--vipu-server-timeout=3600",
+              "--vipu-partition=pod16", "--update-partition=yes", "--reset-partition=no",
+              "--remove-partition=no", "--print-topology=yes",
+              "--mpi-global-args=--mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0",
+              "--mpi-local-args=-x OMPI_CPP_FLAGS -x POPLAR_ENGINE_OPTIONS=x -x TAG=7",
+              "--executable-cache-path", "/tmp/cache", "python", "run_pretraining.py",
+              "--config", "pretrain_large_128"]
+
+
+def test_the_popdist_examples_command_line_parses_with_its_program_intact():
+    parsed = poprun.parse_args(POPDIST_EXAMPLE)
+    assert (parsed.num_instances, parsed.num_replicas) == (2, 4)
+    assert parsed.mpi_global_args == "--tag-output"
+    assert parsed.command == ["python", "popdist_training.py"]
+    assert _notes(parsed) == []  # --tag-output is what poprun does anyway
+
+
+def _notes(parsed):
+    from ipu_tutorials import _poprun_flags
+    return _poprun_flags.notes(parsed)
+
+
+def test_pod_flags_are_accepted_each_with_a_note_and_mpi_exports_applied(monkeypatch):
+    from ipu_tutorials import _poprun_flags
+    monkeypatch.setenv("OMPI_CPP_FLAGS", "-O2")
+    parsed = poprun.parse_args(POD_LAUNCH)
+    assert parsed.command == ["python", "run_pretraining.py", "--config", "pretrain_large_128"]
+    notes = _notes(parsed)
+    for flag in ("--vipu-server-host 10.1.2.3", "--vipu-partition pod16",
+                 "--update-partition yes", "--reset-partition no", "--remove-partition no",
+                 "--vipu-server-timeout 3600"):
+        assert any(n.startswith(f"poprun: note: {flag}: on a Pod this") for n in notes), flag
+    assert any("mpirun would get '--mca oob_tcp_if_include eth0" in n for n in notes)
+    assert _poprun_flags.mpi_exports(parsed) == {
+        "OMPI_CPP_FLAGS": "-O2", "POPLAR_ENGINE_OPTIONS": "x", "TAG": "7",
+        "POPTORCH_CACHE_DIR": "/tmp/cache"}
+    env = poprun.instance_environment(parsed, 1)
+    assert env["TAG"] == "7" and env["POPTORCH_CACHE_DIR"] == "/tmp/cache"
+    assert _poprun_flags.topology(2, 4, 4).splitlines()[-1] == \
+        "poprun: instance 1, replica 3: IPU(s) 12, 13, 14, 15"
+
+
+def test_the_mca_flag_takes_a_name_and_a_value():
+    parsed = poprun.parse_args(["--mca", "btl_tcp_if_include", "eth0", "python", "x.py"])
+    assert parsed.mca == ["btl_tcp_if_include", "eth0"] and parsed.command == ["python", "x.py"]

@@ -223,9 +223,10 @@ print("\n".join(sorted(line for line in result.stdout.splitlines() if "instance"
 # are the weights of one process with all 4 replicas:
 
 # %%
-two_instances = [torch.load(os.path.join(workdir, f"weights-{i}.pt")) for i in (0, 1)]
+two_instances = [torch.load(os.path.join(workdir, f"weights-{i}.pt"), weights_only=True)
+                 for i in (0, 1)]
 runpy.run_path(program)["train"](workdir, replicas=4)  # overwrites weights-0.pt
-one_process = torch.load(os.path.join(workdir, "weights-0.pt"))
+one_process = torch.load(os.path.join(workdir, "weights-0.pt"), weights_only=True)
 same = all(torch.allclose(two_instances[i][k], one_process[k], atol=1e-5)
            for i in (0, 1) for k in one_process)
 print(f"2 instances x 2 replicas == 1 process x 4 replicas (within 1e-5): {same}")
@@ -265,9 +266,8 @@ replication_explorer("40M", depth=4)
 # ## What a real IPU would do, and where the simulator differs
 #
 # Real `poprun` starts the instances through MPI (`mpirun`) on the hosts of a Pod and reserves
-# an IPU partition for each; here `poprun` starts them with torch.distributed's elastic agent
-# and they meet over gloo on the loopback interface (or through the rendezvous on the first
-# host listed in `--host`). On hardware the gradients of all replicas are reduced by the IPUs
+# an IPU partition for each; here `poprun` starts them itself and they meet over gloo on the
+# loopback interface (or, with a shared secret, at a store on the first host listed in `--host`). On hardware the gradients of all replicas are reduced by the IPUs
 # themselves over the IPU-Links (GW-Links between Pods); here the IPU time of that all-reduce is
 # simulated and the numbers are added by `torch.distributed.all_reduce` between the host
 # processes. The simulator gives every instance instance 0's weights at compile; on hardware,

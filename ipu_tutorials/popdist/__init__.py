@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from .. import _launch
 from ..poptorch import _instances
 
 ENV_TOTAL_REPLICAS = "POPDIST_NUM_TOTAL_REPLICAS"
@@ -20,6 +21,9 @@ __all__ = ["isPopdistEnvSet", "getNumInstances", "getInstanceIndex", "getNumTota
            "getDeviceId", "init", "InstanceError"]
 
 InstanceError = _instances.InstanceError
+
+if os.environ.get(ENV_UNDER_POPRUN):  # where the kernel cannot end us with poprun, watch it
+    _launch.watch_launcher()
 
 
 def _int_env(name: str, default: int) -> int:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import math
 
 
 def check_int(where: str, value, minimum: int = 1) -> int:
@@ -38,3 +39,16 @@ def check_str(where: str, value) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{where} expects a string, got {type(value).__name__} {value!r}")
     return value
+
+
+def check_finite_hyperparameters(where: str, param_groups: list[dict]) -> None:
+    """Every number in an optimizer's groups (lr, momentum, betas, eps, ...) is finite: a NaN
+    or infinite learning rate would silently turn every weight into NaN at the first update."""
+    for index, group in enumerate(param_groups):
+        for name, value in group.items():
+            numbers = value if isinstance(value, (tuple, list)) and name != "params" else [value]
+            for number in numbers:
+                if isinstance(number, float) and not math.isfinite(number):
+                    raise ValueError(f"{where}: {name} must be a finite number, got {value!r} "
+                                     f"(param group {index}); give a real value such as "
+                                     f"{name}=0.001")

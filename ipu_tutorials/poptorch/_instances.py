@@ -11,6 +11,7 @@ stops answering (the collective times out).
 from __future__ import annotations
 
 import datetime
+import ipaddress
 import os
 import signal
 import socket
@@ -20,11 +21,17 @@ import time
 import torch
 import torch.distributed as dist
 
+from .. import rendezvous
 from ..errors import Error
+from ._json_collectives import all_gather_json
 
 TIMEOUT_ENV = "IPU_TUTORIALS_INSTANCE_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0  # seconds: generous for a loaded laptop, yet bounded
 _KEY = "ipu_tutorials/instance/"
+_STORE_HOSTED = "IPU_TUTORIALS_STORE_HOSTED"  # poprun hosts the store (see poprun.py)
+# Instances on one host started by hand (MASTER_ADDR on loopback) without a secret: the store
+# listens on loopback only, and records are still JSON, never pickle.
+_LOCAL_SECRET = "ipu-tutorials-loopback-run"
 
 
 class InstanceError(Error):
@@ -40,6 +47,7 @@ class _Group:
 
 
 _group: _Group | None = None
+_listeners: list = []
 
 
 def timeout_seconds() -> float:
@@ -73,8 +81,7 @@ def join(index: int, count: int) -> _Group:
                                 f"of {dist.get_world_size()}, but the options say instance "
                                 f"{index} of {count}: make opts.Distributed.configureProcessId "
                                 f"match")
-        peers: list = [None] * count
-        dist.all_gather_object(peers, me)
+        peers = all_gather_json(list(me))  # JSON, never pickle
     else:
         peers = _meet(index, count, me)
     _group = _Group(index, count, [tuple(peer) for peer in peers])
@@ -84,13 +91,16 @@ def join(index: int, count: int) -> _Group:
 def _meet(index: int, count: int, me: tuple[str, int]) -> list[tuple[str, int]]:
     """Register in the run's store, wait (bounded) for every instance, then form the group."""
     timeout = timeout_seconds()
-    store = _connect_store(index, count, timeout)
-    store.set(f"{_KEY}joined/{index}", f"{me[0]} {me[1]}")
+    store, secret = _connect_store(index, count, timeout)
+    store.set(f"{_KEY}joined/{index}", rendezvous.sign(secret, {"host": me[0], "pid": me[1]}))
     _wait_for_all(store, count, timeout)
     peers = []
     for i in range(count):
-        host, pid = store.get(f"{_KEY}joined/{i}").decode().split()
-        peers.append((host, int(pid)))
+        try:  # a record without this run's secret is refused before anything else happens
+            record = rendezvous.verify(secret, store.get(f"{_KEY}joined/{i}"), f"instance {i}")
+        except rendezvous.RendezvousError as error:
+            raise InstanceError(f"instance {index}: {error}") from None
+        peers.append((str(record.get("host")), int(record.get("pid", 0))))
     dist.init_process_group("gloo", store=dist.PrefixStore(_KEY + "pg", store), rank=index,
                             world_size=count, timeout=datetime.timedelta(seconds=timeout))
     return peers
@@ -103,15 +113,31 @@ def _connect_store(index: int, count: int, timeout: float):
         raise InstanceError(f"instance {index} of {count} needs to know where the others meet: "
                             f"launch with poprun (or torchrun), or set MASTER_ADDR and "
                             f"MASTER_PORT in every instance's environment")
-    agent_store = os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+    hosted = (os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+              or os.environ.get(_STORE_HOSTED) == "1")  # by poprun or torchrun's agent
     try:
-        return dist.TCPStore(host, int(port), count, is_master=index == 0 and not agent_store,
-                             timeout=datetime.timedelta(seconds=timeout),
-                             wait_for_workers=False)
+        secret = (rendezvous.secret_from_environment(required=not _is_loopback(host))
+                  or _LOCAL_SECRET)
+        listener = rendezvous.bind(host, int(port)) if index == 0 and not hosted else None
+        store = dist.TCPStore(host, int(port), count, is_master=listener is not None,
+                              master_listen_fd=listener.fileno() if listener else None,
+                              timeout=datetime.timedelta(seconds=timeout),
+                              wait_for_workers=False)
+        _listeners.append(listener)  # the store serves on its fd: keep it open for good
+        return store, secret
+    except rendezvous.RendezvousError as error:
+        raise InstanceError(f"instance {index}: {error}") from None
     except (RuntimeError, OSError) as error:
         raise InstanceError(f"instance {index} could not reach the run's store at "
                             f"{host}:{port} within {timeout:.0f} s ({error}); is instance 0 "
                             f"running?") from error
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
 
 
 def _wait_for_all(store, count: int, timeout: float) -> None:
@@ -137,9 +163,10 @@ def agree(group: _Group, fingerprint: dict) -> None:
     Raises:
         InstanceError: naming each setting that differs and the values per instance.
     """
-    everyone: list = [None] * group.count
-    _collective(group, "compile", lambda: dist.all_gather_object(everyone, fingerprint))
-    differing = [key for key in fingerprint if any(f.get(key) != fingerprint[key] for f in everyone)]
+    everyone: list = []
+    _collective(group, "compile", lambda: everyone.extend(all_gather_json(fingerprint)))
+    mine = everyone[group.index]  # as JSON made it (tuples become lists), like the others'
+    differing = [key for key in mine if any(f.get(key) != mine[key] for f in everyone)]
     if differing:
         lines = "; ".join(f"{key}: " + ", ".join(f"instance {i} has {f.get(key)!r}"
                                                   for i, f in enumerate(everyone))

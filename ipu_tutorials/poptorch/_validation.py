@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from ..errors import Error
+from ._checks import check_finite_hyperparameters
 from ._device_optimizer import DeviceOptimizer, same_family
 from .enums import MeanReductionStrategy, OutputMode
 from .options import Options
@@ -32,6 +33,7 @@ def check_optimizer(model: torch.nn.Module, optimizer) -> None:
     if any(id(p) not in owned for g in optimizer.param_groups for p in g["params"]):
         raise ValueError("the optimizer holds parameters that are not in the wrapped "
                          "model; build it from this model's parameters")
+    check_finite_hyperparameters(type(optimizer).__name__, optimizer.param_groups)
 
 
 def float16_accumulators(optimizer) -> bool:

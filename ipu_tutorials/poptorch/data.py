@@ -8,6 +8,8 @@ import warnings
 import torch
 from torch.utils._pytree import tree_flatten
 
+from .. import host_memory
+from ..errors import Error
 from ._checks import check_int
 from ._to_simulator import PREPARED_AHEAD
 from .enums import DataLoaderMode
@@ -60,10 +62,20 @@ class AsynchronousDataAccessor:
             for item in self.dataset:
                 if not self._put(buffer, item, stop):
                     return
-        except Exception as error:  # handed to the consumer, raised there
-            self._put(buffer, error, stop)
+        except BaseException as error:  # handed to the consumer, raised there (SystemExit too)
+            self._put(buffer, _Failure(error), stop)
             return
         self._put(buffer, StopIteration(), stop)
+
+    def _next(self, buffer: queue.Queue, thread: threading.Thread):
+        """The next item; if the loader thread died without a word, say so instead of waiting."""
+        while True:
+            try:
+                return buffer.get(timeout=0.1)
+            except queue.Empty:
+                if not thread.is_alive() and buffer.empty():
+                    raise Error("the asynchronous data loader's thread stopped without "
+                                "finishing the epoch or raising; the dataset ended it abruptly")
 
     def __iter__(self):
         self.terminate()
@@ -74,11 +86,11 @@ class AsynchronousDataAccessor:
         self._thread.start()
         try:
             while True:
-                item = buffer.get()
+                item = self._next(buffer, self._thread)
                 if isinstance(item, StopIteration):
                     return
-                if isinstance(item, Exception):
-                    raise item
+                if isinstance(item, _Failure):
+                    item.raise_here()
                 yield mark_batch(item, prepared_ahead=True)
         finally:
             stop.set()  # the consumer stopped early (break) or finished: release the loader
@@ -87,13 +99,31 @@ class AsynchronousDataAccessor:
         """Stop the background loader (it stops by itself at the end of an epoch)."""
         if self._thread is not None:
             self._stop.set()
-            self._thread.join()
+            # bounded: a dataset stuck inside one item must not hold up Ctrl-C or exit (the
+            # thread is a daemon and stops at its next item)
+            self._thread.join(timeout=5.0)
             self._thread = None
 
     def __del__(self):
         stop = getattr(self, "_stop", None)  # absent when __init__ refused its arguments
         if stop is not None:
             stop.set()
+
+
+class _Failure:
+    """What the loader thread raised, carried to the consumer (not a batch, whatever it is)."""
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+    def raise_here(self):
+        if isinstance(self.error, Exception):
+            raise self.error
+        # SystemExit or KeyboardInterrupt raised by the dataset: stop the loop with an error
+        # that says so, rather than exiting from inside a background thread
+        raise Error(f"the dataset raised {type(self.error).__name__}"
+                    f"({', '.join(map(repr, self.error.args))}) while the asynchronous data "
+                    f"loader read a batch") from self.error
 
 
 class DataLoader(torch.utils.data.DataLoader):
@@ -130,6 +160,7 @@ class DataLoader(torch.utils.data.DataLoader):
         if rebatched_worker_size is not None and rebatched_worker_size > self._combined:
             raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
                              f"combined batch size ({self._combined})")
+        _check_batch_fits(dataset, self._combined)
         dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
         if isinstance(dataset, _InstanceShare):
             shuffle = False  # the share shuffles the whole dataset itself, the same everywhere
@@ -187,6 +218,19 @@ class DataLoader(torch.utils.data.DataLoader):
     def terminate(self):
         if self._accessor is not None:
             self._accessor.terminate()
+
+
+def _check_batch_fits(dataset, combined: int) -> None:
+    """One call's batch must fit in host memory (a map-style dataset: judged by its first sample)."""
+    if isinstance(dataset, torch.utils.data.IterableDataset) or not hasattr(dataset, "__len__"):
+        return
+    samples = min(combined, len(dataset))  # torch never builds a batch bigger than the dataset
+    if samples == 0:
+        return
+    host_memory.check_fits("one call's batch (batch_size x deviceIterations x "
+                           "replicationFactor x gradientAccumulation)", samples,
+                           host_memory.sample_bytes(dataset[0]),
+                           "lower batch_size or deviceIterations")
 
 
 class _SyncView:

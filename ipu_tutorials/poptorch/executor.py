@@ -14,6 +14,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import environment
+from ..atomic_io import atomic_open
 from ..errors import Error
 from ..profiling import autoreport
 from . import _instances
@@ -26,6 +27,7 @@ from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, b
                             check_buffers_kept, in_modes)
 from ._input_signature import check_inputs
 from ._progress import compilation_bar
+from ._saved_file import read_saved
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
                           settle_reduction)
 from .control_flow import training_graph
@@ -252,10 +254,11 @@ class PoplarExecutor:
         if os.path.isdir(filename):
             filename = os.path.join(filename, "model.poptorch")
         os.makedirs(os.path.dirname(os.path.abspath(filename)), exist_ok=True)
-        torch.save({"training": self._training, "options": self._options,
-                    "model": self._user_model if export_model else None,
-                    "optimizer": self._optimizer, "example": self._example,
-                    "rng_state": torch.get_rng_state() if save_rng_state else None}, filename)
+        with atomic_open(filename, "wb") as f:  # a crash mid-save keeps the previous file
+            torch.save({"training": self._training, "options": self._options,
+                        "model": self._user_model if export_model else None,
+                        "optimizer": self._optimizer, "example": self._example,
+                        "rng_state": torch.get_rng_state() if save_rng_state else None}, f)
 
     def compileAndExport(self, filename: str, *args, export_model: bool = True, **kwargs) -> None:
         """Compile for inputs like these and save the result to `filename` (PopTorch's
@@ -271,7 +274,7 @@ class PoplarExecutor:
         Raises:
             Error: when the file was saved from a wrapper of the other kind.
         """
-        saved = torch.load(filename, weights_only=False)
+        saved = read_saved(filename)
         if saved["training"] != self._training:
             kinds = {True: "poptorch.trainingModel", False: "poptorch.inferenceModel"}
             raise Error(f"Invalid file {filename}: it holds a {kinds[saved['training']]} "

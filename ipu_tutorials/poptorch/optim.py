@@ -7,6 +7,7 @@ the update, in float32, so scaled gradients never round to zero on the way.
 """
 from __future__ import annotations
 
+import collections
 import inspect
 import math
 import warnings
@@ -14,6 +15,7 @@ import warnings
 import torch
 
 from . import _sliced_update
+from ._checks import check_finite_hyperparameters
 
 ACCUM_TYPES = (torch.float32, torch.float16)
 
@@ -92,6 +94,7 @@ class _IpuOptimizer:
 
         None means the default for every IPU-specific argument, as in PopTorch.
         """
+        check_finite_hyperparameters(type(self).__name__, self.param_groups)
         self.loss_scaling = _check_positive("loss_scaling",
                                             1.0 if loss_scaling is None else loss_scaling)
         self.accum_type = _check_accum_type("accum_type", accum_type)
@@ -103,8 +106,13 @@ class _IpuOptimizer:
         self.state_types = {k: _check_accum_type(arg, v) for k, (arg, v) in state_types.items()}
 
     def __getstate__(self):
-        # torch's optimizers pickle only defaults, state and param_groups; keep the IPU settings
-        return dict(self.__dict__)
+        # torch's optimizers pickle only defaults, state and param_groups; keep the IPU settings.
+        # The state goes as a plain dict: a weights-only load (poptorch.load) refuses defaultdicts.
+        return {**self.__dict__, "state": dict(self.state)}
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.state = collections.defaultdict(dict, self.state)
 
     @torch.no_grad()
     def step(self, closure=None):

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import ast
-import json
 
 from .. import environment
+from . import _options_file as options_file
 from ._checks import check_bool, check_enum, check_fraction, check_int, check_str
 from ._option_rules import check_version
 from .enums import ConnectionType, OutputMode, SyncPattern, CommGroupType
@@ -134,6 +134,9 @@ class Options(_OptionGroup):
         import torch
 
         check_int("randomSeed()", random_seed, minimum=0)
+        if random_seed >= 2**64:
+            raise ValueError(f"randomSeed() must be below 2**64 (torch's seed range), got "
+                             f"{random_seed}")
         torch.manual_seed(random_seed)
         return self._set("random_seed", random_seed)
 
@@ -231,27 +234,30 @@ class Options(_OptionGroup):
 
     def from_json(self, text: str) -> "Options":
         """Apply {"methodName": value_or_list_of_args, "Group.methodName": ...} from JSON."""
-        try:
-            calls = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"options JSON is not valid JSON ({error}): {text!r}") from None
+        calls = options_file.parse_json_text(text)
         if not isinstance(calls, dict):
             raise ValueError(f"options JSON must be an object of method: argument pairs, got {text!r}")
+        return self._apply_table(calls)
+
+    def _apply_table(self, calls: dict) -> "Options":
         for name, args in calls.items():
             args = args if isinstance(args, list) else [args]
             self._method(name)(*[_json_arg(a) for a in args])
         return self
 
     def loadFromFile(self, filepath: str) -> "Options":
-        """Apply a file of option calls, one per line, without the `options.` prefix."""
-        with open(filepath, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    self._apply_call(line, f"{filepath}:{number}")
+        """Apply a file of option calls, one per line, without the `options.` prefix (lines are
+        parsed, never evaluated); a .json or .toml file holds {"methodName": args} instead."""
+        if str(filepath).endswith(options_file.TABLE_SUFFIXES):
+            return self._apply_table(options_file.read_table(filepath))
+        for number, line in enumerate(options_file.read_lines(filepath), 1):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                self._apply_call(line, f"{filepath}:{number}")
         return self
 
     def _method(self, dotted: str):
+        options_file.check_name(dotted)
         target = self
         for part in dotted.split("."):
             try:
@@ -278,7 +284,7 @@ class Options(_OptionGroup):
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
             method = getattr(self._run_call(func.value, where), func.attr, None)
-            if not callable(method):
+            if not callable(method) or func.attr.startswith("_"):
                 raise ValueError(f"{where}: unknown option method {func.attr!r} in "
                                  f"{ast.unparse(call)!r}")
         else:
@@ -320,15 +326,14 @@ def _facade_names() -> dict:
 
 
 def _resolve(path: str, where: str, shown: str):
-    """poptorch.Name.Member (or torch.name) -> the object it names."""
-    import torch
-
+    """poptorch.Name.Member (or a torch dtype such as torch.float16) -> the object it names."""
+    options_file.check_name(path)
     first, *rest = path.split(".")
     target = _facade_names().get(first)
     for part in rest:
         target = getattr(target, part, None) if target is not None else None
     if target is None:
-        target = getattr(torch, path, None)
+        target = options_file.torch_value(path)
     if target is None:
         raise ValueError(f"{where}: unknown name {shown!r}")
     return target
@@ -338,6 +343,9 @@ def _eval_literal(node: ast.AST, where: str):
     """Literals, plus poptorch.Name(...) calls and poptorch.Enum.Member attributes."""
     if isinstance(node, ast.Call):
         func = _eval_literal(node.func, where)
+        if not isinstance(func, type):  # poptorch.ShardedExecution(...), never a function
+            raise ValueError(f"{where}: only poptorch classes can be called, not "
+                             f"{ast.unparse(node.func)!r}")
         return func(*[_eval_literal(a, where) for a in node.args],
                     **{k.arg: _eval_literal(k.value, where) for k in node.keywords})
     if isinstance(node, ast.Attribute):

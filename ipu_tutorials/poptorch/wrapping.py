@@ -5,6 +5,7 @@ import torch
 
 from ..errors import Error
 from ._device_state import TRAINING_WRAPPERS
+from ._saved_file import read_saved
 from .executor import PoplarExecutor, _wrapped_module
 from .options import Options
 
@@ -39,7 +40,7 @@ def inferenceModel(model: torch.nn.Module, options: Options | None = None) -> Po
 
 def load(filename: str, edit_opts_fn=None) -> PoplarExecutor:
     """Rebuild and recompile a model saved with PoplarExecutor.save()."""
-    saved = torch.load(filename, weights_only=False)
+    saved = read_saved(filename)
     if saved["model"] is None:
         raise Error(f"{filename} was saved with export_model=False: rebuild the model, wrap it, "
                     f"and load its weights yourself")

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
+
+from ..atomic_io import FileFormatError, read_json, write_json
 
 from ..simulator.compile import Plan
 from ..simulator.schedule import Event
@@ -94,12 +95,12 @@ class Report:
     def save(self, directory: str) -> str:
         """Write summary.json and trace.json into `directory`; returns the directory."""
         os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, SUMMARY_FILE), "w", encoding="utf-8") as f:
-            json.dump(self.summary, f, indent=2, default=str)
         trace = to_trace(self.events, self.num_ipus, self.memory,
                          f"{self.summary['model']} on simulated IPUs")
-        with open(os.path.join(directory, TRACE_FILE), "w", encoding="utf-8") as f:
-            json.dump(trace, f)
+        # each file is replaced whole: a crash, a full disk or a second writer never leaves
+        # a truncated one; the trace goes first, so a summary always has its trace
+        write_json(os.path.join(directory, TRACE_FILE), trace)
+        write_json(os.path.join(directory, SUMMARY_FILE), self.summary, indent=2, default=str)
         return directory
 
     @classmethod
@@ -109,13 +110,16 @@ class Report:
         missing = [p for p in paths if not os.path.exists(p)]
         if missing:
             raise FileNotFoundError(f"not a report directory: {', '.join(missing)} missing")
-        with open(paths[0], encoding="utf-8") as f:
-            summary = json.load(f)
-        if summary.get("format") != FORMAT:
-            raise ValueError(f"{paths[0]} is not an ipu-tutorials report (format "
-                             f"{summary.get('format')!r}, expected {FORMAT!r})")
-        with open(paths[1], encoding="utf-8") as f:
-            events = from_trace(json.load(f))
+        summary = read_json(paths[0], "report summary")
+        found = summary.get("format") if isinstance(summary, dict) else type(summary).__name__
+        if found != FORMAT:
+            raise FileFormatError(f"{paths[0]} is not an ipu-tutorials report (format "
+                                  f"{found!r}, expected {FORMAT!r})")
+        try:
+            events = from_trace(read_json(paths[1], "Chrome trace"))
+        except (KeyError, TypeError, AttributeError) as error:
+            raise FileFormatError(f"{paths[1]} is not a trace written by Report.save (an event "
+                                  f"is malformed: {type(error).__name__} {error}); save it again") from None
         return cls(summary, events)
 
     def plot_timeline(self, ax=None, **kwargs):

@@ -65,6 +65,17 @@ def whole_calls(samples: int, batch_size: int, most: int = 100, least: int = 1) 
     return max(counts)
 
 
+def check_one_call_fits(images_per_call: int, dataset_size: int, flags: str) -> None:
+    """A training set must hold at least one call's images, or an epoch would train nothing.
+
+    Raises:
+        poptorch.Error: naming both counts and the flags that set the call's size.
+    """
+    if images_per_call > dataset_size:
+        raise poptorch.Error(f"one call consumes {images_per_call:,} images but the training "
+                             f"set has {dataset_size:,}: lower {flags}")
+
+
 @dataclasses.dataclass
 class EpochStats:
     epoch: int
@@ -75,6 +86,11 @@ class EpochStats:
 def train(training_model, training_data, epochs: int, progress: bool = True,
           log=print) -> list[EpochStats]:
     """The tutorial's loop: a bar per epoch with loss, accuracy and simulated throughput."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if len(training_data) == 0:
+        raise ValueError("the training data holds no whole call of the model: lower the batch "
+                         "size, device iterations or gradient accumulation")
     history = []
     for epoch in range(1, epochs + 1):
         losses, correct, seen = [], 0.0, 0

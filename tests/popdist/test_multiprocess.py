@@ -37,8 +37,11 @@ def run(command: list[str], env: dict | None = None) -> subprocess.CompletedProc
 
 
 def poprun(out_dir: Path, *program_args: str, env: dict | None = None):
-    return run([sys.executable, "-m", "ipu_tutorials.poprun", "--num-instances", "2",
-                "--num-replicas", "4", "python", str(PROGRAM), str(out_dir), *program_args],
+    # the launcher flags of Graphcore's popdist example (tutorials/feature_examples/pytorch/
+    # popdist/tests/test_popdist_training.py in graphcore/examples)
+    return run([sys.executable, "-m", "ipu_tutorials.poprun", "--mpi-global-args", "--tag-output",
+                "--num-replicas", "4", "--num-instances", "2", "python", str(PROGRAM),
+                str(out_dir), *program_args],
                {"IPU_TUTORIALS_INSTANCE_TIMEOUT": "60", **(env or {})})
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Callable
 
 ALLOWED_POD_TYPES = ("pod4", "pod8", "pod16", "pod32", "pod64")
@@ -151,6 +152,9 @@ def check_value(name: str, value) -> None:
     """The per-attribute rules: floors, output modes and serialized splits."""
     if value is None:
         return
+    if not _finite(value):  # NaN or infinity would be saved as non-standard JSON and break plans
+        raise ValueError(f"`IPUConfig` attribute `{name}` must hold finite numbers. You provided "
+                         f"{name}={value!r}; give a real number, e.g. {FIELDS[name][1]!r}")
     if name in FLOORS:
         floor = FLOORS[name]
         if isinstance(value, list) and any(v < floor for v in value):
@@ -164,6 +168,16 @@ def check_value(name: str, value) -> None:
                          f"{', '.join(OUTPUT_MODES)}. You provided output_mode={value!r}")
     if name in SPLITS:
         _check_splits(name, value)
+
+
+def _finite(value) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
 
 
 def _check_splits(name: str, value: list[int]) -> None:
@@ -234,7 +248,7 @@ def parse_value(key: str, text: str):
         return None
     try:
         value = json.loads(text.replace(" ", ",")) if text.startswith("[") else json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: absurdly nested lists
         raise ValueError(f"Can't read {text!r} as a value of {key} "
                          f"({KINDS[kind][0]}); write lists as [a b c]") from None
     return value

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from ... import poptorch
+from ...atomic_io import FileFormatError, read_json, write_text
 from . import _config_fields as fields
 from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError
 from ._popart_flags import set_popart_flags, simulated_ipu_version
@@ -321,8 +322,7 @@ class IPUConfig:
         return json.dumps(values, indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, json_file_path: str | os.PathLike, use_diff: bool = True) -> None:
-        with open(json_file_path, "w", encoding="utf-8") as handle:
-            handle.write(self.to_json_string(use_diff=use_diff))
+        write_text(json_file_path, self.to_json_string(use_diff=use_diff))  # atomic
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> None:
         """Write `save_directory/ipu_config.json` (the directory is created if needed).
@@ -373,14 +373,14 @@ class IPUConfig:
 
 
 def _read_json(json_file: str | os.PathLike) -> dict[str, Any]:
-    """The attributes saved in an ipu_config.json (a JSON object)."""
-    with open(json_file, encoding="utf-8") as handle:
-        try:
-            values = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise OSError(f"{json_file} is not valid JSON ({error})") from None
+    """The attributes saved in an ipu_config.json (a JSON object); a damaged file is one OSError."""
+    try:
+        values = read_json(json_file, "IPUConfig JSON file")
+    except FileFormatError as error:  # transformers answers a bad config file with OSError
+        raise OSError(str(error)) from None
     if not isinstance(values, dict):
-        raise OSError(f"{json_file} does not hold a JSON object of IPUConfig attributes")
+        raise OSError(f"{os.fspath(json_file)} must hold a JSON object of IPUConfig "
+                      f"attributes, got a {type(values).__name__}")
     return values
 
 

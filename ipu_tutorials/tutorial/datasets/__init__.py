@@ -14,6 +14,8 @@ import socket
 
 import torch
 
+from ...atomic_io import atomic_open
+
 EMBEDDED_FILE = os.path.join(os.path.dirname(__file__), "mnist_digits.gz")
 EMBEDDED_TRAIN, EMBEDDED_TEST = 4000, 1000
 MEAN, STD = 0.1307, 0.3081  # MNIST pixel statistics (the Normalize of Graphcore's PyTorch MNIST tutorials)
@@ -125,8 +127,9 @@ def build_embedded(csv_path: str, out_path: str = EMBEDDED_FILE, seed: int = 0) 
         train.append(members[:EMBEDDED_TRAIN // 10])
         test.append(members[EMBEDDED_TRAIN // 10:])
     order = torch.cat(train + test)
-    with gzip.open(out_path, "wb", compresslevel=9) as f:
-        f.write(labels[order].numpy().tobytes() + pixels[order].numpy().tobytes())
+    with atomic_open(out_path, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", compresslevel=9,
+                                                         mtime=0) as packed:
+        packed.write(labels[order].numpy().tobytes() + pixels[order].numpy().tobytes())
 
 
 __all__ = ["Digits", "build_embedded", "embedded_digits", "load_mnist", "torchvision_mnist"]
