@@ -19,6 +19,7 @@ from torch.utils.flop_counter import flop_registry
 from ..errors import Error
 from . import tracing
 from .frozen_values import Recording, ValueRead
+from .matmul import Shape, matmul_shape
 
 HOST = "(host)"  # the source of model inputs and the sink of outputs in the edge table
 WHOLE_MODEL = "(model)"  # the single block of a model without annotations
@@ -44,6 +45,7 @@ class Op:
     available_memory: float | None = None  # set_available_memory() proportion
     multiconv: int | None = None  # MultiConv group
     segment: int = 0  # recomputation segment: recomputationCheckpoint() starts a new one
+    shape: Shape | None = None  # (count, M, K, N) of a matmul or convolution (matmul.py)
 
 
 @dataclasses.dataclass
@@ -219,7 +221,8 @@ class Recorder:
                   bytes_out=0 if aliases else sum(_nbytes(t) for t in outputs),
                   out_elements=out_elements,
                   dtype_bytes=floats[0].element_size() if floats else 4, params=params,
-                  multiconv=self.multiconv if kind == "matmul" else None, segment=self.segment)
+                  multiconv=self.multiconv if kind == "matmul" else None, segment=self.segment,
+                  shape=matmul_shape(str(packet), args, out) if kind == "matmul" else None)
 
 
 class _OpMode(TorchDispatchMode):

@@ -1,8 +1,9 @@
 """Cost model: seconds of simulated IPU time for ops, stages, transfers and the weight update.
 
 Where it is approximate (on purpose, to stay explainable):
-- a matmul or convolution runs at MATMUL_EFFICIENCY of the chip's peak for its operand width;
-  other ops are bound by tile-memory bandwidth;
+- a matmul or convolution runs at the fraction of the chip's peak its shape and operand width
+  reach on the tiles' AMP units (matmul.matmul_efficiency); other ops are bound by tile-memory
+  bandwidth;
 - every op that computes pays a fixed OP_OVERHEAD_CYCLES for its compute set's sync and
   exchange, which is what dominates tiny models;
 - backward costs twice the forward for matmuls (input and weight gradients), once otherwise;
@@ -15,27 +16,32 @@ Where it is approximate (on purpose, to stay explainable):
 Calibration (docs/cost-model.md, "Calibration against published runs"): OP_OVERHEAD_CYCLES and the host
 constants are fitted on the pipelining tutorial's published run (seed 003: about 15 calls of
 4,000 images per second, and its PopVision trace of about 85 k cycles per pipeline cycle) and
-on Graphcore's efficient-data-loading tutorial; MATMUL_EFFICIENCY on BERT-Large.
+on Graphcore's efficient-data-loading tutorial; the matmul model's two constants on BERT-Large
+and ResNet-50.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from . import collectives
 from .capture import HOST, Graph, Op
 from .hardware import IpuSpec, System
+from .matmul import matmul_efficiency
 from .memory import available_memory, temp_bytes
 from .placement import Placement
 from .rules import recomputes
 from .spec import RunSpec
 
-# Calibrated on BERT-Large phase 1 on a Bow Pod16 (4 IPUs x 4 replicas, published 5,600 seq/s,
-# ipu-hardware.md "Published results"): tests/simulator/test_calibration.py.
-MATMUL_EFFICIENCY = 0.5
 # cycles per compute step (its BSP sync and exchange setup). Calibrated on the pipelining
 # tutorial's PopVision trace (graphcore/examples tutorials/pytorch/pipelining/static/
 # pipelined-execution.png: about 85 k cycles per pipeline cycle of a 4-IPU MNIST model) and on
 # the efficient-data-loading tutorial's synthetic-data run (338 us per 16-image step).
 OP_OVERHEAD_CYCLES = 6_000
+# cycles per element-wise or reduction step (normalisation, activation, residual add, softmax):
+# no weights to exchange and PopART fuses and outlines chains of them, so they sync for less
+# than a matmul. Calibrated on the calibration runs with matmul.py's two constants (ResNet-50's
+# graph is 80% such ops, BERT-Large's 74%).
+ELEMENTWISE_OVERHEAD_CYCLES = 1_000
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 # s per call, host <-> IPU synchronisation, half at the start and half at the end. Assumption,
 # bounded above by popxl's MNIST tutorial: 7,500 synchronous calls in 24 s, 3.3 ms per call
@@ -72,14 +78,15 @@ def op_seconds(op: Op, chip: IpuSpec, cap_bytes: float, partials_bytes: int) -> 
     """One op on one IPU; a matmul denied the temporary memory it wants takes longer."""
     if op.kind == "view":
         return 0.0
-    overhead = OP_OVERHEAD_CYCLES / chip.clock_hz
-    if op.kind == "matmul":
-        seconds = op.flops / (chip.peak_flops(op.dtype_bytes) * MATMUL_EFFICIENCY)
-        wanted = temp_bytes(op, partials_bytes)
-        if wanted > cap_bytes:  # the planner serialises the op to fit the cap
-            seconds *= wanted / cap_bytes
-        return seconds + overhead
-    return (op.bytes_in + op.bytes_out) / chip.memory_bandwidth + overhead
+    if op.kind != "matmul":
+        return ((op.bytes_in + op.bytes_out) / chip.memory_bandwidth
+                + ELEMENTWISE_OVERHEAD_CYCLES / chip.clock_hz)
+    efficiency = matmul_efficiency(op.shape, op.dtype_bytes, chip.tiles)
+    seconds = op.flops / (chip.peak_flops(op.dtype_bytes) * efficiency)
+    wanted = temp_bytes(op, partials_bytes)
+    if wanted > cap_bytes:  # the planner serialises the op to fit the cap
+        seconds *= wanted / cap_bytes
+    return seconds + OP_OVERHEAD_CYCLES / chip.clock_hz
 
 
 def _ops_seconds(ops: list[Op], ipu: int, spec: RunSpec, backward: bool) -> float:
@@ -168,9 +175,7 @@ def update_seconds(weight_elements: int, touched_bytes: int, tensors: int,
     return max(arithmetic, memory) + overhead
 
 
-def allreduce_seconds(gradient_bytes: int, spec: RunSpec) -> float:
-    """A ring all-reduce of the gradients across replicas."""
-    r = spec.pod_replicas
-    if r == 1 or not gradient_bytes:
-        return 0.0
-    return link_seconds(int(2 * (r - 1) / r * gradient_bytes), spec.system)
+def allreduce_seconds(gradient_bytes: int, spec: RunSpec, ipus_per_replica: int = 1) -> float:
+    """The all-reduce of one IPU's gradients across replicas (collectives.allreduce_seconds)."""
+    return collectives.allreduce_seconds(gradient_bytes, spec.pod_replicas, ipus_per_replica,
+                                         spec.system.ipu.link_bandwidth, LINK_LATENCY)

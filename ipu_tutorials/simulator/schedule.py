@@ -75,6 +75,7 @@ class StepCosts:
     update_stream: dict[int, float] = dataclasses.field(default_factory=dict)  # ipu -> one way
     host_data: float = 0.0  # the host's preparation of one call's samples
     data_async: bool = True  # prepared while the device runs (the next call's data)
+    instance_host: float = 0.0  # each poprun instance's own work on the call's inputs, first
 
 
 # --- which work happens when ---------------------------------------------------------------
@@ -199,13 +200,14 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
         steps, per_step = 1, d
     else:
         steps, per_step = d, 1
-    events = [Event(HOST_TRACK, 0.0, costs.host_latency, "host")]
+    events = [Event(HOST_TRACK, 0.0, costs.host_latency + costs.instance_host, "host")]
     t = costs.host_latency
     data_end = t
     if costs.host_data:  # asynchronous: the next call's data, while this one runs; else first
         events.append(Event(HOST_DATA_TRACK, t, costs.host_data, "data"))
         data_end = t + costs.host_data
         t = t if costs.data_async else data_end
+    t += costs.instance_host  # the instance hands the inputs over before the device starts
     for step in range(steps):
         if costs.host_in:
             events.append(Event(HOST_TRACK, t, costs.host_in * per_step, "host", None, None, step))

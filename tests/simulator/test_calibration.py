@@ -34,6 +34,7 @@ def resnet():
 
 
 def within(run) -> bool:
+    assert run.tolerance == 1.1  # every calibration run: within 1.1x
     return 1 / run.tolerance <= run.ratio <= run.tolerance
 
 
@@ -41,7 +42,7 @@ def recompiled(run, **changes):
     return compile_plan(run.plan.graph, dataclasses.replace(run.plan.config, **changes))
 
 
-def test_the_tutorial_run_lands_within_2x_of_60000_images_per_second(tutorial):
+def test_the_tutorial_run_lands_within_1_1x_of_60000_images_per_second(tutorial):
     assert tutorial.plan.memory.fits
     assert within(tutorial), tutorial.simulated
 
@@ -50,7 +51,8 @@ def test_the_tutorial_run_is_bound_by_the_host_as_its_published_trace_shows(tuto
     plan = tutorial.plan
     parts = plan.breakdown()
     assert sum(parts.values()) == pytest.approx(plan.call_seconds)
-    assert parts["waiting for host data"] > parts["IPU compute"] + parts["exchange and sync"]
+    host = parts["waiting for host data"] + parts["host I/O"]  # the instance's work is host I/O
+    assert host > parts["IPU compute"] + parts["exchange and sync"]
     # the trace: about 1.35 M cycles from one weight update to the next (one device iteration)
     device_cycles = parts["IPU compute"] + parts["exchange and sync"]
     per_iteration = device_cycles * plan.config.system.ipu.clock_hz / plan.config.device_iterations
@@ -75,7 +77,7 @@ def test_the_simulated_compile_time_matches_the_tutorials_published_bars(tutoria
     assert "Simulated compile time" in tutorial.plan.describe()
 
 
-def test_bert_large_as_published_fits_and_lands_within_1_25x_of_5600(bert):
+def test_bert_large_as_published_fits_and_lands_within_1_1x_of_5600(bert):
     assert bert.plan.memory.fits
     assert within(bert), bert.simulated
 
@@ -96,7 +98,7 @@ def test_bert_large_stashes_only_checkpoints_for_2k_minus_1_micro_batches(bert):
     assert ipu1.stash == 7 * (checkpoint + 7 * checkpoint)
 
 
-def test_resnet50_as_published_fits_and_lands_within_1_5x_of_42029(resnet):
+def test_resnet50_as_published_fits_and_lands_within_1_1x_of_42029(resnet):
     assert resnet.plan.memory.fits
     assert within(resnet), resnet.simulated
 

@@ -1,0 +1,52 @@
+"""The validation set (docs/cost-model.md, "Validation against runs it was not calibrated on").
+
+Simulated figures are deterministic, so the ratios are asserted: every run fits with the
+memory check on, lands within 1.25x of its published throughput, except the runs listed in
+OUTSIDE_1_25, which stay within 2x until the cost model explains them.
+"""
+import pytest
+
+from ipu_tutorials.tutorial import published_runs, validation_runs
+
+# Known misses of the current model (docs/cost-model.md says why it is thought to miss them)
+OUTSIDE_1_25 = {
+    "BERT-Large phase 2 (seq 512), Bow Pod16, 4 IPUs x 4 replicas, packed",
+    "BERT-Large phase 2 (seq 512), Bow Pod64, 4 IPUs x 16 replicas, packed",
+    "ViT-B/16 pre-training, Bow Pod16, 4 IPUs x 4 replicas, LAMB",
+    "ViT-B/16 pre-training, Bow Pod64, 4 IPUs x 16 replicas, LAMB",
+    "ViT-B/16 fine-tuning, Bow Pod16, 4 IPUs x 4 replicas, SGD",
+}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return validation_runs.all_runs()
+
+
+def test_the_validation_set_has_at_least_10_runs_apart_from_the_calibration(runs):
+    calibration = {run.name for run in published_runs.all_runs()}
+    assert len(runs) >= 10
+    assert not calibration & {run.name for run in runs}
+
+
+def test_every_validation_run_fits_as_published(runs):
+    assert all(run.plan.memory.fits for run in runs)
+
+
+def test_every_validation_run_outside_the_known_misses_lands_within_1_25x(runs):
+    outside = {run.name for run in runs if not 1 / 1.25 <= run.ratio <= 1.25}
+    assert outside == OUTSIDE_1_25, {run.name: round(run.ratio, 2) for run in runs}
+    assert all(0.5 <= run.ratio <= 2.0 for run in runs)
+
+
+def test_bert_large_gains_from_pod16_to_pod64_as_graphcore_published(runs):
+    pod16 = published_runs.bert_large_run()
+    pod64 = next(run for run in runs if run.name.startswith("BERT-Large phase 1, Bow Pod64"))
+    published = pod64.published / pod16.published  # 18,442 / 5,600 = 3.29
+    assert pod64.simulated / pod16.simulated == pytest.approx(published, rel=0.1)
+
+
+def test_the_grouped_convolution_models_land_within_1_25x(runs):
+    grouped = [run for run in runs if run.name.startswith(("ResNeXt", "EfficientNet"))]
+    assert len(grouped) == 3
+    assert all(1 / 1.25 <= run.ratio <= 1.25 for run in grouped)
