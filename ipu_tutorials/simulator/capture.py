@@ -20,6 +20,7 @@ from ..errors import Error
 from . import tracing
 from .frozen_values import Recording, ValueRead
 from .matmul import Shape, matmul_shape
+from .static_graph import static_graph
 
 HOST = "(host)"  # the source of model inputs and the sink of outputs in the edge table
 WHOLE_MODEL = "(model)"  # the single block of a model without annotations
@@ -306,8 +307,9 @@ def _capture_meta(model, args, kwargs, compute_dtype) -> Graph:
         if isinstance(tensor, torch.nn.Parameter):
             param_names.setdefault(id(meta_state[name]), name)
     args, kwargs = _to_meta(args), _to_meta(kwargs)
-    return _run(model, args, kwargs, param_names,
-                lambda: torch.func.functional_call(model, meta_state, args, kwargs, strict=False))
+    with static_graph(model):  # transformers' models as PopTorch traces them
+        return _run(model, args, kwargs, param_names,
+                    lambda: torch.func.functional_call(model, meta_state, args, kwargs, strict=False))
 
 
 def _capture_real(model, args, kwargs) -> Graph:
