@@ -134,6 +134,22 @@ def stream_seconds(num_bytes: int, system: System) -> float:
     return num_bytes / system.streaming_bandwidth + STREAM_LATENCY if num_bytes else 0.0
 
 
+def crossing_bytes(graph: Graph, placement: Placement, stage) -> tuple[int, int]:
+    """Bytes a stage sends to and receives from other IPUs: each tensor once per IPU it
+    reaches, however many blocks there read it (the copy lands once per IPU)."""
+    ipu_of = {block: s.ipu for s in placement.stages for block in s.blocks}
+    sent = received = 0
+    for source, targets, size in graph.transfers:
+        if source == HOST:
+            continue
+        reached = {ipu_of.get(t) for t in targets} - {ipu_of.get(source), None}
+        if source in stage.blocks:
+            sent += size * len(reached)
+        elif stage.ipu in reached and any(t in stage.blocks for t in targets):
+            received += size
+    return sent, received
+
+
 def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[StageCost]:
     recompute = recomputes(spec, len(placement.stages))
     costs = []
@@ -143,10 +159,7 @@ def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[Stage
         backward = _ops_seconds(ops, stage.ipu, spec, backward=True) if spec.training else 0.0
         if recompute:
             backward += forward
-        sent = sum(size for (src, dst), size in graph.edges.items()
-                   if src in stage.blocks and dst not in stage.blocks)
-        received = sum(size for (src, dst), size in graph.edges.items()
-                       if dst in stage.blocks and src not in stage.blocks and src != HOST)
+        sent, received = crossing_bytes(graph, placement, stage)
         costs.append(StageCost(forward, backward, link_seconds(sent, spec.system),
                                link_seconds(received, spec.system) if spec.training else 0.0,
                                sum(op.flops for op in ops)))
