@@ -50,3 +50,20 @@ def test_the_grouped_convolution_models_land_within_1_25x(runs):
     grouped = [run for run in runs if run.name.startswith(("ResNeXt", "EfficientNet"))]
     assert len(grouped) == 3
     assert all(1 / 1.25 <= run.ratio <= 1.25 for run in grouped)
+
+
+def test_the_lessons_quote_the_validation_tables_spread(runs):
+    """Lessons that show throughput quote the spread; it must be the one computed here."""
+    import pathlib
+    import re
+    ratios = [run.ratio for run in runs]
+    within = sum(1 / 1.25 <= r <= 1.25 for r in ratios)
+    words = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    lessons = sorted(pathlib.Path(__file__).parents[2].glob("walkthroughs/*.py"))
+    quoting = [p for p in lessons if "How far to trust a simulated throughput" in p.read_text()]
+    assert len(quoting) >= 8
+    for path in quoting:
+        text = " ".join(path.read_text().replace("#", " ").split())
+        low, high = map(float, re.search(r"between ([\d.]+)x and ([\d.]+)x", text).groups())
+        assert (low, high) == (round(min(ratios), 2), round(max(ratios), 2)), path.name
+        assert f"{words[len(runs)]} published" in text and f"{words[within]} of them" in text
