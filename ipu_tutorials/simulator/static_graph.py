@@ -16,43 +16,34 @@ import sys
 PORTABLE = ("eager", "sdpa")  # attention implementations that run on meta tensors
 
 
-def _tracing_modules() -> list:
-    return [module for name, module in list(sys.modules.items())
-            if name.startswith("transformers.") and callable(getattr(module, "is_tracing", None))]
-
-
 def _or_meta(original):
     def is_tracing(tensor=None):
         return bool(getattr(tensor, "is_meta", False)) or original(tensor)
     return is_tracing
 
 
-@contextlib.contextmanager
-def _meta_counts_as_tracing():
-    modules = _tracing_modules()
-    originals = [module.is_tracing for module in modules]
-    try:
-        for module, original in zip(modules, originals):
-            module.is_tracing = _or_meta(original)
-        yield
-    finally:
-        for module, original in zip(modules, originals):
-            module.is_tracing = original
+def _changes(model) -> list[tuple[object, str, object]]:
+    """(object, attribute, value during the capture) for both fixes."""
+    tracing = [(module, "is_tracing", _or_meta(module.is_tracing))
+               for name, module in list(sys.modules.items())
+               if name.startswith("transformers.") and callable(getattr(module, "is_tracing", None))]
+    configs = {id(m.config): m.config for m in model.modules()
+               if getattr(getattr(m, "config", None), "_attn_implementation", None)}
+    attention = [(config, "_attn_implementation", "sdpa") for config in configs.values()
+                 if config._attn_implementation not in PORTABLE]
+    return tracing + attention
 
 
 @contextlib.contextmanager
-def _portable_attention(model):
-    configs = [m.config for m in model.modules() if hasattr(getattr(m, "config", None),
-                                                            "_attn_implementation")]
-    saved = [c._attn_implementation for c in configs]
+def _patched(changes):
+    saved = [(target, name, getattr(target, name)) for target, name, _ in changes]
     try:
-        for config, implementation in zip(configs, saved):
-            if implementation not in PORTABLE and implementation is not None:
-                config._attn_implementation = "sdpa"
+        for target, name, value in changes:
+            setattr(target, name, value)
         yield
     finally:
-        for config, implementation in zip(configs, saved):
-            config._attn_implementation = implementation
+        for target, name, value in reversed(saved):
+            setattr(target, name, value)
 
 
 @contextlib.contextmanager
@@ -61,5 +52,5 @@ def static_graph(model):
     if "transformers" not in sys.modules:
         yield
         return
-    with _meta_counts_as_tracing(), _portable_attention(model):
+    with _patched(_changes(model)):
         yield
