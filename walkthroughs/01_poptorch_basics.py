@@ -140,8 +140,8 @@ for part, seconds in plan.breakdown().items():
     print(f"  {part:22s} {seconds * 1e6:7,.0f} µs ({seconds / plan.call_seconds:4.0%})")
 
 # %% [markdown]
-# How far to trust a simulated throughput: on twelve published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.81x and 1.69x of the published figure, seven
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

@@ -122,8 +122,8 @@ for accumulation in (7, 10, 20, 40, 80):
           f"{plan.device_samples_per_second:>17,.0f}  {plan.samples_per_second:>15,.0f}")
 
 # %% [markdown]
-# How far to trust a simulated throughput: on twelve published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.81x and 1.69x of the published figure, seven
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

@@ -81,8 +81,8 @@ for name, m in models.items():
 print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step on the IPUs")
 
 # %% [markdown]
-# How far to trust a simulated throughput: on twelve published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.81x and 1.69x of the published figure, seven
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

@@ -153,8 +153,8 @@ for name, plan in (("on chip", on_chip), ("off chip", off_chip)):
           f"each stream {streamed * 1e3:5.1f} ms, {plan.samples_per_second:5.0f} sequences/s")
 
 # %% [markdown]
-# How far to trust a simulated throughput: on twelve published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.81x and 1.69x of the published figure, seven
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

@@ -149,8 +149,8 @@ for pod_type, num_ipus in [("pod16", 16), ("pod64", 64)]:
 ipu_tutorials.reset_system()
 
 # %% [markdown]
-# How far to trust a simulated throughput: on twelve published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.81x and 1.69x of the published figure, seven
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

@@ -21,12 +21,12 @@ GATEWAY_BYTES_PER_SECOND_PER_IPU = 2 * 12.5 * GB / 4
 # s per all-reduce across Pod16s (the gateways' synchronisation: a few 100 GbE RoCE round trips).
 # Assumption, fitted on no run (the validation table's Pod64 and Pod256 rows show its effect).
 GATEWAY_LATENCY = 100e-6
-# s of host work per sample each poprun instance feeds per call, NOT overlapped with the device
-# (copying the batch into the device's input buffers and synchronising the instances before a
-# step). Calibrated on the calibration BERT-Large run: Graphcore's Pod16 -> Pod64 scaling of the
-# same model (5,600 -> 18,442 sequences/s at the same global batch, ipu-hardware.md and
-# graphcore.ai/performance-results) implies ~1 s per 65,536-sample step on one host process.
-INSTANCE_SAMPLE_SECONDS = 12e-6
+# s of host work per micro-batch each poprun instance feeds one replica, NOT overlapped with the
+# device (the host side of each replica's input stream callback). Calibrated on BERT-Large phase
+# 1 at Pod16 and Pod64 (5,600 and 18,442 sequences/s at the same global batch,
+# graphcore.ai/performance-results): the gain of 3.29x, not 4x, implies ~1 s per step of
+# 8,192 micro-batches fed by one host process at both scales.
+INSTANCE_MICRO_BATCH_SECONDS = 120e-6
 
 
 def allreduce_seconds(gradient_bytes: int, replicas: int, ipus_per_replica: int,
@@ -44,6 +44,9 @@ def allreduce_seconds(gradient_bytes: int, replicas: int, ipus_per_replica: int,
     return seconds
 
 
-def instance_seconds(samples_per_call: int, instances: int) -> float:
-    """Host work per call each instance does before the device can start, in parallel."""
-    return samples_per_call / max(1, instances) * INSTANCE_SAMPLE_SECONDS
+def instance_seconds(micro_batches_per_call: int, instances: int) -> float:
+    """Host work per call each instance does before the device can start, in parallel.
+
+    micro_batches_per_call: micro-batches of every replica of every instance (D x A x R).
+    """
+    return micro_batches_per_call / max(1, instances) * INSTANCE_MICRO_BATCH_SECONDS

@@ -87,7 +87,8 @@ class Plan:
     @property
     def host_data_seconds(self) -> float:
         """The host's data preparation per call (overlapped with the device when asynchronous)."""
-        return sum(e.duration for e in self.timeline.events if e.ipu == HOST_DATA_TRACK)
+        return sum(e.duration for e in self.timeline.events
+                   if e.ipu == HOST_DATA_TRACK and e.kind == "data")
 
     @property
     def device_seconds(self) -> float:
@@ -218,7 +219,8 @@ def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, spec: Ru
                      allreduce=allreduce_seconds(gradient_bytes, spec,
                                                  placement.ipus_per_replica),
                      host_data=data, data_async=spec.loader_async,
-                     instance_host=instance_seconds(spec.samples_per_call, spec.instances))
+                     instance_host=instance_seconds(spec.samples_per_call // spec.micro_batch,
+                                                   spec.instances))
 
 
 def compile_plan(graph: Graph, spec: RunSpec, check_memory: bool = True,

@@ -41,7 +41,7 @@ OP_OVERHEAD_CYCLES = 6_000
 # no weights to exchange and PopART fuses and outlines chains of them, so they sync for less
 # than a matmul. Calibrated on the calibration runs with matmul.py's two constants (ResNet-50's
 # graph is 80% such ops, BERT-Large's 74%).
-ELEMENTWISE_OVERHEAD_CYCLES = 900
+ELEMENTWISE_OVERHEAD_CYCLES = 850
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 # s per call, host <-> IPU synchronisation, half at the start and half at the end. Assumption,
 # bounded above by popxl's MNIST tutorial: 7,500 synchronous calls in 24 s, 3.3 ms per call

@@ -41,7 +41,7 @@ class Event:
     ipu: int  # HOST_TRACK for the host, HOST_DATA_TRACK for its data loader
     start: float
     duration: float
-    kind: str  # F, B, copy, update, allreduce, stream, host, data
+    kind: str  # F, B, copy, update, allreduce, stream, host, data, instance
     micro_batch: int | None = None
     stage: int | None = None
     step: int | None = None  # device iteration
@@ -200,14 +200,16 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
         steps, per_step = 1, d
     else:
         steps, per_step = d, 1
-    events = [Event(HOST_TRACK, 0.0, costs.host_latency + costs.instance_host, "host")]
+    events = [Event(HOST_TRACK, 0.0, costs.host_latency, "host")]
     t = costs.host_latency
     data_end = t
     if costs.host_data:  # asynchronous: the next call's data, while this one runs; else first
         events.append(Event(HOST_DATA_TRACK, t, costs.host_data, "data"))
         data_end = t + costs.host_data
         t = t if costs.data_async else data_end
-    t += costs.instance_host  # the instance hands the inputs over before the device starts
+    if costs.instance_host:  # the instance hands this call's inputs over; the device waits
+        events.append(Event(HOST_DATA_TRACK, t, costs.instance_host, "instance"))
+        t += costs.instance_host
     for step in range(steps):
         if costs.host_in:
             events.append(Event(HOST_TRACK, t, costs.host_in * per_step, "host", None, None, step))

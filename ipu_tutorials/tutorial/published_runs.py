@@ -214,8 +214,18 @@ def resnet50_run() -> PublishedRun:
                         resnet50_tf1_plan())
 
 
+def bert_large_pod64_run() -> PublishedRun:
+    """The same BERT-Large on a Bow Pod64 (16 replicas, A 512): calibrates the instances' host
+    work (collectives.INSTANCE_MICRO_BATCH_SECONDS) with bert_large_run."""
+    config = BertConfig(replicas=16, accumulation=512, matmul_proportion=(0.14, 0.19, 0.19, 0.19))
+    return PublishedRun("BERT-Large phase 1, Bow Pod64, 4 IPUs x 16 replicas", "sequences/s",
+                        18_442, "graphcore.ai/performance-results, PyTorch SDK 3.2; graphcore/"
+                        "examples nlp/bert/pytorch pretrain_large_128_POD64, packed", CALIBRATED,
+                        bert_plan(config, System(ipu_spec("ipu21"), 64)), per_row=BERT_PACKING_RATIO)
+
+
 def all_runs() -> list[PublishedRun]:
-    return [tutorial_run(), bert_large_run(), resnet50_run()]
+    return [tutorial_run(), bert_large_run(), bert_large_pod64_run(), resnet50_run()]
 
 
 def calibration_table(runs: list[PublishedRun]) -> str:

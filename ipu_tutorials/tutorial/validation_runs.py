@@ -38,8 +38,6 @@ def _run(name: str, unit: str, published: float, source: str, plan: Plan,
 
 
 # --- BERT ----------------------------------------------------------------------------------
-LARGE_128_POD64 = BertConfig(replicas=16, accumulation=512,
-                             matmul_proportion=(0.14, 0.19, 0.19, 0.19))
 LARGE_512 = BertConfig(context=512, mask_tokens=76, micro_batch=2,
                        matmul_proportion=(0.10, 0.15, 0.15, 0.15))
 LARGE_512_POD64 = dataclasses.replace(LARGE_512, replicas=16, accumulation=512,
@@ -51,9 +49,6 @@ BASE_128 = BertConfig(width=768, depth=12, heads=12, layers_per_ipu=(0, 4, 4, 4)
 def bert_runs() -> list[PublishedRun]:
     seq = "sequences/s"
     return [
-        _run("BERT-Large phase 1, Bow Pod64, 4 IPUs x 16 replicas, packed", seq, 18_442,
-             f"{RESULTS}, PyTorch SDK 3.2; {BERT_CONFIGS} pretrain_large_128_POD64",
-             bert_plan(LARGE_128_POD64, _bow(64)), PACKING[128]),
         _run("BERT-Large phase 2 (seq 512), Bow Pod16, 4 IPUs x 4 replicas, packed", seq, 1_973,
              f"{RESULTS}, PyTorch SDK 3.3; {BERT_CONFIGS} pretrain_large_512",
              bert_plan(LARGE_512, _bow(16)), PACKING[512]),

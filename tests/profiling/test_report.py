@@ -54,7 +54,7 @@ def test_plots_draw_every_event_and_every_ipu(trained):
 
 
 def test_timeline_can_show_the_first_steps_only(trained):
-    opts = poptorch.Options().deviceIterations(3)
+    opts = poptorch.Options().deviceIterations(8)
     report = trained(opts).report()
     whole = report.plot_timeline().get_xlim()[1]
     first = report.plot_timeline(steps=1).get_xlim()[1]

@@ -35,5 +35,6 @@ def test_replicas_of_four_ipus_share_a_pod16_four_at_a_time():
 
 
 def test_instances_share_the_host_work_of_a_call():
-    assert instance_seconds(65_536, 1) == pytest.approx(65_536 * collectives.INSTANCE_SAMPLE_SECONDS)
-    assert instance_seconds(65_536, 8) == pytest.approx(instance_seconds(65_536, 1) / 8)
+    one = instance_seconds(8_192, 1)
+    assert one == pytest.approx(8_192 * collectives.INSTANCE_MICRO_BATCH_SECONDS)
+    assert instance_seconds(8_192, 8) == pytest.approx(one / 8)
