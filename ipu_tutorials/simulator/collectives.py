@@ -16,7 +16,9 @@ POD16_IPUS = 16  # IPUs joined by IPU-Links (four IPU-M2000s / Bow-2000s)
 # ([HC33] in hardware.py: 10 links, 320 GB/s per chip). Assumption on how GCL lays its rings.
 RING_LINKS = 2
 # IPU-M2000 datasheet (https://docs.graphcore.ai/projects/ipu-m2000-datasheet/): 2 x 100 Gbps
-# IPU-Gateway links per machine, shared by its 4 IPUs: 25 GB/s a machine, 6.25 GB/s an IPU.
+# GW-Link ports per machine (optical GW-Link cables join Pod64 racks, IPU-POD128 datasheet),
+# shared by its 4 IPUs: 25 GB/s a machine, 6.25 GB/s an IPU. The port count is as recalled from
+# the datasheet, not re-read this session; the launch's 2.8 Tbps is the gateway chip's total.
 GATEWAY_BYTES_PER_SECOND_PER_IPU = 2 * 12.5 * GB / 4
 # s per all-reduce across Pod16s (the gateways' synchronisation: a few 100 GbE RoCE round trips).
 # Assumption, fitted on no run (the validation table's Pod64 and Pod256 rows show its effect).
