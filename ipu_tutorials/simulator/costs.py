@@ -39,8 +39,8 @@ from .spec import RunSpec
 OP_OVERHEAD_CYCLES = 6_000
 # cycles per element-wise or reduction step (normalisation, activation, residual add, softmax):
 # no weights to exchange and PopART fuses and outlines chains of them, so they sync for less
-# than a matmul. Calibrated on the calibration runs with matmul.py's two constants (ResNet-50's
-# graph is 80% such ops, BERT-Large's 74%).
+# than a matmul. Fitted on the calibration runs with matmul.py's two constants (ResNet-50's
+# graph is 80% such ops, BERT-Large's 74%); the tutorial trace's cycles bound it below.
 ELEMENTWISE_OVERHEAD_CYCLES = 850
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 # s per call, host <-> IPU synchronisation, half at the start and half at the end. Assumption,

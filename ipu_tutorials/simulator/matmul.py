@@ -15,9 +15,11 @@ import math
 Shape = tuple[int, int, int, int]
 
 AMP_UNITS = {2: (16, 4, 64), 4: (8, 2, 16)}  # dtype bytes -> (K unit, N unit, MACs per cycle)
-# The fraction of the padded AMP rate large matmuls reach: calibrated with the cycles below on
-# the three calibration runs (docs/cost-model.md): BERT-Large phase 1 on a Bow Pod16 (5,600
-# sequences/s) and ResNet-50 on a Bow Pod16 (42,029 images/s) fix the two together.
+# The fraction of the padded AMP rate large matmuls reach: fitted with TILE_OVERHEAD_CYCLES and
+# costs.ELEMENTWISE_OVERHEAD_CYCLES on the calibration runs (docs/cost-model.md): BERT-Large
+# phase 1 on a Bow Pod16 (5,600 sequences/s, matmul-bound) and ResNet-50 on a Bow Pod16
+# (42,029 images/s, many small steps), keeping the pipelining tutorial's PopVision trace
+# (~1.35 M cycles per iteration) within its 1.5x bound.
 AMP_FRACTION = 0.45
 # cycles each tile spends per matmul besides its multiply-accumulates (vertex start-up, the
 # reduction of partials across tiles): what makes small and thin matmuls slow. Calibrated with
