@@ -153,6 +153,11 @@ for part, seconds in plan.breakdown().items():
     print(f"  {part:22s} {seconds * 1e6:7,.0f} µs ({seconds / plan.call_seconds:4.0%})")
 
 # %% [markdown]
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
+# of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
+
+# %% [markdown]
 # The IPU computes for a small part of the call: the rest is the host sending 16 images and
 # preparing the next ones. The explorer at the end of the lesson shows how to amortise that.
 #

@@ -140,6 +140,11 @@ for replicas in (1, 2, 4):
           f"{m.plan.call_seconds * 1e6:,.0f} µs step, {m.plan.samples_per_second:,.0f} images/s")
 
 # %% [markdown]
+# How far to trust a simulated throughput: on eleven published Graphcore runs it was not
+# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
+# of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
+
+# %% [markdown]
 # The blue boxes at the end of the step are the all-reduce, on every IPU of the replica at the
 # same time, just before the weight update:
 

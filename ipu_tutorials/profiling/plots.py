@@ -9,10 +9,10 @@ from ..simulator.units import format_bytes
 
 KIND_COLOURS = {"F": "#4caf50", "B": "#e53935", "update": "#8e24aa", "copy": "#9e9e9e",
                 "stream": "#fb8c00", "allreduce": "#1e88e5", "host": "#424242",
-                "data": "#bdbdbd"}
+                "data": "#bdbdbd", "instance": "#8c8c8c"}
 KIND_LABELS = {"F": "forward", "B": "backward", "update": "weight update", "copy": "inter-IPU copy",
                "stream": "streaming memory", "allreduce": "all-reduce", "host": "host I/O",
-               "data": "host data preparation"}
+               "data": "host data preparation", "instance": "poprun instance's input hand-over"}
 MEMORY_COLOURS = dict(zip(CATEGORIES, ("#90a4ae", "#1e88e5", "#43a047", "#8e24aa", "#fdd835",
                                        "#fb8c00", "#6d4c41", "#e57373")))
 

@@ -19,6 +19,8 @@ from torch.utils.flop_counter import flop_registry
 from ..errors import Error
 from . import tracing
 from .frozen_values import Recording, ValueRead
+from .matmul import Shape, matmul_shape
+from .static_graph import static_graph
 
 HOST = "(host)"  # the source of model inputs and the sink of outputs in the edge table
 WHOLE_MODEL = "(model)"  # the single block of a model without annotations
@@ -44,6 +46,7 @@ class Op:
     available_memory: float | None = None  # set_available_memory() proportion
     multiconv: int | None = None  # MultiConv group
     segment: int = 0  # recomputation segment: recomputationCheckpoint() starts a new one
+    shape: Shape | None = None  # (count, M, K, N) of a matmul or convolution (matmul.py)
 
 
 @dataclasses.dataclass
@@ -77,6 +80,8 @@ class Graph:
     annotated: bool
     # tensor values forward's Python code read at trace time (frozen_values), replayed each run
     value_reads: tuple[ValueRead, ...] = ()
+    # each tensor used outside the block that made it: (source block, consumer blocks, bytes)
+    transfers: tuple[tuple[str, tuple[str, ...], int], ...] = ()
 
     def __repr__(self) -> str:
         weights = sum(p.numel for p in self.params.values())
@@ -123,6 +128,7 @@ class Recorder:
         self.losses: dict[int, int] = {}  # loss id -> id of its tensor
         self.edges: dict[tuple[str, str], int] = {}
         self.edge_seen: set[tuple[int, str]] = set()
+        self.crossings: dict[int, tuple[str, set[str], int]] = {}  # tensor id -> its transfer
         self.checkpoints: dict[str, int] = {}
         self.multiconv: int | None = None
         self.segment = 0
@@ -152,6 +158,8 @@ class Recorder:
                 renamed[key] = renamed.get(key, 0) + size
         self.edges = renamed
         self.edge_seen = {(t, new if b == old else b) for t, b in self.edge_seen}
+        self.crossings = {t: (new if src == old else src, {new if b == old else b for b in dsts}, size)
+                          for t, (src, dsts, size) in self.crossings.items()}
         if old in self.checkpoints:  # checkpoints taken before the first block join it
             self.checkpoints[new] = self.checkpoints.get(new, 0) + self.checkpoints.pop(old)
 
@@ -199,6 +207,7 @@ class Recorder:
             return
         self.edge_seen.add((id(t), block))
         self.edges[(source, block)] = self.edges.get((source, block), 0) + _nbytes(t)
+        self.crossings.setdefault(id(t), (source, set(), _nbytes(t)))[1].add(block)
 
     def _make_op(self, func, args, kwargs, out, inputs, outputs, block) -> Op:
         packet = func.overloadpacket
@@ -219,7 +228,8 @@ class Recorder:
                   bytes_out=0 if aliases else sum(_nbytes(t) for t in outputs),
                   out_elements=out_elements,
                   dtype_bytes=floats[0].element_size() if floats else 4, params=params,
-                  multiconv=self.multiconv if kind == "matmul" else None, segment=self.segment)
+                  multiconv=self.multiconv if kind == "matmul" else None, segment=self.segment,
+                  shape=matmul_shape(str(packet), args, out) if kind == "matmul" else None)
 
 
 class _OpMode(TorchDispatchMode):
@@ -303,8 +313,9 @@ def _capture_meta(model, args, kwargs, compute_dtype) -> Graph:
         if isinstance(tensor, torch.nn.Parameter):
             param_names.setdefault(id(meta_state[name]), name)
     args, kwargs = _to_meta(args), _to_meta(kwargs)
-    return _run(model, args, kwargs, param_names,
-                lambda: torch.func.functional_call(model, meta_state, args, kwargs, strict=False))
+    with static_graph(model):  # transformers' models as PopTorch traces them
+        return _run(model, args, kwargs, param_names,
+                    lambda: torch.func.functional_call(model, meta_state, args, kwargs, strict=False))
 
 
 def _capture_real(model, args, kwargs) -> Graph:
@@ -353,7 +364,10 @@ def _summarise(model, recorder: Recorder, out) -> Graph:
                  outputs=[(tuple(t.shape), t.dtype) for t in outputs], loss_output=loss_output,
                  losses_found=len(final),
                  outside_blocks=[op for op in recorder.ops if op.block == OUTSIDE],
-                 annotated=annotated)
+                 annotated=annotated,
+                 transfers=tuple((src, tuple(sorted(dsts - {src})), size)
+                                 for src, dsts, size in recorder.crossings.values()
+                                 if dsts - {src}))
 
 
 def _params(model, ops: list[Op]) -> dict[str, Param]:

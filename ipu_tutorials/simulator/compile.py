@@ -8,6 +8,7 @@ from typing import Callable
 
 from . import phases
 from .capture import Graph
+from .collectives import instance_seconds
 from .costs import (HOST_LATENCY, StageCost, allreduce_seconds, host_data_seconds, host_io_bytes,
                     host_seconds, stage_costs, stream_seconds, update_seconds)
 from .memory import MemoryPlan, phase_works, plan_memory
@@ -86,7 +87,8 @@ class Plan:
     @property
     def host_data_seconds(self) -> float:
         """The host's data preparation per call (overlapped with the device when asynchronous)."""
-        return sum(e.duration for e in self.timeline.events if e.ipu == HOST_DATA_TRACK)
+        return sum(e.duration for e in self.timeline.events
+                   if e.ipu == HOST_DATA_TRACK and e.kind == "data")
 
     @property
     def device_seconds(self) -> float:
@@ -214,8 +216,11 @@ def _step_costs(graph: Graph, placement: Placement, memory: MemoryPlan, spec: Ru
     return StepCosts(host_in=host_seconds(in_bytes * r, system, links),
                      host_out=host_seconds(out_bytes * r * returned, system, links) / steps,
                      host_latency=HOST_LATENCY, update=update, update_stream=streams,
-                     allreduce=allreduce_seconds(gradient_bytes, spec), host_data=data,
-                     data_async=spec.loader_async)
+                     allreduce=allreduce_seconds(gradient_bytes, spec,
+                                                 placement.ipus_per_replica),
+                     host_data=data, data_async=spec.loader_async,
+                     instance_host=instance_seconds(spec.samples_per_call // spec.micro_batch,
+                                                   spec.instances))
 
 
 def compile_plan(graph: Graph, spec: RunSpec, check_memory: bool = True,

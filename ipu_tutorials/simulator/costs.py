@@ -1,8 +1,9 @@
 """Cost model: seconds of simulated IPU time for ops, stages, transfers and the weight update.
 
 Where it is approximate (on purpose, to stay explainable):
-- a matmul or convolution runs at MATMUL_EFFICIENCY of the chip's peak for its operand width;
-  other ops are bound by tile-memory bandwidth;
+- a matmul or convolution runs at the fraction of the chip's peak its shape and operand width
+  reach on the tiles' AMP units (matmul.matmul_efficiency); other ops are bound by tile-memory
+  bandwidth;
 - every op that computes pays a fixed OP_OVERHEAD_CYCLES for its compute set's sync and
   exchange, which is what dominates tiny models;
 - backward costs twice the forward for matmuls (input and weight gradients), once otherwise;
@@ -15,27 +16,32 @@ Where it is approximate (on purpose, to stay explainable):
 Calibration (docs/cost-model.md, "Calibration against published runs"): OP_OVERHEAD_CYCLES and the host
 constants are fitted on the pipelining tutorial's published run (tutorials/pytorch/pipelining: about 15 calls of
 4,000 images per second, and its PopVision trace of about 85 k cycles per pipeline cycle) and
-on Graphcore's efficient-data-loading tutorial; MATMUL_EFFICIENCY on BERT-Large.
+on Graphcore's efficient-data-loading tutorial; the matmul model's two constants on BERT-Large
+and ResNet-50.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from . import collectives
 from .capture import HOST, Graph, Op
 from .hardware import IpuSpec, System
+from .matmul import matmul_efficiency
 from .memory import available_memory, temp_bytes
 from .placement import Placement
 from .rules import recomputes
 from .spec import RunSpec
 
-# Calibrated on BERT-Large phase 1 on a Bow Pod16 (4 IPUs x 4 replicas, published 5,600 seq/s,
-# ipu-hardware.md "Published results"): tests/simulator/test_calibration.py.
-MATMUL_EFFICIENCY = 0.5
 # cycles per compute step (its BSP sync and exchange setup). Calibrated on the pipelining
 # tutorial's PopVision trace (graphcore/examples tutorials/pytorch/pipelining/static/
 # pipelined-execution.png: about 85 k cycles per pipeline cycle of a 4-IPU MNIST model) and on
 # the efficient-data-loading tutorial's synthetic-data run (338 us per 16-image step).
 OP_OVERHEAD_CYCLES = 6_000
+# cycles per element-wise or reduction step (normalisation, activation, residual add, softmax):
+# no weights to exchange and PopART fuses and outlines chains of them, so they sync for less
+# than a matmul. Fitted on the calibration runs with matmul.py's two constants (ResNet-50's
+# graph is 80% such ops, BERT-Large's 74%); the tutorial trace's cycles bound it below.
+ELEMENTWISE_OVERHEAD_CYCLES = 850
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 # s per call, host <-> IPU synchronisation, half at the start and half at the end. Assumption,
 # bounded above by popxl's MNIST tutorial: 7,500 synchronous calls in 24 s, 3.3 ms per call
@@ -72,14 +78,15 @@ def op_seconds(op: Op, chip: IpuSpec, cap_bytes: float, partials_bytes: int) -> 
     """One op on one IPU; a matmul denied the temporary memory it wants takes longer."""
     if op.kind == "view":
         return 0.0
-    overhead = OP_OVERHEAD_CYCLES / chip.clock_hz
-    if op.kind == "matmul":
-        seconds = op.flops / (chip.peak_flops(op.dtype_bytes) * MATMUL_EFFICIENCY)
-        wanted = temp_bytes(op, partials_bytes)
-        if wanted > cap_bytes:  # the planner serialises the op to fit the cap
-            seconds *= wanted / cap_bytes
-        return seconds + overhead
-    return (op.bytes_in + op.bytes_out) / chip.memory_bandwidth + overhead
+    if op.kind != "matmul":
+        return ((op.bytes_in + op.bytes_out) / chip.memory_bandwidth
+                + ELEMENTWISE_OVERHEAD_CYCLES / chip.clock_hz)
+    efficiency = matmul_efficiency(op.shape, op.dtype_bytes, chip.tiles)
+    seconds = op.flops / (chip.peak_flops(op.dtype_bytes) * efficiency)
+    wanted = temp_bytes(op, partials_bytes)
+    if wanted > cap_bytes:  # the planner serialises the op to fit the cap
+        seconds *= wanted / cap_bytes
+    return seconds + OP_OVERHEAD_CYCLES / chip.clock_hz
 
 
 def _ops_seconds(ops: list[Op], ipu: int, spec: RunSpec, backward: bool) -> float:
@@ -127,6 +134,22 @@ def stream_seconds(num_bytes: int, system: System) -> float:
     return num_bytes / system.streaming_bandwidth + STREAM_LATENCY if num_bytes else 0.0
 
 
+def crossing_bytes(graph: Graph, placement: Placement, stage) -> tuple[int, int]:
+    """Bytes a stage sends to and receives from other IPUs: each tensor once per IPU it
+    reaches, however many blocks there read it (the copy lands once per IPU)."""
+    ipu_of = {block: s.ipu for s in placement.stages for block in s.blocks}
+    sent = received = 0
+    for source, targets, size in graph.transfers:
+        if source == HOST:
+            continue
+        reached = {ipu_of.get(t) for t in targets} - {ipu_of.get(source), None}
+        if source in stage.blocks:
+            sent += size * len(reached)
+        elif stage.ipu in reached and any(t in stage.blocks for t in targets):
+            received += size
+    return sent, received
+
+
 def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[StageCost]:
     recompute = recomputes(spec, len(placement.stages))
     costs = []
@@ -136,10 +159,7 @@ def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[Stage
         backward = _ops_seconds(ops, stage.ipu, spec, backward=True) if spec.training else 0.0
         if recompute:
             backward += forward
-        sent = sum(size for (src, dst), size in graph.edges.items()
-                   if src in stage.blocks and dst not in stage.blocks)
-        received = sum(size for (src, dst), size in graph.edges.items()
-                       if dst in stage.blocks and src not in stage.blocks and src != HOST)
+        sent, received = crossing_bytes(graph, placement, stage)
         costs.append(StageCost(forward, backward, link_seconds(sent, spec.system),
                                link_seconds(received, spec.system) if spec.training else 0.0,
                                sum(op.flops for op in ops)))
@@ -168,9 +188,7 @@ def update_seconds(weight_elements: int, touched_bytes: int, tensors: int,
     return max(arithmetic, memory) + overhead
 
 
-def allreduce_seconds(gradient_bytes: int, spec: RunSpec) -> float:
-    """A ring all-reduce of the gradients across replicas."""
-    r = spec.pod_replicas
-    if r == 1 or not gradient_bytes:
-        return 0.0
-    return link_seconds(int(2 * (r - 1) / r * gradient_bytes), spec.system)
+def allreduce_seconds(gradient_bytes: int, spec: RunSpec, ipus_per_replica: int = 1) -> float:
+    """The all-reduce of one IPU's gradients across replicas (collectives.allreduce_seconds)."""
+    return collectives.allreduce_seconds(gradient_bytes, spec.pod_replicas, ipus_per_replica,
+                                         spec.system.ipu.link_bandwidth, LINK_LATENCY)

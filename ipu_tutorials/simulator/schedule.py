@@ -41,7 +41,7 @@ class Event:
     ipu: int  # HOST_TRACK for the host, HOST_DATA_TRACK for its data loader
     start: float
     duration: float
-    kind: str  # F, B, copy, update, allreduce, stream, host, data
+    kind: str  # F, B, copy, update, allreduce, stream, host, data, instance
     micro_batch: int | None = None
     stage: int | None = None
     step: int | None = None  # device iteration
@@ -75,6 +75,7 @@ class StepCosts:
     update_stream: dict[int, float] = dataclasses.field(default_factory=dict)  # ipu -> one way
     host_data: float = 0.0  # the host's preparation of one call's samples
     data_async: bool = True  # prepared while the device runs (the next call's data)
+    instance_host: float = 0.0  # each poprun instance's own work on the call's inputs, first
 
 
 # --- which work happens when ---------------------------------------------------------------
@@ -206,6 +207,9 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
         events.append(Event(HOST_DATA_TRACK, t, costs.host_data, "data"))
         data_end = t + costs.host_data
         t = t if costs.data_async else data_end
+    if costs.instance_host:  # the instance hands this call's inputs over; the device waits
+        events.append(Event(HOST_DATA_TRACK, t, costs.instance_host, "instance"))
+        t += costs.instance_host
     for step in range(steps):
         if costs.host_in:
             events.append(Event(HOST_TRACK, t, costs.host_in * per_step, "host", None, None, step))

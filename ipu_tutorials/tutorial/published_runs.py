@@ -32,6 +32,7 @@ from ..simulator.hardware import System, ipu_spec
 from .loops import training_options
 from .models import Network, TrainingModelWithLoss, TransformerLayer
 
+CALIBRATED = 1.1  # a calibration run's accepted ratio either way (validation runs: 1.25)
 BERT_PACKING_RATIO = 1.17  # sequences per packed row at length 128 (the config's packing_factor)
 BERT_LARGE_SEQUENCES_PER_SECOND = 5_600  # phase 1, Bow Pod16 (shared/reference/ipu-hardware.md)
 
@@ -58,7 +59,8 @@ class PublishedRun:
         return self.simulated / self.published
 
 
-def _plan(model, inputs, opts, optimizer, micro_batch: int, system: System) -> Plan:
+def plan_run(model, inputs, opts, optimizer, micro_batch: int, system: System) -> Plan:
+    """Plan a model as poptorch.trainingModel(model, opts, optimizer) would compile it."""
     spec = dataclasses.replace(_to_simulator.options_spec(opts, True, optimizer, environment.read(),
                                                           micro_batch=micro_batch),
                                system=system)
@@ -72,9 +74,9 @@ def tutorial_run() -> PublishedRun:
     opts = training_options("pipelined", 10, 10, offload_optimiser=True, output_all=True)
     optimizer = poptorch.optim.AdamW(model.parameters(), lr=1e-3)
     inputs = (torch.zeros(40, 1, 28, 28), torch.zeros(40, dtype=torch.long))
-    plan = _plan(model, inputs, opts, optimizer, 40, System(ipu_spec("ipu2"), 16))
+    plan = plan_run(model, inputs, opts, optimizer, 40, System(ipu_spec("ipu2"), 16))
     return PublishedRun("Pipelining tutorial, 4 GC200 pipelined, 4,000 images per call",
-                        "images/s", 60_000, "tutorials/pytorch/pipelining: ~15 calls/s x 4,000 images", 2.0, plan)
+                        "images/s", 60_000, "tutorials/pytorch/pipelining: ~15 calls/s x 4,000 images", CALIBRATED, plan)
 
 
 class BertPretraining(nn.Module):
@@ -117,24 +119,52 @@ class BertPretraining(nn.Module):
         return logits, loss
 
 
+@dataclasses.dataclass(frozen=True)
+class BertConfig:
+    """The fields of graphcore/examples nlp/bert/pytorch configs_pretraining.yml the plan uses."""
+
+    width: int = 1024
+    depth: int = 24
+    heads: int = 16
+    context: int = 128
+    mask_tokens: int = 20
+    layers_per_ipu: tuple[int, ...] = (3, 7, 7, 7)
+    micro_batch: int = 8
+    replicas: int = 4
+    accumulation: int = 2048
+    matmul_proportion: tuple[float, ...] = (0.15, 0.25, 0.25, 0.25)
+    instances: int = 1  # poprun --num-instances
+    optimizer_off_chip: bool = True
+
+
+def bert_plan(config: BertConfig, system: System) -> Plan:
+    """BERT pretraining as graphcore/examples nlp/bert/pytorch runs it, planned on meta tensors."""
+    with torch.device("meta"):
+        model = BertPretraining(width=config.width, depth=config.depth, heads=config.heads,
+                                context=config.context, layers_per_ipu=config.layers_per_ipu).half()
+    opts = poptorch.Options().replicationFactor(config.replicas // config.instances)
+    opts.outputMode(poptorch.OutputMode.Final)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    opts.Training.gradientAccumulation(config.accumulation)
+    opts.TensorLocations.setOptimizerLocation(poptorch.TensorLocationSettings().useOnChipStorage(
+        not config.optimizer_off_chip).useReplicatedTensorSharding(True))
+    opts.setAvailableMemoryProportion({f"IPU{i}": p for i, p in enumerate(config.matmul_proportion)})
+    opts.Precision.setPartialsType(torch.half)
+    if config.instances > 1:
+        opts.Distributed.configureProcessId(0, config.instances)
+    optimizer = poptorch.optim.LAMB(model.parameters(), accum_type=torch.float16)
+    b = config.micro_batch
+    inputs = (torch.zeros(b, config.context, dtype=torch.long, device="meta"),
+              torch.zeros(b, config.mask_tokens, dtype=torch.long, device="meta"),
+              torch.zeros(b, config.mask_tokens, dtype=torch.long, device="meta"))
+    return plan_run(model, inputs, opts, optimizer, b, system)
+
+
 def bert_large_run() -> PublishedRun:
     """BERT-Large phase 1 (sequence length 128) on a Bow Pod16."""
-    with torch.device("meta"):
-        model = BertPretraining().half()
-    opts = poptorch.Options().replicationFactor(4).outputMode(poptorch.OutputMode.Final)
-    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
-    opts.Training.gradientAccumulation(2048)
-    opts.TensorLocations.setOptimizerLocation(
-        poptorch.TensorLocationSettings().useOnChipStorage(False).useReplicatedTensorSharding(True))
-    opts.setAvailableMemoryProportion({"IPU0": 0.15, "IPU1": 0.25, "IPU2": 0.25, "IPU3": 0.25})
-    opts.Precision.setPartialsType(torch.half)
-    optimizer = poptorch.optim.LAMB(model.parameters(), accum_type=torch.float16)
-    inputs = (torch.zeros(8, 128, dtype=torch.long, device="meta"),
-              torch.zeros(8, 20, dtype=torch.long, device="meta"),
-              torch.zeros(8, 20, dtype=torch.long, device="meta"))
-    plan = _plan(model, inputs, opts, optimizer, 8, System(ipu_spec("ipu21"), 16))
+    plan = bert_plan(BertConfig(), System(ipu_spec("ipu21"), 16))
     return PublishedRun("BERT-Large phase 1, Bow Pod16, 4 IPUs x 4 replicas", "sequences/s",
-                        BERT_LARGE_SEQUENCES_PER_SECOND, "graphcore/examples nlp/bert/pytorch, SDK 3.3, packed", 1.25, plan,
+                        BERT_LARGE_SEQUENCES_PER_SECOND, "graphcore/examples nlp/bert/pytorch, SDK 3.3, packed", CALIBRATED, plan,
                         per_row=BERT_PACKING_RATIO)
 
 
@@ -160,26 +190,42 @@ class ResNet50(nn.Module):
         return logits, self.loss(logits, labels)
 
 
-def resnet50_run() -> PublishedRun:
-    """ResNet-50 training on a Bow Pod16, 16 replicas of one IPU."""
+def resnet50_tf1_plan(replicas: int = 16, accumulation: int = 6, proportion: float = 0.15,
+                      instances: int = 8) -> Plan:
+    """ResNet-50 as the TF1 MLPerf configs run it: one IPU per replica, micro-batch 20."""
     with torch.device("meta"):
         model = ResNet50().half()
-    opts = poptorch.Options().replicationFactor(16 // 8)  # each instance drives 2 of the 16
-    opts.Training.gradientAccumulation(6)
-    opts.setAvailableMemoryProportion({"IPU0": 0.15})
+    opts = poptorch.Options().replicationFactor(replicas // instances)
+    opts.Training.gradientAccumulation(accumulation)
+    opts.setAvailableMemoryProportion({"IPU0": proportion})
     opts.Precision.setPartialsType(torch.half)
     opts._Popart.set("autoRecomputation", 4)  # RecomputeAll
-    opts.Distributed.configureProcessId(0, 8)  # poprun --num-instances 8
+    opts.Distributed.configureProcessId(0, instances)  # poprun --num-instances
     optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     inputs = (torch.zeros(20, 3, 224, 224, dtype=torch.uint8, device="meta"),
               torch.zeros(20, dtype=torch.long, device="meta"))
-    plan = _plan(model, inputs, opts, optimizer, 20, System(ipu_spec("ipu21"), 16))
+    return plan_run(model, inputs, opts, optimizer, 20, System(ipu_spec("ipu21"), replicas))
+
+
+def resnet50_run() -> PublishedRun:
+    """ResNet-50 training on a Bow Pod16, 16 replicas of one IPU (8 instances of 2 replicas)."""
     return PublishedRun("ResNet-50, Bow Pod16, 16 replicas of 1 IPU", "images/s", 42_029,
-                        "graphcore/examples TF1 resnet50_mlperf_pod16_bs20", 1.5, plan)
+                        "graphcore/examples TF1 resnet50_mlperf_pod16_bs20", CALIBRATED,
+                        resnet50_tf1_plan())
+
+
+def bert_large_pod64_run() -> PublishedRun:
+    """The same BERT-Large on a Bow Pod64 (16 replicas, A 512): calibrates the instances' host
+    work (collectives.INSTANCE_MICRO_BATCH_SECONDS) with bert_large_run."""
+    config = BertConfig(replicas=16, accumulation=512, matmul_proportion=(0.14, 0.19, 0.19, 0.19))
+    return PublishedRun("BERT-Large phase 1, Bow Pod64, 4 IPUs x 16 replicas", "sequences/s",
+                        18_442, "graphcore.ai/performance-results, PyTorch SDK 3.2; graphcore/"
+                        "examples nlp/bert/pytorch pretrain_large_128_POD64, packed", CALIBRATED,
+                        bert_plan(config, System(ipu_spec("ipu21"), 64)), per_row=BERT_PACKING_RATIO)
 
 
 def all_runs() -> list[PublishedRun]:
-    return [tutorial_run(), bert_large_run(), resnet50_run()]
+    return [tutorial_run(), bert_large_run(), bert_large_pod64_run(), resnet50_run()]
 
 
 def calibration_table(runs: list[PublishedRun]) -> str:

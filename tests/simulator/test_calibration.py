@@ -34,6 +34,7 @@ def resnet():
 
 
 def within(run) -> bool:
+    assert run.tolerance == 1.1  # every calibration run: within 1.1x
     return 1 / run.tolerance <= run.ratio <= run.tolerance
 
 
@@ -41,7 +42,7 @@ def recompiled(run, **changes):
     return compile_plan(run.plan.graph, dataclasses.replace(run.plan.config, **changes))
 
 
-def test_the_tutorial_run_lands_within_2x_of_60000_images_per_second(tutorial):
+def test_the_tutorial_run_lands_within_1_1x_of_60000_images_per_second(tutorial):
     assert tutorial.plan.memory.fits
     assert within(tutorial), tutorial.simulated
 
@@ -60,7 +61,8 @@ def test_the_tutorial_run_is_bound_by_the_host_as_its_published_trace_shows(tuto
 def test_a_synchronous_loader_adds_the_host_data_to_the_device_time(tutorial):
     sync = recompiled(tutorial, loader_async=False)
     assert sync.call_seconds == pytest.approx(tutorial.plan.device_seconds
-                                              + tutorial.plan.host_data_seconds)
+                                              + tutorial.plan.host_data_seconds
+                                              + tutorial.plan.step_costs.instance_host)
     assert "before the device" in sync.breakdown_text()
 
 
@@ -75,7 +77,7 @@ def test_the_simulated_compile_time_matches_the_tutorials_published_bars(tutoria
     assert "Simulated compile time" in tutorial.plan.describe()
 
 
-def test_bert_large_as_published_fits_and_lands_within_1_25x_of_5600(bert):
+def test_bert_large_as_published_fits_and_lands_within_1_1x_of_5600(bert):
     assert bert.plan.memory.fits
     assert within(bert), bert.simulated
 
@@ -96,7 +98,7 @@ def test_bert_large_stashes_only_checkpoints_for_2k_minus_1_micro_batches(bert):
     assert ipu1.stash == 7 * (checkpoint + 7 * checkpoint)
 
 
-def test_resnet50_as_published_fits_and_lands_within_1_5x_of_42029(resnet):
+def test_resnet50_as_published_fits_and_lands_within_1_1x_of_42029(resnet):
     assert resnet.plan.memory.fits
     assert within(resnet), resnet.simulated
 
@@ -114,6 +116,14 @@ def test_resnet50_on_one_host_process_is_bound_by_its_data_loading(resnet):
     one_host = recompiled(resnet, replication_factor=16, instances=1)
     assert one_host.samples_per_second < resnet.plan.samples_per_second / 2
     assert "host-bound" in one_host.breakdown_text()
+
+
+def test_bert_large_on_a_pod64_lands_within_1_1x_of_18442_and_gains_as_published(bert):
+    pod64 = published_runs.bert_large_pod64_run()
+    assert pod64.plan.memory.fits
+    assert within(pod64), pod64.simulated
+    gain = pod64.simulated / bert.simulated
+    assert gain == pytest.approx(18_442 / 5_600, rel=0.05)  # not 4x: the host's instance work
 
 
 def test_the_calibration_table_has_a_row_per_run(tutorial, bert, resnet):

@@ -8,7 +8,8 @@ from ipu_tutorials import environment, poptorch
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
 from ipu_tutorials.simulator.capture import Op
-from ipu_tutorials.simulator.costs import MATMUL_EFFICIENCY, OP_OVERHEAD_CYCLES, op_seconds
+from ipu_tutorials.simulator.costs import OP_OVERHEAD_CYCLES, op_seconds
+from ipu_tutorials.simulator.matmul import AMP_FRACTION
 from ipu_tutorials.simulator.hardware import GC200
 
 
@@ -17,11 +18,11 @@ def matmul(flops=1e12, bytes_in=1000, out_elements=100, dtype_bytes=2):
               out_elements, dtype_bytes)
 
 
-def test_a_matmul_runs_at_the_calibrated_fraction_of_peak():
+def test_a_matmul_of_unknown_shape_runs_at_the_calibrated_fraction_of_peak():
     overhead = OP_OVERHEAD_CYCLES / GC200.clock_hz
     fp16 = op_seconds(matmul(dtype_bytes=2), GC200, 1e9, 4) - overhead
     fp32 = op_seconds(matmul(dtype_bytes=4), GC200, 1e9, 4) - overhead
-    assert fp16 == pytest.approx(1e12 / (250e12 * MATMUL_EFFICIENCY))
+    assert fp16 == pytest.approx(1e12 / (250e12 * AMP_FRACTION))
     assert fp32 == pytest.approx(4 * fp16)  # fp16 peak is 4x fp32 peak on Mk2
 
 
@@ -82,3 +83,33 @@ def test_set_available_memory_reaches_the_cost_model():
     tight = plan_of(Capped(0.01), x)
     assert tight.stage_costs[0].forward > roomy.stage_costs[0].forward
     assert tight.memory[0].temporaries < roomy.memory[0].temporaries
+
+
+class OneTensorTwoReaders(nn.Module):
+    """Block a (IPU 0) makes x; blocks b and c, both on IPU 1, read it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(64, 64), nn.Linear(64, 64), nn.Linear(64, 64)
+
+    def forward(self, x):
+        with poptorch.Block("a", ipu_id=0):
+            x = self.a(x)
+        with poptorch.Block("b", ipu_id=1):
+            y = self.b(x)
+        with poptorch.Block("c", ipu_id=1):
+            z = self.c(x) + y
+        return z
+
+
+def test_a_tensor_crosses_to_an_ipu_once_however_many_of_its_blocks_read_it():
+    from ipu_tutorials.simulator.costs import crossing_bytes
+    x = torch.randn(8, 64)
+    opts = poptorch.Options().deviceIterations(2)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution())
+    graph = capture(OneTensorTwoReaders(), (x,), {})
+    plan = compile_plan(graph, _to_simulator.options_spec(opts, False, None, environment.read(),
+                                                          micro_batch=8))
+    first = plan.placement.stages[0]
+    assert graph.edges[("a", "b")] == graph.edges[("a", "c")] == 8 * 64 * 4
+    assert crossing_bytes(graph, plan.placement, first) == (8 * 64 * 4, 0)

@@ -84,7 +84,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "execute_encoder_on_cpu_for_generation": ("bool", False),
 }
 
-# Where the v0.2-v0.5 releases (seed 004) had other defaults. A configuration of that era (one
+# Where the v0.2-v0.5 releases had other defaults. A configuration of that era (one
 # that gives values per POD type, or the v0.5 key sharded_execution_for_inference) takes these
 # for what it leaves out; IPUConfig(defaults_from="v0.5" or "v0.7") picks explicitly.
 RELEASE_DEFAULTS = {

@@ -9,7 +9,7 @@ from ipu_tutorials import poptorch
 from ipu_tutorials.optimum.graphcore import (ALLOWED_POD_TYPES, IncompatibleIPUConfigError,
                                              IPUConfig)
 
-# Every attribute seed 004 (v0.2-v0.5) documents, with v0.7.1's default (ipu_configuration.py).
+# Every attribute the v0.2-v0.5 releases document, with v0.7.1's default (ipu_configuration.py).
 V07_DEFAULTS = {
     "seed": None, "auto_loss_scaling": False, "executable_cache_dir": "",
     "replication_factor": 1, "inference_replication_factor": 1, "gradient_accumulation_steps": 1,

@@ -1,0 +1,145 @@
+"""Runs Graphcore published that the cost model was NOT calibrated on: its validation set.
+
+The calibration runs live in published_runs.py; nothing here feeds a constant. Each run is
+rebuilt from its published configuration (real-size models on the meta device) and compared
+with the throughput Graphcore's performance-results table lists for it
+(https://www.graphcore.ai/performance-results, Bow Pod rows, as mirrored at
+https://www.graphcore.cn/performance-results/; "Training" tables, SDK 3.0-3.3). The
+configurations are graphcore/examples' files at the commit named in each source.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+import torch.nn as nn
+
+from .. import poptorch
+from ..simulator.compile import Plan
+from ..simulator.hardware import System, ipu_spec
+from .models import TransformerLayer
+from .published_runs import BertConfig, PublishedRun, bert_plan, plan_run, resnet50_tf1_plan
+
+RESULTS = "graphcore.ai/performance-results"
+BERT_CONFIGS = "graphcore/examples@3cc8f81 nlp/bert/pytorch/configs_pretraining.yml"
+TF1_CONFIGS = "graphcore/examples@8ae588c vision/cnns/tensorflow1/training/configs.yml"
+VIT_CONFIGS = "graphcore/examples@3cc8f81 vision/vit/pytorch/configs.yml"
+TOLERANCE = 1.25  # the accepted ratio either way for a run the model was not fitted on
+PACKING = {128: 1.17, 512: 2.0}  # configs_pretraining.yml packing_factor
+
+
+def _bow(num_ipus: int) -> System:
+    return System(ipu_spec("ipu21"), num_ipus)
+
+
+def _run(name: str, unit: str, published: float, source: str, plan: Plan,
+         per_row: float = 1.0) -> PublishedRun:
+    return PublishedRun(name, unit, published, source, TOLERANCE, plan, per_row)
+
+
+# --- BERT ----------------------------------------------------------------------------------
+LARGE_512 = BertConfig(context=512, mask_tokens=76, micro_batch=2,
+                       matmul_proportion=(0.10, 0.15, 0.15, 0.15))
+LARGE_512_POD64 = dataclasses.replace(LARGE_512, replicas=16, accumulation=512,
+                                      matmul_proportion=(0.13, 0.19, 0.19, 0.19))
+BASE_128 = BertConfig(width=768, depth=12, heads=12, layers_per_ipu=(0, 4, 4, 4), micro_batch=32,
+                      accumulation=512, matmul_proportion=(0.25,) * 4)
+
+
+def bert_runs() -> list[PublishedRun]:
+    seq = "sequences/s"
+    return [
+        _run("BERT-Large phase 2 (seq 512), Bow Pod16, 4 IPUs x 4 replicas, packed", seq, 1_973,
+             f"{RESULTS}, PyTorch SDK 3.3; {BERT_CONFIGS} pretrain_large_512",
+             bert_plan(LARGE_512, _bow(16)), PACKING[512]),
+        _run("BERT-Large phase 2 (seq 512), Bow Pod64, 4 IPUs x 16 replicas, packed", seq, 6_543,
+             f"{RESULTS}, PyTorch SDK 3.2; {BERT_CONFIGS} pretrain_large_512_POD64",
+             bert_plan(LARGE_512_POD64, _bow(64)), PACKING[512]),
+        _run("BERT-Base phase 1, Bow Pod16, 4 IPUs x 4 replicas", seq, 15_911,
+             f"{RESULTS}, PyTorch SDK 3.3; {BERT_CONFIGS} pretrain_base_128",
+             bert_plan(BASE_128, _bow(16))),
+    ]
+
+
+# --- ViT -----------------------------------------------------------------------------------
+class VisionTransformer(nn.Module):
+    """ViT-B/16 as graphcore/examples vision/vit/pytorch places it: 3 layers on each of 4 IPUs."""
+
+    def __init__(self, width=768, depth=12, heads=12, patch=16, image=224, classes=1000,
+                 layers_per_ipu=(3, 3, 3, 3)):
+        super().__init__()
+        self.patches = nn.Conv2d(3, width, patch, stride=patch)
+        self.cls = nn.Parameter(torch.zeros(1, 1, width))
+        self.position = nn.Parameter(torch.zeros(1, (image // patch) ** 2 + 1, width))
+        self.layers = nn.ModuleList(TransformerLayer(width, heads) for _ in range(depth))
+        self.ipus = [ipu for ipu, count in enumerate(layers_per_ipu) for _ in range(count)]
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, classes)
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, images, labels):
+        with poptorch.Block("embedding", ipu_id=0):
+            x = self.patches(images.half()).flatten(2).transpose(1, 2)  # 8-bit in (--byteio)
+            x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.position
+        for index, (layer, ipu) in enumerate(zip(self.layers, self.ipus)):
+            with poptorch.Block(f"layer{index}", ipu_id=ipu):
+                x = poptorch.recomputationCheckpoint(layer(x))
+        with poptorch.Block("head", ipu_id=self.ipus[-1]):
+            logits = self.head(self.norm(x[:, 0]))
+            return logits, self.loss(logits, labels)
+
+
+def vit_plan(micro_batch: int, replicas: int, accumulation: int, lamb: bool,
+             device_iterations: int = 1, instances: int = 1) -> Plan:
+    """ViT-B/16 training on ImageNet-1k as vit/pytorch configures it (4 IPUs per replica)."""
+    with torch.device("meta"):
+        model = VisionTransformer().half()
+    opts = poptorch.Options().replicationFactor(replicas // instances)
+    opts.deviceIterations(device_iterations).outputMode(poptorch.OutputMode.Final)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    opts.Training.gradientAccumulation(accumulation)
+    opts.setAvailableMemoryProportion({f"IPU{i}": 0.3 for i in range(4)})
+    opts.TensorLocations.setOptimizerLocation(
+        poptorch.TensorLocationSettings().useReplicatedTensorSharding(True))
+    if instances > 1:
+        opts.Distributed.configureProcessId(0, instances)
+    params = model.parameters()
+    optimizer = (poptorch.optim.LAMB(params) if lamb
+                 else poptorch.optim.SGD(params, lr=0.01, momentum=0.9))
+    inputs = (torch.zeros(micro_batch, 3, 224, 224, dtype=torch.uint8, device="meta"),
+              torch.zeros(micro_batch, dtype=torch.long, device="meta"))
+    return plan_run(model, inputs, opts, optimizer, micro_batch, _bow(4 * replicas))
+
+
+def vit_runs() -> list[PublishedRun]:
+    img = "images/s"
+    return [
+        _run("ViT-B/16 pre-training, Bow Pod16, 4 IPUs x 4 replicas, LAMB", img, 7_615,
+             f"{RESULTS}, PyTorch SDK 3.0; {VIT_CONFIGS} b16_in1k_pretrain_lamb",
+             vit_plan(8, 4, 2048, lamb=True)),
+        _run("ViT-B/16 pre-training, Bow Pod64, 4 IPUs x 16 replicas, LAMB", img, 27_868,
+             f"{RESULTS}, PyTorch SDK 3.0; {VIT_CONFIGS} b16_in1k_pretrain_lamb, "
+             "benchmarks.yml pod64 (A 512, 8 instances)",
+             vit_plan(8, 16, 512, lamb=True, instances=8)),
+        _run("ViT-B/16 fine-tuning, Bow Pod16, 4 IPUs x 4 replicas, SGD", img, 7_319,
+             f"{RESULTS}, PyTorch SDK 3.0; {VIT_CONFIGS} b16_imagenet1k",
+             vit_plan(17, 4, 30, lamb=False, device_iterations=8)),
+    ]
+
+
+# --- CNNs ----------------------------------------------------------------------------------
+def resnet50_runs() -> list[PublishedRun]:
+    img = "images/s"
+    return [
+        _run("ResNet-50, Bow Pod64, 64 replicas of 1 IPU", img, 153_205,
+             f"{RESULTS}, TensorFlow1 SDK 3.0; {TF1_CONFIGS} resnet50_mlperf_pod64_bs20",
+             resnet50_tf1_plan(replicas=64, accumulation=2, proportion=0.145, instances=32)),
+        _run("ResNet-50, Bow Pod256, 256 replicas of 1 IPU", img, 456_906,
+             f"{RESULTS}, TensorFlow1 SDK 3.0; batch 10,240 = 20 x 256 x 2",
+             resnet50_tf1_plan(replicas=256, accumulation=2, proportion=0.145, instances=128)),
+    ]
+
+
+def all_runs() -> list[PublishedRun]:
+    """The validation set, in the order of docs/cost-model.md's validation table."""
+    from .validation_cnns import cnn_runs  # the grouped-convolution models
+    return bert_runs() + vit_runs() + resnet50_runs() + cnn_runs()
