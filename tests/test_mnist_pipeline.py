@@ -117,7 +117,7 @@ def test_epochs_help_names_its_real_default(capsys):
     with pytest.raises(SystemExit):
         mnist_pipeline.parse_args(["-h"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: 3 on MNIST, 45 on the 4,000 embedded digits)" in text
+    assert "(default: 2 on MNIST, 30 on the 4,000 embedded digits)" in text
     assert "(default: None)" not in text
 
 
