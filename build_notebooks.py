@@ -21,6 +21,7 @@ import argparse
 import base64
 import copy
 import hashlib
+import json
 import os
 import re
 import sys
@@ -38,6 +39,7 @@ SOURCES, NOTEBOOKS, STATIC = (os.path.join(ROOT, d) for d in ("walkthroughs", "n
 TIMEOUT = 300  # seconds per cell
 KERNEL = "python3"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # The study-time estimate of the course map (assumptions, not measurements): technical prose
 # read at 120 words a minute, a minute to run and read each code cell, 8 minutes per exercise.
 WORDS_PER_MINUTE, MINUTES_PER_CELL, MINUTES_PER_EXERCISE = 120, 1, 8
@@ -87,6 +89,37 @@ def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = coalesce_streams(cell.outputs)
     check_savable(nb)
     return as_javascript_numbers(nb)
+
+
+def stable_widget_ids(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """The notebook with every widget model id drawn from the lesson's name and the model's
+    place (ipywidgets draws random ones), so a rebuild rewrites no id that JupyterLab keeps."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    order = widgets_in_display_order(nb, state)
+    text = json.dumps(nb)
+    for index, model_id in enumerate(order):
+        fresh = hashlib.sha256(f"{name}:widget:{index}".encode()).hexdigest()[:32]
+        text = text.replace(model_id, fresh)
+    return nbformat.from_dict(json.loads(text))
+
+
+def widgets_in_display_order(nb: nbformat.NotebookNode, state: dict) -> list[str]:
+    """Model ids as the outputs reach them (each view, then the models it refers to), then
+    any model no output reaches."""
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in state and model_id not in order:
+            order.append(model_id)
+            refs = json.dumps(state[model_id], sort_keys=True)
+            for ref in re.findall(r"IPY_MODEL_(\w+)", refs):
+                visit(ref)
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if WIDGET_VIEW in output.get("data", {}):
+                visit(output["data"][WIDGET_VIEW]["model_id"])
+    return order + [model_id for model_id in state if model_id not in order]
 
 
 def as_javascript_numbers(value):
@@ -209,7 +242,7 @@ def write_html(name: str, directory: str) -> str:
 def build(path: str) -> float:
     name = os.path.splitext(os.path.basename(path))[0]
     started = time.perf_counter()
-    nb = execute(read_source(path))
+    nb = stable_widget_ids(execute(read_source(path)), name)
     nbformat.write(nb, os.path.join(NOTEBOOKS, f"{name}.ipynb"))
     write_figures(nb, name)
     return time.perf_counter() - started

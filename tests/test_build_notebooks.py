@@ -1,8 +1,10 @@
 """The generated notebooks are current, executed, deterministic in what nbval checks, and
 student copies hide the solutions."""
 import copy
+import json
 import os
 import re
+import uuid
 
 import nbformat
 import pytest
@@ -239,3 +241,23 @@ def test_html_pages_carry_the_diagrams_inline():
     nb.cells = [nbformat.v4.new_markdown_cell("![Staircase](../static/diagram_pipeline.png)")]
     source = build_notebooks.inline_static_images(nb).cells[0].source
     assert source.startswith("![Staircase](data:image/png;base64,iVBORw0KGgo")
+
+
+def test_widget_model_ids_are_stable_from_build_to_build():
+    stored = notebook(LESSONS[0])
+    state = stored.metadata["widgets"][build_notebooks.WIDGET_STATE]["state"]
+    builds = [build_notebooks.stable_widget_ids(with_random_widget_ids(stored, state), "lesson")
+              for _ in range(2)]  # two builds: each kernel draws its own random ids
+    assert builds[0] == builds[1]
+    fresh = builds[0].metadata["widgets"][build_notebooks.WIDGET_STATE]["state"]
+    assert len(fresh) == len(state) and not set(fresh) & set(state)
+    text = json.dumps(builds[0])
+    views = re.findall(r'"model_id": "(\w+)"', text)
+    assert views and set(views + re.findall(r"IPY_MODEL_(\w+)", text)) <= set(fresh)
+
+
+def with_random_widget_ids(nb, state):
+    text = json.dumps(nb)
+    for model_id in state:
+        text = text.replace(model_id, uuid.uuid4().hex)
+    return nbformat.from_dict(json.loads(text))

@@ -62,6 +62,20 @@ def test_the_script_runs_and_reports_its_data(tmp_path):
     assert "Data: embedded MNIST digits: 4,000 training and 1,000 test images" in result.stdout
     assert re.search(r"Accuracy on test set: \d+\.\d\d%", result.stdout)
     assert "Simulated IPU time per step" in result.stdout
+    lines = result.stdout.splitlines()
+    estimate = next(i for i, line in enumerate(lines) if line.startswith("Estimated time"))
+    assert lines[estimate - 1].startswith("Training for 1 epoch")  # said before training goes on
+    assert re.fullmatch(r"Estimated time to finish: \d+ s \(the first of 1 training calls took "
+                        r"\d+\.\d\d s for 4,000 images; then 1,000 test images\)", lines[estimate])
+
+
+def test_the_estimate_adds_the_remaining_calls_and_the_test_images():
+    line = mnist_pipeline.estimate_line(0.5, 45, 4000, 1000)
+    # 44 more calls of 0.5 s, and 1,000 test images at 0.6 of a training image's 125 us
+    assert line.startswith(f"Estimated time to finish: {44 * 0.5 + 0.6 * 0.125:.0f} s ")
+    assert "the first of 45 training calls took 0.50 s for 4,000 images" in line
+    assert mnist_pipeline.estimate_line(10.0, 1, 4000, 4000).startswith(
+        "Estimated time to finish: 6 s ")  # no call left: only the test, 4,000 x 1.5 ms
 
 
 @pytest.mark.parametrize("bad", [["--batch-size", "0"], ["--strategy", "phased"],
@@ -103,7 +117,7 @@ def test_epochs_help_names_its_real_default(capsys):
     with pytest.raises(SystemExit):
         mnist_pipeline.parse_args(["-h"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: 3 on MNIST, 45 on the 4,000 embedded digits)" in text
+    assert "(default: 2 on MNIST, 30 on the 4,000 embedded digits)" in text
     assert "(default: None)" not in text
 
 
