@@ -48,3 +48,19 @@ def test_gradient_survival_does_not_depend_on_the_thread_count():
         torch.set_num_threads(threads)
         small_loss_network.cache_clear()
     assert counts[0] == counts[1]
+
+
+COUNTS = ("import torch; from ipu_tutorials.classroom.explorers.precision import survival; "
+          "print([survival(float(s), torch.float16)['lost'] for s in (1, 64)])")
+
+
+def test_gradient_survival_does_not_depend_on_the_cpu_kernels():
+    import os
+    import subprocess
+    import sys
+    runs = set()
+    for capability, threads in (("avx2", "1"), ("default", "2")):
+        env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "OMP_NUM_THREADS": threads}
+        runs.add(subprocess.run([sys.executable, "-c", COUNTS], env=env, capture_output=True,
+                                text=True, check=True, timeout=600).stdout)
+    assert len(runs) == 1 and "[" in runs.pop()
