@@ -19,6 +19,11 @@ import traceback
 # torch and the package are imported in the functions that need them, after the arguments
 # are parsed: `-h` and a bad argument answer at once instead of after torch's import.
 MNIST_EPOCHS, EMBEDDED_EPOCHS = 3, 45  # both about 180,000 training images
+# Host seconds per 1,000 training images (forward, backward and update, with the test pass and
+# start-up spread over them) on an idle 2-core machine with 2 torch threads: the default run
+# (180,000 images) took 26 s there (docs/example-script.md, benchmarks/mnist_default_run.py).
+# Both strategies do the same arithmetic on the host, so one figure serves them.
+SECONDS_PER_1000_IMAGES = 26 / 180
 
 
 def positive_int(text: str) -> int:
@@ -129,6 +134,11 @@ def replicate(opts, args) -> None:
     opts.randomSeed(args.seed)  # every instance must shuffle the dataset the same way
 
 
+def expected_seconds(images: int) -> float:
+    """The run's host time on an idle 2-core machine, scaled from the measured default run."""
+    return SECONDS_PER_1000_IMAGES * images / 1000
+
+
 def main(args) -> float:
     import torch
 
@@ -160,8 +170,11 @@ def main(args) -> float:
         training_model.compile(*next(iter(training_data)))
         if args.debug:
             print(training_model.plan.describe())
+        images = len(training_data) * training_data.combinedBatchSize
         print(f"Training for {epochs} epoch{'s' if epochs != 1 else ''} ({args.strategy}); each epoch is "
               f"{len(training_data)} call(s) of {training_data.combinedBatchSize:,} images")
+        print(f"Expect about {expected_seconds(images * epochs):.0f} s of host time on an idle "
+              f"2-core machine (longer when the cores are shared or with --half)")
         tutorial.train(training_model, training_data, epochs, progress=progress,
                        log=print if progress or args.debug else None)
     finally:

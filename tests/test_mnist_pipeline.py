@@ -62,6 +62,13 @@ def test_the_script_runs_and_reports_its_data(tmp_path):
     assert "Data: embedded MNIST digits: 4,000 training and 1,000 test images" in result.stdout
     assert re.search(r"Accuracy on test set: \d+\.\d\d%", result.stdout)
     assert "Simulated IPU time per step" in result.stdout
+    # one epoch of 4,000 images: 1/45 of the measured default run's 26 s
+    assert "Expect about 1 s of host time on an idle 2-core machine" in result.stdout
+
+
+def test_the_default_run_is_expected_to_take_the_measured_time():
+    images = mnist_pipeline.EMBEDDED_EPOCHS * 4000
+    assert round(mnist_pipeline.expected_seconds(images)) == 26
 
 
 @pytest.mark.parametrize("bad", [["--batch-size", "0"], ["--strategy", "phased"],
