@@ -28,8 +28,9 @@ import matplotlib.pyplot as plt
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.classroom.explorers.precision import (accumulate_in_half, draw_histogram, representable,
-                                               small_loss_network, survival)
+from ipu_tutorials.classroom.explorers.precision import (accumulate_in_half, draw_histogram,
+                                                         exact_backward, representable, small_loss,
+                                                         small_loss_network, survival)
 from ipu_tutorials.tutorial.datasets import load_mnist
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
@@ -121,7 +122,7 @@ print(f"smallest subnormal {tiny:.3g}, smallest normal {normal:.3g}, largest {la
 
 # %%
 network, batch, batch_labels = small_loss_network()
-print(f"loss {network(batch, batch_labels)[1].item():.2g}")
+print(f"loss {small_loss():.2g}")
 result = survival(1.0, torch.float16)
 fig, ax = plt.subplots(figsize=(10, 3.5))
 draw_histogram(result, torch.float16, 1.0, ax)
@@ -130,8 +131,9 @@ print(f"{result['survived'] / result['total']:.1%} of {result['total']:,} gradie
       f"float16 backward pass; {result['lost']:,} become zero")
 
 # %% [markdown]
-# `survival` really runs the backward pass in float16 and compares it with float32, so it
-# counts every underflow on the way, not just in the final gradients.
+# `survival` really runs the backward pass in float16 and compares it with an exact (float64)
+# one, so it counts every underflow on the way, not just in the final gradients. Each float16
+# result is rounded from a float64 sum, so these counts are the same on every CPU.
 #
 # ## Loss scaling
 #
@@ -200,8 +202,7 @@ for dtype in (torch.float32, torch.float16):
 # %%
 def zero_velocities(velocity_scaling):
     net = copy.deepcopy(network)
-    net.zero_grad()
-    net(batch, batch_labels)[1].backward()
+    exact_backward(net, batch, batch_labels)  # float32 gradients, the same on every CPU
     sgd = poptorch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, use_combined_accum=True,
                              velocity_accum_type=torch.float16, velocity_scaling=velocity_scaling)
     sgd.step()

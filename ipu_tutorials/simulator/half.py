@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import weakref
 
 import torch
@@ -101,10 +102,10 @@ def _leaves(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _up(x):
+def _up(x, compute: torch.dtype = FLOAT):
     if isinstance(x, torch.Tensor) and x.dtype == HALF:
-        return x.float()
-    return FLOAT if x is HALF else x
+        return x.to(compute)
+    return compute if x is HALF else x
 
 
 def _meta(x):
@@ -160,11 +161,17 @@ def _exact_natively(func, args) -> bool:
 
 
 class HalfEmulation(TorchDispatchMode):
-    """Runs ops on float16 tensors in float32 and rounds their float16 results (see module doc)."""
+    """Runs ops on float16 tensors in float32 and rounds their float16 results (see module doc).
 
-    def __init__(self, rounding: Rounding = Rounding()):
+    `compute=torch.float64` runs them in float64 instead: sums of float16 products are then
+    exact or nearly, so each rounded result is the same whatever order the CPU's kernels add in
+    (for figures that must not depend on the kernel set or thread count).
+    """
+
+    def __init__(self, rounding: Rounding = Rounding(), compute: torch.dtype = FLOAT):
         super().__init__()
         self.rounding = rounding
+        self.compute = compute
         self.generator = generator_for(rounding) if rounding.stochastic else None
         self._upcasts: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 
@@ -208,22 +215,23 @@ class HalfEmulation(TorchDispatchMode):
         return _RESULT_TYPES[key]
 
     def _upcast(self, x):
-        """x in float32; the last few copies are reused while their tensor is unchanged."""
+        """x in the compute type; the last few copies are reused while x is unchanged."""
         if not isinstance(x, torch.Tensor) or x.dtype != HALF:
-            return FLOAT if x is HALF else x
+            return self.compute if x is HALF else x
         key = (x.untyped_storage().data_ptr(), x.storage_offset(), x.shape, x.stride(),
                x._version)
         if key in self._upcasts:
             return self._upcasts[key][1]
         if len(self._upcasts) >= _UPCASTS_KEPT:
             del self._upcasts[next(iter(self._upcasts))]
-        copy = x.float()
+        copy = x.to(self.compute)
         self._upcasts[key] = (x, copy)  # holding x keeps its memory from being reused
         return copy
 
     def _emulate(self, func, args, kwargs, wanted: list):
         writes = _writes(func)
-        up = self._upcast if not writes else _up  # never share a copy an op writes to
+        # never share a copy an op writes to
+        up = self._upcast if not writes else functools.partial(_up, compute=self.compute)
         up_args, up_kwargs = _map_args(up, args, kwargs)
         if func in (aten._softmax.default, aten._log_softmax.default):
             up_args = (*up_args[:2], False)  # half_to_float: the float32 input needs no flag
@@ -241,7 +249,7 @@ class HalfEmulation(TorchDispatchMode):
             return value
         if id(value) in by_copy:  # an in-place op returns the tensor it wrote
             return by_copy[id(value)]
-        if dtype == HALF and value.dtype == FLOAT:
+        if dtype == HALF and value.dtype == self.compute:
             return to_half(value, self.generator)
         return value
 
@@ -271,9 +279,9 @@ def involves_half(model: torch.nn.Module, inputs, optimizer=None, mixed: bool = 
     return getattr(optimizer, "accum_type", None) == HALF or HALF in types.values()
 
 
-def emulation(active: bool, rounding: Rounding = Rounding()):
+def emulation(active: bool, rounding: Rounding = Rounding(), compute: torch.dtype = FLOAT):
     """The float16 emulation mode when a call involves float16, else nothing."""
-    return HalfEmulation(rounding) if active else contextlib.nullcontext()
+    return HalfEmulation(rounding, compute) if active else contextlib.nullcontext()
 
 
 def outside_emulation(rounding: Rounding):

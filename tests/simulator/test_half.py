@@ -386,3 +386,17 @@ def test_lesson5_underflow_counts_do_not_depend_on_threads(threads):
 
 
 EXPECTED_SURVIVAL = {1: (43091, 1579, 0), 1024: (43091, 1, 0)}  # (total, lost, overflowed)
+
+
+def test_float64_compute_rounds_the_exact_sum_whatever_the_order():
+    # float16 products are exact in float64, so the sum is exact whatever order a kernel adds
+    # in, and the rounded result is the same on every CPU kernel set and thread count
+    torch.manual_seed(0)
+    x, w = wide(8, 512, low=-3, high=1), wide(4, 512, low=-3, high=1)
+    order = torch.randperm(512)
+    with HalfEmulation(compute=torch.float64):
+        out = F.linear(x, w)
+        shuffled = F.linear(x[:, order], w[:, order])
+    assert out.dtype == torch.float16
+    assert torch.equal(bits(out), bits(shuffled))
+    assert torch.equal(bits(out), bits((x.double() @ w.double().t()).half()))

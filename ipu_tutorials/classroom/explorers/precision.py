@@ -1,7 +1,10 @@
 """The precision explorer: loss scale and dtype -> which gradients survive in low precision.
 
 The gradients are real: the tutorial CNN after it has nearly fitted a batch of digits, when the
-loss, and so every gradient, is tiny. The backward pass really runs in the chosen dtype.
+loss, and so every gradient, is tiny. The backward pass really runs in the chosen dtype. Every
+figure a lesson prints from here is the same on every CPU and thread count: the network is
+trained in float64, the reference gradients are float64, and float16 sums are made in float64
+before each rounding, so no count depends on the order a CPU kernel adds in.
 """
 from __future__ import annotations
 
@@ -28,40 +31,61 @@ def representable(dtype: torch.dtype) -> tuple[float, float, float]:
 
 @functools.lru_cache(maxsize=1)
 def small_loss_network(steps: int = 10, seed: int = 0) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
-    """The CNN after `steps` AdamW steps on one batch of 40 digits: its loss is ~1e-5."""
+    """The CNN (float32) after `steps` AdamW steps on one batch of 40 digits: its loss is ~1e-5.
+
+    Trained in float64 and then rounded to float32, so its weights are the same bits whatever
+    the CPU's kernels (float32 training drifts by ~1e-6 between kernel sets).
+    """
     generator_state = torch.get_rng_state()
     torch.manual_seed(seed)
     digits = embedded_digits(True)
     images, labels = digits.images[:40], digits.labels[:40]
-    model = TrainingModelWithLoss(Network())
+    model = TrainingModelWithLoss(Network()).double()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    # one summation order, so every count printed from these sums is the same on 1 or 2 threads
     with one_thread():
         for _ in range(steps):
             optimizer.zero_grad()
-            model(images, labels)[1].backward()
+            model(images.double(), labels)[1].backward()
             optimizer.step()
     torch.set_rng_state(generator_state)
-    return model, images, labels
+    return model.float(), images, labels
 
 
-def gradients(dtype: torch.dtype = torch.float32, loss_scale: float = 1.0) -> torch.Tensor:
-    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float32.
+def exact_backward(model: torch.nn.Module, images: torch.Tensor, labels: torch.Tensor) -> None:
+    """Give each float32 weight of `model` its gradient from a float64 backward pass, rounded
+    to float32: the gradients a lesson counts, the same on every CPU and thread count."""
+    exact = copy.deepcopy(model).double()
+    exact(images.double(), labels)[1].backward()
+    for weight, reference in zip(model.parameters(), exact.parameters()):
+        weight.grad = reference.grad.to(weight.dtype)
 
-    Float16 runs as the simulator runs it (simulator/half.py): float32 arithmetic rounded to
-    float16 after every op, so the counts do not depend on the CPU's float16 kernels or threads.
+
+def small_loss() -> float:
+    """The loss of `small_loss_network` on its batch, computed in float64."""
+    model, images, labels = small_loss_network()
+    with torch.no_grad():
+        return copy.deepcopy(model).double()(images.double(), labels)[1].item()
+
+
+def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.Tensor:
+    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float64.
+
+    Float16 runs as the simulator runs it (simulator/half.py), every op's result rounded to
+    float16, with the arithmetic before each rounding in float64: sums of float16 products are
+    then exact or nearly, so the counts do not depend on the CPU's kernels or threads.
     """
     model, images, labels = small_loss_network()
     model = copy.deepcopy(model).to(dtype)
-    with emulation(dtype == torch.float16), one_thread():
+    with emulation(dtype == torch.float16, compute=torch.float64), one_thread():
         _, loss = model(images.to(dtype), labels)
         (loss * loss_scale).backward()
-    return torch.cat([p.grad.flatten().float() for p in model.parameters()]) / loss_scale
+    return torch.cat([p.grad.flatten().double() for p in model.parameters()]) / loss_scale
 
 
 def survival(loss_scale: float, dtype: torch.dtype) -> dict:
-    """How many of the float32 gradients that are not zero come through a `dtype` backward pass."""
-    reference = gradients(torch.float32)
+    """How many of the gradients that are not zero (in float64) come through a `dtype` backward
+    pass."""
+    reference = gradients(torch.float64)
     low = gradients(dtype, loss_scale)
     alive, finite = reference != 0, torch.isfinite(low)
     return {"reference": reference[alive], "total": int(alive.sum()),

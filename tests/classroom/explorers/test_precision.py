@@ -48,3 +48,37 @@ def test_gradient_survival_does_not_depend_on_the_thread_count():
         torch.set_num_threads(threads)
         small_loss_network.cache_clear()
     assert counts[0] == counts[1]
+
+
+COUNTS = ("import torch; from ipu_tutorials.classroom.explorers.precision import survival; "
+          "print([survival(float(s), torch.float16)['lost'] for s in (1, 64)])")
+
+
+def test_gradient_survival_does_not_depend_on_the_cpu_kernels():
+    import os
+    import subprocess
+    import sys
+    runs = set()
+    for capability, threads in (("avx2", "1"), ("default", "2")):
+        env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "OMP_NUM_THREADS": threads}
+        runs.add(subprocess.run([sys.executable, "-c", COUNTS], env=env, capture_output=True,
+                                text=True, check=True, timeout=600).stdout)
+    assert len(runs) == 1 and "[" in runs.pop()
+
+
+def test_exact_backward_gives_float32_gradients_of_the_float64_pass():
+    import copy
+    from ipu_tutorials.classroom.explorers.precision import (exact_backward, small_loss,
+                                                             small_loss_network)
+    network, images, labels = small_loss_network()
+    exact, wide, plain = copy.deepcopy(network), copy.deepcopy(network).double(), copy.deepcopy(network)
+    exact_backward(exact, images, labels)
+    wide(images.double(), labels)[1].backward()
+    plain(images, labels)[1].backward()
+    for ours, reference, theirs in zip(exact.parameters(), wide.parameters(), plain.parameters()):
+        assert ours.grad.dtype == torch.float32
+        assert torch.equal(ours.grad, reference.grad.float())
+        # a float32 pass at a loss of ~1e-5 is noisy: close to the largest gradient's scale only
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=0,
+                                   atol=1e-3 * theirs.grad.abs().max().item())
+    assert small_loss() == pytest.approx(plain(images, labels)[1].item(), rel=1e-3)
