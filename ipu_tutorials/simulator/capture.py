@@ -100,6 +100,16 @@ def verify_loss(graph: Graph) -> None:
                     "forward (alone or as the last output, e.g. `return output, loss`)")
 
 
+def _loss_output(recorder, leaves: list, loss_ids: set[int], final: set[int]) -> int | None:
+    """The returned leaf that is the loss; failing that, the one computed from it (PopTorch takes
+    a returned `loss * 2` or `(loss - loss) + 1` as the loss too)."""
+    found = next((i for i, t in enumerate(leaves) if id(t) in loss_ids), None)
+    if found is not None:
+        return found
+    return next((i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)
+                 and recorder.loss_ancestry.get(id(t), frozenset()) & final), None)
+
+
 def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
@@ -346,7 +356,7 @@ def _summarise(model, recorder: Recorder, out) -> Graph:
             output_bytes[source] = output_bytes.get(source, 0) + _nbytes(t)
     final = [i for i in recorder.losses if i not in recorder.folded_losses]
     loss_ids = {recorder.losses[i] for i in final}
-    loss_output = next((i for i, t in enumerate(leaves) if id(t) in loss_ids), None)
+    loss_output = _loss_output(recorder, leaves, loss_ids, set(final))
     return Graph(ops=used, blocks=blocks, params=params,
                  buffers_bytes=_buffers(model, used), edges=recorder.edges,
                  output_bytes=output_bytes, checkpoint_bytes=recorder.checkpoints,

@@ -44,6 +44,22 @@ def test_more_than_one_optimizer_is_refused(Tiny, loader, trainer_kwargs):
         run(Two(), trainer_kwargs, loader)
 
 
+def test_two_optimizers_with_manual_optimization_name_the_optimizer_rule_first(
+        Tiny, loader, trainer_kwargs):
+    class TwoManual(Tiny):
+        def __init__(self):
+            super().__init__()
+            self.automatic_optimization = False
+
+        def configure_optimizers(self):
+            return [torch.optim.SGD(self.parameters(), lr=0.1),
+                    torch.optim.SGD(self.parameters(), lr=0.2)]
+
+    with pytest.raises(MisconfigurationException, match="IPUs currently only support one "
+                                                        "optimizer; configure_optimizers gave 2"):
+        run(TwoManual(), trainer_kwargs, loader)
+
+
 def test_manual_optimization_is_refused(Tiny, loader, trainer_kwargs):
     class Manual(Tiny):
         def __init__(self):
@@ -105,8 +121,9 @@ def test_device_count_must_be_a_power_of_two(trainer_kwargs, devices, fix):
 
 
 def test_changing_accumulation_between_epochs_is_refused(Tiny, loader, trainer_kwargs):
-    with pytest.raises(MisconfigurationException, match="does not support `accumulate_grad_"
-                                                        "batches` changing between epochs"):
+    # refused where Lightning 2.0.9 refused it: the scheduler's on_train_start, a RuntimeError
+    with pytest.raises(RuntimeError, match="`IPUAccelerator` does not support `accumulate_grad_"
+                                           "batches` changing between epochs"):
         run(Tiny(), trainer_kwargs, loader,
             callbacks=[GradientAccumulationScheduler(scheduling={0: 1, 1: 2})])
 
