@@ -11,6 +11,7 @@ import re
 
 HARDWARE = "needs IPU hardware"
 SDK = "needs the Poplar SDK"
+SDK_LOG = "needs the SDK's C++ logs"
 LOWERING = "tests an op lowering"
 DIFFERENCE = "known difference"
 NOT_LIGHTNING_IPU = "not an IPU test"
@@ -81,6 +82,37 @@ TABLE = [
     ("lightning", r"test_ipu\.py::test_autoreport", DIFFERENCE,
      "autoreport writes the simulator's report (JSON + Chrome trace), not Poplar's profile.pop"),
     # --- PopTorch -------------------------------------------------------------------------
+    # The SDK's C++ debug log (PopART's op placement, the optimizer it built, option echoes):
+    ("poptorch", r"optimizers_test\.py::test_(adam|sgd)_accum_type\[", SDK_LOG,
+     "reads the accumulator types PopART's optimizer logs"),
+    ("poptorch", r"optimizers_test\.py::test_(variable_groups|variable_default|LR_scheduler|"
+     r"optimizer_SGD_separate_velocity_scale_matched)\b", SDK_LOG,
+     "reads the optimizer settings PopART logs at (re)compilation"),
+    ("poptorch", r"optimizers_test\.py::test_(read_ipu_state_cached|read_ipu_state_on_detach|"
+     r"write_ipu_state_before_override)\b", SDK_LOG,
+     "reads the C++ log line of each optimizer-state transfer"),
+    ("poptorch", r"pipelining_test\.py::test_(api_inline|api_wrap|api_wrap_2stages|"
+     r"inline_AutoIncrement|api_AutoIncrement|block_function|removeBlocks)\b", SDK_LOG,
+     "reads PopART's per-op placement log (mode, ipu, stage)"),
+    ("poptorch", r"options_test\.py::test_(set_options_from_file|override_options_from_file|"
+     r"popart_partials|running_statistics)\b", SDK_LOG, "reads the options PopART logs"),
+    ("poptorch", r"poplar_executor_test\.py::test_distributed_compile\b", SDK_LOG,
+     "reads the compilation log of each popdist instance"),
+    ("poptorch", r"debug_tensors_test\.py::test_tensor_modes\b", SDK_LOG,
+     "reads the anchored tensors' names PopART logs"),
+    # PopART's IR, Poplar's files and tools, PopTorch's C++ extension and private modules:
+    ("poptorch", r"optimizers_test\.py::test_sgd_IR\b|multiconv_test\.py::test_multiconv_"
+     r"(basic|layers|options_broadcast|options_per_conv)\b|options_test\.py::"
+     r"test_name_scope_hook_disabled\b", SDK, "inspects PopART's IR (_debugGetPopartIR)"),
+    ("poptorch", r"options_test\.py::test_(set_options|invalid_options|set_popart_options|"
+     r"popart_patterns)\b", SDK, "validates options in PopTorch's C++ extension"),
+    ("poptorch", r"half_float_test\.py::test_ones_zeros_|options_test\.py::"
+     r"test_mean_reduction_strategy_implicit\b|buffers_test\.py::test_buffer_implicit_copy\b",
+     SDK, "calls PopTorch's private poptorch._impl"),
+    ("poptorch", r"precompilation_test\.py::test_pva_annotations\b", SDK,
+     "reads the profile with the SDK's libpva"),
+    ("poptorch", r"options_test\.py::test_(profile_report|profile_report_with_model_name|"
+     r"export_proto_file)\b", SDK, "looks for Poplar's profile.pop or PopART's ONNX file"),
     ("poptorch", r"poptorch_core\.", SDK, "calls PopTorch's C++ extension"),
 ]
 
