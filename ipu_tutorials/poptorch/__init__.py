@@ -7,6 +7,7 @@ from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
                     HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
                     MultiConvPlanType, OutputMode, ReductionType, SyncPattern)
 from .executor import PoplarExecutor
+from .cpu_op import CPU
 from .control_flow import cond, dynamic_slice, dynamic_update, for_loop
 from .ops import (MultiConv, custom_op, identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
@@ -19,7 +20,7 @@ from .strategies import (ParallelPhasedExecution, Phase, PipelinedExecution,
 from .wrapping import inferenceModel, load, trainingModel
 
 __all__ = [
-    "AsynchronousDataAccessor", "AutoStage", "BeginBlock", "Block", "BlockFunction",
+    "AsynchronousDataAccessor", "AutoStage", "BeginBlock", "Block", "BlockFunction", "CPU",
     "CommGroupType", "ConnectionType", "DataLoader", "DataLoaderMode", "Error",
     "HalfFloatCastingBehavior", "Liveness", "MatMulSerializationMode", "MeanReductionStrategy",
     "MultiConv", "MultiConvPlanType", "Options", "OutOfMemoryError", "OutputMode",

@@ -68,6 +68,25 @@ def test_batch_must_be_a_multiple_of_the_call_size(options):
         model(torch.randn(10, 5), torch.randn(10, 3))
 
 
+def test_inputs_may_differ_in_leading_dimension_each_split_on_its_own(options):
+    class Scaled(nn.Module):  # a (4, 5) batch times a (2, 5) table, per device iteration
+        def forward(self, x, table):
+            return x.sum(-1, keepdim=True) * table.sum()
+
+    x, table = torch.randn(8, 5), torch.randn(4, 5)  # 2 device iterations: 4 rows vs 2
+    out = poptorch.inferenceModel(Scaled(), options(d=2))(x, table)
+    expected = torch.cat([x[:4].sum(-1, keepdim=True) * table[:2].sum(),
+                          x[4:].sum(-1, keepdim=True) * table[2:].sum()])
+    torch.testing.assert_close(out, expected)
+
+
+def test_every_input_must_divide_into_the_calls_micro_batches(options):
+    model = poptorch.inferenceModel(nn.Bilinear(5, 5, 1), options(d=2))
+    with pytest.raises(poptorch.Error, match=r"leading dimension \(3\) must be a multiple of "
+                                             r"deviceIterations \(2\)"):
+        model(torch.randn(4, 5), torch.randn(3, 5))
+
+
 def test_batch_size_is_fixed_after_compilation(options):
     model = poptorch.trainingModel(Regression(), options(a=2))
     model(torch.randn(8, 5), torch.randn(8, 3))
