@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import logging
+import sys
 
-import numpy as np
 import torch
 
 from .. import environment
@@ -11,6 +11,7 @@ from ..errors import Error
 from ._logging import install_handler
 from ._to_simulator import tracing
 from ._checks import check_fraction, check_int, check_str
+from ._print_layout import format_tensor
 from .enums import MatMulSerializationMode, MultiConvPlanType
 
 logger = logging.getLogger("poptorch")
@@ -63,29 +64,18 @@ def ipuHardwareVersion() -> int:
 
 
 # --- printing --------------------------------------------------------------------------------
-def _format(t: torch.Tensor, options: dict) -> str:
-    digits, style = options["digits"], options["float_format"]
-    styles = {"auto": {"floatmode": "maxprec"}, "fixed": {"floatmode": "fixed"},
-              "none": {"floatmode": "unique"},
-              "scientific": {"formatter": {"float_kind": lambda x: f"{x:.{digits}e}"}}}
-    text = np.array2string(t.detach().float().cpu().numpy(), separator=options["separator"],
-                           threshold=options["summarise_threshold"],
-                           edgeitems=options["edge_items"], max_line_width=options["max_line_width"],
-                           precision=digits, **styles[style])
-    return text.replace("[", options["open_bracket"]).replace("]", options["close_bracket"])
-
-
 class _PrintTensor(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, title, print_gradient, options):
         ctx.title, ctx.print_gradient, ctx.options = title, print_gradient, options
-        print(f"{title}: {_format(tensor, options)}" if title else _format(tensor, options))
+        text = format_tensor(tensor, options)
+        print(f"{title}: {text}" if title else text, file=sys.stderr)
         return tensor.clone()
 
     @staticmethod
     def backward(ctx, grad):
         if ctx.print_gradient:
-            print(f"{ctx.title}_gradient: {_format(grad, ctx.options)}")
+            print(f"{ctx.title}_gradient: {format_tensor(grad, ctx.options)}", file=sys.stderr)
         return grad, None, None, None
 
 
