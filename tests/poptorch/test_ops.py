@@ -53,20 +53,6 @@ def test_print_tensor_formatting_options(capsys):
     assert capsys.readouterr().err == "<0.5; 1.5>\n"
 
 
-def test_print_tensor_lays_out_a_matrix_as_poplar_does(capsys):
-    with tracing.running_on_ipu():
-        poptorch.ipu_print_tensor(torch.tensor([[1.25, -2.0], [3.0, 0.125]]), "m", digits=3,
-                                  separator=" ", open_bracket="{", close_bracket="}")
-    assert capsys.readouterr().err == "m: {\n {1.25 -2}\n {3 0.125}\n}\n"
-
-
-def test_print_tensor_wraps_long_rows_and_summarises_large_tensors(capsys):
-    with tracing.running_on_ipu():
-        poptorch.ipu_print_tensor(torch.tensor([1.5, 2.5]), float_format="scientific", digits=3,
-                                  max_line_width=10, open_bracket="[", close_bracket="]")
-        poptorch.ipu_print_tensor(torch.arange(10.0), summarise_threshold=5, edge_items=2)
-    assert capsys.readouterr().err == "[1.50e+00, \n  2.50e+00]\n(0, 1, ..., 8, 9)\n"
-
 
 def test_print_tensor_rejects_bad_arguments():
     with pytest.raises(TypeError, match=r"ipu_print_tensor expects a torch.Tensor, got list"):
