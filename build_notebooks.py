@@ -1,4 +1,4 @@
-"""Build the lessons: walkthroughs/*.py -> executed notebooks/*.ipynb, Markdown, static/ figures.
+"""Build the lessons: walkthroughs/*.py -> executed notebooks/*.ipynb and their static/ figures.
 
     python build_notebooks.py                 # build every lesson
     python build_notebooks.py 04_pipelining   # build some (names or paths)
@@ -9,8 +9,8 @@
 
 Sources are jupytext "percent" files. Each notebook is executed top to bottom with nbclient
 (widget state stored, so explorers render when opened) and written with its outputs, which
-nbval later compares against a fresh run. The Markdown copy beside it shows the outputs, with
-figures extracted into static/. Notebooks are stored in the form JupyterLab saves them in (its
+nbval later compares against a fresh run; its figures are also written to static/ (the README
+shows one). The course website (mkdocs.yml) renders the stored notebooks. Notebooks are stored in the form JupyterLab saves them in (its
 kernel display name, no carriage-return progress frames), so opening, trusting and saving one
 in JupyterLab leaves the repository unchanged.
 """
@@ -132,11 +132,6 @@ def coalesce_streams(outputs: list) -> list:
     return joined
 
 
-def as_terminal_shows(text: str) -> str:
-    """Progress bars redraw their line with carriage returns: keep each line's last frame."""
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
-
-
 def static_explorers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy with every widget view replaced by the static picture stored beside it, and no
     widget state: what a page without a kernel or a widget manager can show."""
@@ -149,7 +144,7 @@ def static_explorers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def split_explorer_outputs(outputs: list) -> list:
-    """Markdown shows one form per output: an explorer's summary as text, then its figure."""
+    """One form per output: an explorer's summary as text, then its figure (a figure of its own)."""
     split = []
     for output in outputs:
         data = output.get("data", {})
@@ -161,29 +156,22 @@ def split_explorer_outputs(outputs: list) -> list:
     return split
 
 
-def write_markdown(nb: nbformat.NotebookNode, name: str) -> None:
-    """notebooks/<name>.md with outputs; figures go to static/<name>_<n>.png."""
+def write_figures(nb: nbformat.NotebookNode, name: str) -> None:
+    """The notebook's figures, explorers' included, as static/<name>_<n>.png."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = split_explorer_outputs(cell.outputs)
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream":
-                output["text"] = as_terminal_shows(output["text"])
-    exporter = MarkdownExporter()
-    body, resources = exporter.from_notebook_node(
+    _, resources = MarkdownExporter().from_notebook_node(
         nb, resources={"output_files_dir": "figures", "unique_key": name})
     for old in os.listdir(STATIC) if os.path.isdir(STATIC) else []:
         if old.startswith(f"{name}_") and old.endswith(".png"):
             os.remove(os.path.join(STATIC, old))
     os.makedirs(STATIC, exist_ok=True)
-    for index, (path, data) in enumerate(sorted(resources.get("outputs", {}).items())):
+    for index, (_, data) in enumerate(sorted(resources.get("outputs", {}).items())):
         figure = f"{name}_{index}.png"
         with open(os.path.join(STATIC, figure), "wb") as f:
             f.write(data)
-        body = body.replace(f"({path})", f"(../static/{figure})")
-    with open(os.path.join(NOTEBOOKS, f"{name}.md"), "w", encoding="utf-8") as f:
-        f.write(body)
 
 
 def write_html(name: str, directory: str) -> str:
@@ -220,7 +208,7 @@ def build(path: str, student_dir: str | None) -> float:
     started = time.perf_counter()
     nb = execute(read_source(path))
     nbformat.write(nb, os.path.join(NOTEBOOKS, f"{name}.ipynb"))
-    write_markdown(nb, name)
+    write_figures(nb, name)
     if student_dir:
         os.makedirs(student_dir, exist_ok=True)
         nbformat.write(student_copy(nb), os.path.join(student_dir, f"{name}.ipynb"))
@@ -243,8 +231,6 @@ def stale(path: str) -> list[str]:
     if any(c.cell_type == "code" and c.execution_count is None and c.source.strip()
            for c in built.cells):
         problems.append(f"{name}.ipynb has unexecuted cells: nbval would check nothing there")
-    if not os.path.exists(os.path.join(NOTEBOOKS, f"{name}.md")):
-        problems.append(f"{name}.md is missing")
     return problems
 
 

@@ -132,12 +132,28 @@ def replicate(opts, args) -> None:
 def main(args) -> float:
     import torch
 
-    from ipu_tutorials import poptorch, tutorial
-    from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
-
     torch.manual_seed(args.seed)
     train_set, test_set = load_data(args)
     epochs = args.epochs or (EMBEDDED_EPOCHS if "embedded" in train_set.name else MNIST_EPOCHS)
+    model, train_opts, training_model, training_data = build_training(args, train_set)
+    started = time.perf_counter()
+    train_epochs(args, training_model, training_data, epochs)
+    test_accuracy, inference_model = evaluate(args, model, train_opts, test_set)
+    print(f"Accuracy on test set: {test_accuracy:0.2f}%")
+    print()
+    report(args, training_model, inference_model, started)
+    return test_accuracy
+
+
+def build_training(args, train_set):
+    """The network, its training options and model, and the training DataLoader.
+
+    Raises:
+        poptorch.Error: one call needs more images than the training set holds.
+    """
+    from ipu_tutorials import poptorch, tutorial
+    from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
+
     train_opts = tutorial.training_options(args.strategy, args.device_iterations,
                                            args.gradient_accumulation, args.offload_optimiser)
     replicate(train_opts, args)
@@ -154,8 +170,14 @@ def main(args) -> float:
         raise poptorch.Error(f"one call consumes {training_data.combinedBatchSize} images but the "
                              f"training set has {len(train_set)}: lower --batch-size, "
                              f"--device-iterations or --gradient-accumulation")
+    return model, train_opts, training_model, training_data
+
+
+def train_epochs(args, training_model, training_data, epochs: int) -> None:
+    """Compile on the first batch, then train every epoch; the loader stops whatever happens."""
+    from ipu_tutorials import tutorial
+
     progress = not args.no_progress
-    started = time.perf_counter()
     try:
         training_model.compile(*next(iter(training_data)))
         if args.debug:
@@ -167,6 +189,11 @@ def main(args) -> float:
     finally:
         training_data.terminate()  # stop the background loader before anything else happens
 
+
+def evaluate(args, model, train_opts, test_set):
+    """The test set's accuracy through an inference model; returns it and the model."""
+    from ipu_tutorials import poptorch, tutorial
+
     # a pipelined inference model needs a micro-batch per stage in flight
     least = len(tutorial.BLOCKS) if args.strategy == "pipelined" else 1
     # each replica of each instance tests its own share of the test set
@@ -175,9 +202,13 @@ def main(args) -> float:
     inf_opts = tutorial.inference_options(train_opts, inference_iterations)
     inference_model = poptorch.inferenceModel(model, inf_opts)
     test_data = poptorch.DataLoader(inf_opts, test_set, batch_size=args.test_batch_size)
-    test_accuracy = tutorial.test(inference_model, test_data, progress=progress)
-    print(f"Accuracy on test set: {test_accuracy:0.2f}%")
-    print()
+    return tutorial.test(inference_model, test_data, progress=not args.no_progress), inference_model
+
+
+def report(args, training_model, inference_model, started: float) -> None:
+    """The summary table, host and simulated times, and where the profiles went."""
+    from ipu_tutorials import tutorial
+
     print(tutorial.summary_table(training_model))
     print(f"Host wall time: {time.perf_counter() - started:.1f} s "
           f"(simulated IPU time: {training_model.simulated_seconds * 1e3:.1f} ms training, "
@@ -187,7 +218,6 @@ def main(args) -> float:
               f"{os.path.join(args.profile_dir, 'inference')}.\nOpen a trace.json in "
               f"https://ui.perfetto.dev, or in Python: "
               f"ipu_tutorials.profiling.load_report(dir).plot_timeline()")
-    return test_accuracy
 
 
 if __name__ == "__main__":

@@ -23,15 +23,17 @@ from ..simulator.hardware import CHOICE, System, ipu_spec
 from ..simulator.optimizer import DeviceOptimizer
 from ..simulator.replica_state import ReplicaState
 from ..simulator.runtime import micro_batch_size, run_inference, run_training
+from ._option_rules import resolved_output_mode
 from .enums import (AutoStage, CommGroupType, HalfFloatCastingBehavior, MeanReductionStrategy,
                     OutputMode, ReductionType)
+from .option_groups import TENSOR_KINDS
 from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhasedExecution,
                          ShardedExecution)
 
 if TYPE_CHECKING:
     from .options import Options
 
-__all__ = ["DeviceOptimizer", "Graph", "Plan", "check_version", "compile_model", "micro_batch_of",
+__all__ = ["DeviceOptimizer", "Graph", "Plan", "compile_model", "micro_batch_of",
            "options_spec", "replan", "replica_state", "run", "run_spec", "tracing"]
 
 OUTPUT_NAMES = {OutputMode.All: sim.OUTPUT_ALL, OutputMode.Final: sim.OUTPUT_FINAL,
@@ -40,13 +42,7 @@ STRATEGY_KINDS = {PipelinedExecution: sim.StrategyKind.PIPELINED,
                   ShardedExecution: sim.StrategyKind.SHARDED,
                   SerialPhasedExecution: sim.StrategyKind.SERIAL_PHASED,
                   ParallelPhasedExecution: sim.StrategyKind.PARALLEL_PHASED}
-TENSOR_KINDS = ("activation", "weight", "optimizer", "accumulator")
 PREPARED_AHEAD = "_ipu_tutorials_prepared_ahead"  # tensor attribute set by poptorch.DataLoader
-
-
-def check_version(ipu_version: int) -> None:
-    """Raise ValueError, listing the known ones, for an IPU version the simulator lacks."""
-    ipu_spec(ipu_version)
 
 
 # --- Options -> RunSpec ---------------------------------------------------------------------
@@ -108,9 +104,7 @@ def system_for(options: Options, env: Environment) -> System:
 
 def output_mode(options: Options, training: bool) -> str:
     """The output mode's name; Default means Final for training and All for inference."""
-    if options.output_mode == OutputMode.Default:
-        return sim.OUTPUT_FINAL if training else sim.OUTPUT_ALL
-    return OUTPUT_NAMES[options.output_mode]
+    return OUTPUT_NAMES[resolved_output_mode(options.output_mode, training)]
 
 
 def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> str | None:

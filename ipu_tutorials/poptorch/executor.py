@@ -21,6 +21,7 @@ from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import DeviceOptimizer
 from ._logging import log_compiled
+from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
 from ._input_signature import check_inputs
@@ -29,7 +30,7 @@ from .compile_hooks import run_post_compile_hooks, run_pre_compile_hooks
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
                           settle_reduction)
 from .control_flow import training_graph
-from .enums import ConnectionType, OutputMode
+from .enums import ConnectionType
 from .options import Options
 from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters
 
@@ -48,8 +49,9 @@ def _frozen_copy(options: Options | None, training: bool) -> Options:
         raise TypeError(f"options must be a poptorch.Options, got {type(options).__name__}")
     options._freeze()
     copy = options.clone()
-    if copy.output_mode == OutputMode.Default:
-        copy.outputMode(OutputMode.Final if training else OutputMode.All)
+    mode = resolved_output_mode(copy.output_mode, training)
+    if mode != copy.output_mode:
+        copy.outputMode(mode)
     return copy
 
 
@@ -322,7 +324,7 @@ class PoplarExecutor:
         return self._counters().latency("call")
 
     def getPerfCounters(self) -> dict:
-        """Simulated timestamps (seconds) of the last call, as [input index][iteration] lists."""
+        """Simulated timestamps (seconds) of the last call, as `[input index][iteration]` lists."""
         return self._counters().perf_counters()
 
     def cycleCount(self) -> int:

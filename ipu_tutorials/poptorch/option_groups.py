@@ -7,6 +7,7 @@ import torch
 
 from ..errors import Error
 from ._checks import check_bool, check_enum, check_int
+from ._popart_names import POPART_OPTION_NAMES
 from .enums import HalfFloatCastingBehavior, MeanReductionStrategy, ReductionType
 
 
@@ -14,6 +15,7 @@ class _OptionGroup:
     """Named values with defaults; frozen once a model or DataLoader has taken the options."""
 
     _defaults: dict = {}
+    _optional: frozenset = frozenset()  # names with no default: absent until a setter sets one
 
     def __init__(self):
         object.__setattr__(self, "_values", copy.deepcopy(self._defaults))
@@ -37,9 +39,18 @@ class _OptionGroup:
                         f"options.clone() and change the copy instead.")
 
     def _set(self, key: str, value):
+        """Store one value under a name of the group's table (its defaults and optional names)."""
         self._check_not_frozen(repr(key))
+        self._check_name(key)
         self._values[key] = value
         return self
+
+    def _check_name(self, key: str) -> None:
+        """A name outside the table is an error, never a silent new option."""
+        if key not in self._defaults and key not in self._optional:
+            valid = ", ".join(sorted([*self._defaults, *self._optional]))
+            raise ValueError(f"unknown option {key!r} for {type(self).__name__}; "
+                             f"valid names: {valid}")
 
     def set(self, **kwargs):
         """Set raw values by name; each must be a known option of the default's type."""
@@ -156,10 +167,16 @@ class _PrecisionOptions(_OptionGroup):
         return self._set("half_float_casting", behavior)
 
 
+TENSOR_KINDS = ("activation", "weight", "optimizer", "accumulator")  # what TensorLocations places
+
+
 class TensorLocationSettings(_OptionGroup):
     """Where one kind of tensor lives: on chip, off chip, or sharded across replicas."""
 
     _defaults: dict = {}
+    _optional = frozenset({"onChip", "useReplicatedTensorSharding", "minElementsForOffChip",
+                           "minElementsForReplicatedTensorSharding", "useIOTilesToLoad",
+                           "useIOTilesToStore"})
 
     def useOnChipStorage(self, use: bool = True):
         return self._set("onChip", int(check_bool("useOnChipStorage()", use)))
@@ -187,6 +204,7 @@ class _TensorLocationOptions(_OptionGroup):
     """opts.TensorLocations: where activations, weights, optimizer state and accumulators live."""
 
     _defaults: dict = {}
+    _optional = frozenset(f"location_{kind}" for kind in TENSOR_KINDS)
 
     def _set_location(self, kind: str, settings: TensorLocationSettings):
         if not isinstance(settings, TensorLocationSettings):
@@ -247,6 +265,7 @@ class _PopartOptions(_OptionGroup):
     """opts._Popart: low-level PopART options, recorded (and shown in reports) but not simulated."""
 
     _defaults: dict = {}
+    _optional = POPART_OPTION_NAMES
 
     def set(self, key: str, value):
         if not isinstance(key, str):

@@ -6,10 +6,10 @@ import json
 
 from .. import environment
 from ._checks import check_bool, check_enum, check_fraction, check_int, check_str
+from ._option_rules import check_version
 from .enums import ConnectionType, OutputMode, SyncPattern, CommGroupType
 from .option_groups import (_DistributedOptions, _JitOptions, _OptionGroup, _PopartOptions,
                             _PrecisionOptions, _TensorLocationOptions, _TrainingOptions, _shown)
-from ._to_simulator import check_version
 from .strategies import AutoStage, ExecutionStrategy, PipelinedExecution
 
 
@@ -54,9 +54,9 @@ class Options(_OptionGroup):
     def _apply_environment(self, env: environment.Environment) -> None:
         """PopTorch's environment variables set the starting values (see ipu_tutorials.environment)."""
         if env.ipu_model:
-            self._values["ipu_model"] = True
+            self._set("ipu_model", True)
         if env.cache_dir:
-            self._values["executable_cache_dir"] = env.cache_dir
+            self._set("executable_cache_dir", env.cache_dir)
         if env.mpi_rank is not None and env.mpi_size is not None:
             self.Distributed.configureProcessId(int(env.mpi_rank), int(env.mpi_size))
         if env.default_options:

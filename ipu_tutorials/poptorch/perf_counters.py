@@ -60,7 +60,7 @@ class PerfCounters:
         return seconds, seconds, seconds
 
     def perf_counters(self) -> dict:
-        """Simulated timestamps (seconds) of the last call, as [input index][iteration] lists."""
+        """Simulated timestamps (seconds) of the last call, as `[input index][iteration]` lists."""
         if self.plan is None or not self.record.calls:
             return {k: [[]] for k in ("input", "input_complete", "output", "output_complete")}
         to_ipu, compute, _ = self.phases()

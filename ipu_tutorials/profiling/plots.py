@@ -140,7 +140,7 @@ def plot_placement(stages: list[dict], edges: list[dict], ax=None, title: str | 
     """Blocks drawn inside their IPUs, with the activation bytes each stage sends on.
 
     Args:
-        stages: rows like {"index", "ipu", "blocks"} (Report.summary["placement"]["stages"]).
+        stages: rows like {"index", "ipu", "blocks"} (`Report.summary["placement"]["stages"]`).
         edges: rows like {"from", "to", "bytes"} between blocks ("(host)" for inputs).
     Returns:
         The matplotlib Axes.

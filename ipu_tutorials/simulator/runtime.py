@@ -3,7 +3,7 @@
 Legend (RunSpec's): D device iterations, A gradient-accumulation micro-batches, R replicas,
 G input groups (replicas fed different data; G = R unless replicas share inputs), mb
 micro-batch size.
-A call's input is read as [D][A][G][mb] and outputs come back in [D][A][R] order, as PopART
+A call's input is read as `[D][A][G][mb]` and outputs come back in `[D][A][R]` order, as PopART
 lays them out.
 """
 from __future__ import annotations
@@ -190,13 +190,23 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
             gradients.add()
             collector.add(d, a, r, outputs)
             if (a, r) == last:
-                grads, count = gradients.take()
-                if across_instances is not None:
-                    grads, count = across_instances(grads, count, gradients.running)
-                divisor = count if spec.mean_reduction and not gradients.running else 1
-                _update(optimizer, device, params, grads, 1.0 / (loss_scaling * divisor),
-                        on_update, spec.rounding)
+                _reduce_and_update(optimizer, params, gradients, spec, across_instances,
+                                   on_update)
     return collector.result()
+
+
+def _reduce_and_update(optimizer, params: list, gradients: "_Gradients", spec: RunSpec,
+                       across_instances, on_update) -> None:
+    """One weight update from the accumulated gradients: reduced over every instance when
+    several share the run, averaged (Mean) or summed, unscaled, then applied."""
+    device = isinstance(optimizer, DeviceOptimizer)
+    loss_scaling = float(optimizer.loss_scaling) if device else 1.0
+    grads, count = gradients.take()
+    if across_instances is not None:
+        grads, count = across_instances(grads, count, gradients.running)
+    divisor = count if spec.mean_reduction and not gradients.running else 1
+    _update(optimizer, device, params, grads, 1.0 / (loss_scaling * divisor), on_update,
+            spec.rounding)
 
 
 def _backward(loss: torch.Tensor) -> None:

@@ -64,6 +64,19 @@ def loaded_images(page, selector: str) -> list[dict]:
     return found
 
 
+def offline(page) -> list[str]:
+    """Refuse every request that would leave the machine; returns the refused URLs."""
+    refused = []
+
+    def refuse(route):
+        refused.append(route.request.url)
+        route.abort()
+
+    page.route("http://**/*", refuse)
+    page.route("https://**/*", refuse)
+    return refused
+
+
 def lab_command(page, command: str, args: dict | None = None):
     """Run a JupyterLab command (what its menu items do) and wait for it to finish."""
     return page.evaluate("([id, args]) => window.jupyterapp.commands.execute(id, args)",

@@ -6,7 +6,7 @@ import pytest
 
 import build_notebooks
 from tests.browser.conftest import LESSONS, NOTEBOOKS
-from tests.browser.pages import assert_shows_summary, expected_outputs, loaded_images
+from tests.browser.pages import assert_shows_summary, expected_outputs, loaded_images, offline
 
 
 @pytest.fixture(scope="module")
@@ -14,19 +14,6 @@ def exported(tmp_path_factory):
     directory = tmp_path_factory.mktemp("html")
     assert build_notebooks.main(["--html", str(directory), *LESSONS]) == 0
     return directory
-
-
-def offline(page) -> list[str]:
-    """Refuse every request that would leave the machine; returns the refused URLs."""
-    refused = []
-
-    def refuse(route):
-        refused.append(route.request.url)
-        route.abort()
-
-    page.route("http://**/*", refuse)
-    page.route("https://**/*", refuse)
-    return refused
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

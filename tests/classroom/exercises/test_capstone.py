@@ -5,10 +5,13 @@ import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import capstone as exercises
+from tests.classroom.exercises.standard import standard_tests
 
 NAMESPACE = exercises.lesson_namespace()
 WALKTHROUGH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "walkthroughs",
                            "15_capstone_pod16.py")
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(exercises)
 
 
 def test_the_lesson_shows_the_starting_code_the_mistake_uses():

@@ -3,6 +3,9 @@ import pytest
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import data_loading as exercises
+from tests.classroom.exercises.standard import standard_tests
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(exercises)
 
 
 @pytest.mark.parametrize("answer, says", [(None, "not NoneType"), (13, "not int"),

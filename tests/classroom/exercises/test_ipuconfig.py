@@ -5,6 +5,9 @@ pytest.importorskip("transformers")
 
 from ipu_tutorials.classroom.exercises import ipuconfig as exercises  # noqa: E402
 from ipu_tutorials.classroom.explorers.ipuconfig import bert_ipu_config, plan_bert  # noqa: E402
+from tests.classroom.exercises.standard import standard_tests  # noqa: E402
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(exercises)
 
 
 def test_the_best_split_gives_ipu_0_fewer_layers():

@@ -5,6 +5,9 @@ from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import memory_tuning as exercises
 from ipu_tutorials.classroom.explorers.memory_tuning import (TunableLM, build_model,
                                                              starting_options, tune)
+from tests.classroom.exercises.standard import standard_tests
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(exercises)
 
 
 def test_trivial_answers_are_refused():

@@ -3,6 +3,9 @@ import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import offload
+from tests.classroom.exercises.standard import standard_tests
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(offload)
 
 
 def test_fitting_13b_parameters_takes_both_switches():

@@ -1,6 +1,9 @@
 """Lesson 6's exercises accept every correct plan and refuse trivial answers."""
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import phased
+from tests.classroom.exercises.standard import standard_tests
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(phased)
 
 
 def test_parallel_phases_on_alternating_ipu_pairs_are_accepted_too():

@@ -1,6 +1,9 @@
 """Lesson 5's exercises: the measured speedup comes from the lesson's own configuration."""
 from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.exercises import sharding
+from tests.classroom.exercises.standard import standard_tests
+
+test_solutions_pass, test_mistakes_get_their_feedback = standard_tests(sharding)
 
 
 def test_the_speedup_check_uses_the_lessons_configuration():

@@ -1,0 +1,67 @@
+"""The PopART session option names opts._Popart.set() accepts (recorded, not simulated).
+
+PopTorch passes these to PopART, which rejects an unknown name when the model compiles
+(poptorch tests/options_test.py, test_invalid_options: "Unknown ... option"). The simulator has
+no PopART, so it checks the name when it is set, against this table: the options of PopART's
+SessionOptions (popart/sessionoptions.hpp, Poplar SDK 3.x) that Graphcore's examples,
+optimum-graphcore and PopTorch itself set. A name missing here is a one-line addition.
+"""
+from __future__ import annotations
+
+POPART_OPTION_NAMES = frozenset({
+    "accumulateOuterFragmentSettings.excludedVirtualGraphs",
+    "accumulateOuterFragmentSettings.schedule",
+    "accumulationAndReplicationReductionType",
+    "autoRecomputation",
+    "automaticLossScalingSettings.enabled",
+    "batchSerializationSettings.batchSchedule",
+    "batchSerializationSettings.concatOnExecutionPhaseChange",
+    "batchSerializationSettings.concatOnPipelineStageChange",
+    "batchSerializationSettings.concatOnVirtualGraphChange",
+    "batchSerializationSettings.factor",
+    "batchSerializationSettings.method",
+    "batchSerializationSettings.transformContext",
+    "cachePath",
+    "constantWeights",
+    "convolutionOptions",
+    "customCodelets",
+    "decomposeGradSum",
+    "defaultBufferingDepth",
+    "defaultPrefetchBufferingDepth",
+    "delayVarUpdates",
+    "disableGradAccumulationTensorStreams",
+    "disableOptimizerStateTensorStreams",
+    "dotChecks",
+    "enableEngineCaching",
+    "enableExplicitIR",
+    "enableFloatingPointChecks",
+    "enableGradientAccumulation",
+    "enableOutlining",
+    "enablePipelining",
+    "enableReplicatedGraphs",
+    "enableStableNorm",
+    "enableStochasticRounding",
+    "engineOptions",
+    "explicitRecomputation",
+    "gclOptions",
+    "groupNormStridedChannelGrouping",
+    "hardwareInstrumentations",
+    "instrumentWithHardwareCycleCounter",
+    "logDir",
+    "lstmOptions",
+    "matmulOptions",
+    "outlineThreshold",
+    "partialsTypeMatMuls",
+    "patterns",  # setPatterns() stores the pattern dict and its level under these two names
+    "patternsLevel",
+    "replicatedCollectivesSettings.mergeAllReduceCollectives",
+    "replicatedCollectivesSettings.prepareScheduleForMergingCollectives",
+    "reportOptions",
+    "saveInitializersToFile",
+    "scheduleNonWeightUpdateGradientConsumersEarly",
+    "subgraphCopyingStrategy",
+    "syntheticDataMode",
+    "timeLimitScheduler",
+    "updatableNamedBuffers",
+    "virtualGraphMode",
+})

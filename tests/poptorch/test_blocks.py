@@ -1,0 +1,217 @@
+"""Block annotations: what they record, what they refuse, and that they leave a model's CPU
+numerics untouched."""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.simulator import tracing
+from ipu_tutorials.simulator.capture import capture as capture_graph
+
+
+def linear_stack(n=3, width=4):
+    return nn.Sequential(*[nn.Linear(width, width) for _ in range(n)])
+
+
+def blocks_seen(model, x):
+    """The blocks (id -> ipu) one captured forward pass of `model` reports, in order of use."""
+    return capture_graph(model, (x,), {}).blocks
+
+
+# --- Block, BeginBlock, BlockFunction outside a wrapped model ------------------------------------------
+class Annotated(nn.Module):
+    """Uses every kind of annotation; on the CPU it must compute exactly plain PyTorch."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 8)
+        self.b = poptorch.BeginBlock(nn.Linear(8, 8), "B", ipu_id=1)
+        self.c = nn.Linear(8, 2)
+
+    @poptorch.BlockFunction("C", ipu_id=2)
+    def head(self, x):
+        return self.c(x)
+
+    def forward(self, x):
+        with poptorch.Block("A", ipu_id=0):
+            x = torch.relu(self.a(x))
+        poptorch.Block.start("B2", ipu_id=1)
+        return self.head(torch.relu(self.b(x)))
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+
+
+def test_annotated_model_runs_as_plain_pytorch_on_the_cpu():
+    annotated = Annotated()
+    plain = Plain()
+    plain.load_state_dict(annotated.state_dict())
+    x = torch.randn(5, 4, requires_grad=True)
+    x_plain = x.detach().clone().requires_grad_()
+    out, reference = annotated(x), plain(x_plain)
+    assert torch.equal(out, reference)
+    out.sum().backward()
+    reference.sum().backward()
+    assert torch.equal(x.grad, x_plain.grad)
+    for p, q in zip(annotated.parameters(), plain.parameters()):
+        assert torch.equal(p.grad, q.grad)
+    assert tracing.STATE.block is None  # nothing was recorded outside a capture
+    assert not poptorch.isRunningOnIpu()
+
+
+def test_block_context_returns_itself_and_checks_ids():
+    with poptorch.Block("A", ipu_id=0) as block:
+        assert isinstance(block, poptorch.Block)
+    assert (block.user_id, block.ipu_id) == ("A", 0)
+    with pytest.raises(TypeError, match=r"poptorch.Block: user_id must be a string such as "
+                                        r"\"B1\" \(or None for an automatic id\), got int 1"):
+        poptorch.Block(1)
+    with pytest.raises(ValueError, match=r"poptorch.Block: ipu_id must be an integer >= 0, got -1"):
+        poptorch.Block("A", ipu_id=-1)
+    with pytest.raises(TypeError, match=r"poptorch.Block.start: user_id must be a string"):
+        poptorch.Block.start(0)
+    with pytest.raises(TypeError, match=r"poptorch.BlockFunction: ipu_id expects an integer, "
+                                        r"got str '1'"):
+        poptorch.BlockFunction("A", ipu_id="1")
+
+
+def test_block_does_not_swallow_exceptions():
+    with pytest.raises(KeyError):
+        with poptorch.Block("A"):
+            raise KeyError("inside")
+
+
+def test_begin_block_returns_the_layer_and_refuses_a_second_annotation():
+    layer = nn.Linear(2, 2)
+    assert poptorch.BeginBlock(layer, "B1", ipu_id=0) is layer
+    hooks = list(layer._forward_pre_hooks.values())
+    assert [repr(h) for h in hooks] == ["BeginBlock(user_id='B1', ipu_id=0)"]
+    with pytest.raises(ValueError, match=r"this Linear already begins a block "
+                                         r"\(BeginBlock\(user_id='B1', ipu_id=0\)\); a module can "
+                                         r"begin only one block. Call "
+                                         r"poptorch.removeBlocks\(module\) first"):
+        poptorch.BeginBlock(layer, "B2", ipu_id=1)
+    assert len(layer._forward_pre_hooks) == 1
+
+
+def test_begin_block_checks_its_arguments():
+    with pytest.raises(TypeError, match=r"poptorch.BeginBlock expects a torch.nn.Module \(or a "
+                                        r"function\), got int"):
+        poptorch.BeginBlock(3, "A")
+    with pytest.raises(TypeError, match=r"poptorch.BeginBlock: user_id must be a string .*"
+                                        r"got int 7"):
+        poptorch.BeginBlock(nn.Linear(2, 2), 7)
+    with pytest.raises(ValueError, match=r"poptorch.BeginBlock: ipu_id must be an integer >= 0"):
+        poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=-3)
+
+
+def test_remove_blocks_lets_you_annotate_again():
+    model = nn.Sequential(poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=0),
+                          poptorch.BeginBlock(nn.Linear(2, 2), "B", ipu_id=1))
+    other_hook = model[0].register_forward_pre_hook(lambda module, inputs: None)
+    assert poptorch.removeBlocks(model) is model
+    assert list(model[0]._forward_pre_hooks) == [other_hook.id]  # other hooks stay
+    assert len(model[1]._forward_pre_hooks) == 0
+    assert poptorch.BeginBlock(model[1], "C", ipu_id=0) is model[1]
+    assert [repr(h) for h in model[1]._forward_pre_hooks.values()] == [
+        "BeginBlock(user_id='C', ipu_id=0)"]
+    with pytest.raises(TypeError, match=r"poptorch.removeBlocks expects a torch.nn.Module, "
+                                        r"got list"):
+        poptorch.removeBlocks([model])
+
+
+def test_block_function_keeps_the_function_and_its_result():
+    @poptorch.BlockFunction("F", ipu_id=1)
+    def double(x, scale=2):
+        """Multiply."""
+        return x * scale
+
+    x = torch.randn(3)
+    assert torch.equal(double(x), x * 2)
+    assert torch.equal(double(x, scale=3), x * 3)
+    assert double.__name__ == "double" and double.__doc__ == "Multiply."
+
+
+def test_begin_block_on_a_function_wraps_it_in_a_block():
+    def square(x):
+        return x * x
+
+    wrapped = poptorch.BeginBlock(square, "S", ipu_id=0)
+    assert wrapped is not square and wrapped.__name__ == "square"
+    assert torch.equal(wrapped(torch.tensor([3.0])), torch.tensor([9.0]))
+
+
+# --- what a capture sees ---------------------------------------------------------------------------
+def test_capture_sees_every_annotation_in_order():
+    model = Annotated()
+    assert list(blocks_seen(model, torch.randn(2, 4)).items()) == [
+        ("A", 0), ("B2", 1), ("B", 1), ("C", 2)]
+    assert tracing.STATE.block is None and tracing.STATE.capture is None  # restored after
+
+
+def test_capture_after_remove_blocks_sees_no_blocks():
+    model = nn.Sequential(poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=0),
+                          poptorch.BeginBlock(nn.Linear(2, 2), "B", ipu_id=1))
+    assert blocks_seen(model, torch.randn(1, 2)) == {"A": 0, "B": 1}
+    poptorch.removeBlocks(model)
+    assert capture_graph(model, (torch.randn(1, 2),), {}).annotated is False
+    poptorch.BeginBlock(model[0], "X", ipu_id=0)
+    assert blocks_seen(model, torch.randn(1, 2)) == {"X": 0}
+
+
+def test_auto_ids_number_blocks_from_zero_on_each_pass():
+    class Auto(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(2, 2) for _ in range(3))
+
+        def forward(self, x):
+            poptorch.Block.useAutoId()
+            for i, layer in enumerate(self.layers):
+                with poptorch.Block(ipu_id=i):
+                    x = layer(x)
+            return x
+
+    model = Auto()
+    assert blocks_seen(model, torch.randn(1, 2)) == {"0": 0, "1": 1, "2": 2}
+    assert blocks_seen(model, torch.randn(1, 2)) == {"0": 0, "1": 1, "2": 2}
+
+
+def test_begin_block_changes_nothing_numerically_inside_a_capture():
+    model = linear_stack()
+    reference = copy.deepcopy(model)
+    for i, layer in enumerate(model):
+        poptorch.BeginBlock(layer, f"L{i}", ipu_id=i)
+    x = torch.randn(3, 4)
+    assert blocks_seen(model, x) == {"L0": 0, "L1": 1, "L2": 2}
+    assert torch.equal(model(x), reference(x))
+
+
+def test_begin_block_on_a_function_starts_a_block_that_lasts():
+    # was wrong: BeginBlock on a function made a block that ended when the function returned.
+    class Functional(nn.Module):
+        def forward(self, x):
+            x = x + 1
+            x = poptorch.BeginBlock(torch.relu, "second", ipu_id=1)(x)
+            return x * 2  # still in "second"
+
+    graph = capture_graph(_FirstBlock(Functional()), (torch.randn(2, 3),), {})
+    assert [op.block for op in graph.ops][-2:] == ["second", "second"]
+
+
+class _FirstBlock(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        poptorch.Block.start("first", ipu_id=0)
+        return self.inner(x)

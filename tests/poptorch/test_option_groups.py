@@ -1,0 +1,58 @@
+"""The option groups: one validated table of names each, freezing, copies and plain values."""
+import copy
+
+import pytest
+import torch
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.errors import Error
+from ipu_tutorials.poptorch.option_groups import _plain
+
+
+def test_popart_set_rejects_a_name_popart_does_not_have():
+    popart = poptorch.Options()._Popart
+    with pytest.raises(ValueError, match=r"unknown option 'autoRecompute' for _PopartOptions; "
+                                         r"valid names: .*autoRecomputation"):
+        popart.set("autoRecompute", 3)
+    assert popart.toDict() == {}
+
+
+def test_every_setter_stores_under_a_name_of_its_groups_table():
+    """A typo inside a setter would be a new key; _set refuses names outside the table."""
+    for group in (poptorch.Options(), poptorch.Options().Training, poptorch.TensorLocationSettings(),
+                  poptorch.Options().TensorLocations):
+        with pytest.raises(ValueError, match=r"unknown option 'typo' for \w+; valid names: "):
+            group._set("typo", 1)
+
+
+def test_tensor_location_settings_and_locations_keep_their_names():
+    settings = poptorch.TensorLocationSettings().useOnChipStorage(False).minElementsForOffChip(8)
+    opts = poptorch.Options()
+    opts.TensorLocations.setOptimizerLocation(settings)
+    assert opts.TensorLocations.location("optimizer") == {"onChip": 0, "minElementsForOffChip": 8}
+    assert opts.TensorLocations.toDict() == {"location_optimizer": {"onChip": 0,
+                                                                    "minElementsForOffChip": 8}}
+
+
+def test_a_frozen_group_refuses_changes_and_its_deep_copy_does_not():
+    training = poptorch.Options().Training
+    training._freeze()
+    with pytest.raises(Error, match=r"cannot change 'gradient_accumulation': these Options are "
+                                    r"frozen .* Call options.clone\(\)"):
+        training.gradientAccumulation(2)
+    thawed = copy.deepcopy(training).gradientAccumulation(2)
+    assert thawed.gradient_accumulation == 2 and training.gradient_accumulation == 1
+
+
+def test_options_are_set_by_methods_not_assignment_and_unknown_names_list_the_valid_ones():
+    precision = poptorch.Options().Precision
+    with pytest.raises(AttributeError, match=r"set options with their methods"):
+        precision.partials_type = torch.half
+    with pytest.raises(AttributeError, match=r"_PrecisionOptions has no option 'partial_type'; "
+                                             r"its options are: enable_floating_point_exceptions"):
+        precision.partial_type
+
+
+def test_plain_values_for_json():
+    assert _plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) == \
+        {"a": "float16", "b": "All", "c": [1]}
