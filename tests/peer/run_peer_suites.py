@@ -129,6 +129,9 @@ def main(argv=None) -> int:
             print_details(records, show_passed=False)
     for group, counts in totals.items():
         print(file_line(f"TOTAL {group}", counts, ""))
+    if args.suite == "poptorch" and not args.only:
+        for name, reason in peer_table.POPTORCH_NOT_RUN.items():
+            print(f"not run: {name:36s} {reason}")
     if args.json:
         args.json.write_text(json.dumps(everything, indent=1))
     return 0
