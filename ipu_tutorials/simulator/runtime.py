@@ -172,6 +172,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     """
     collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    for p in params:  # the IPU's accumulators start at zero: gradients left on the host
+        p.grad = None  # (e.g. by a CPU training loop before wrapping) never join the update
     device = isinstance(optimizer, DeviceOptimizer)
     loss_scaling = float(optimizer.loss_scaling) if device else 1.0
     gradients = _Gradients(params, optimizer.accum_type if device else None,
