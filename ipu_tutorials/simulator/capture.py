@@ -87,27 +87,18 @@ class Graph:
 def verify_loss(graph: Graph) -> None:
     """A training graph has exactly one final loss, and the model returns it."""
     if graph.losses_found == 0:
-        raise Error("couldn't find a loss in the model's forward pass: a trainingModel computes "
+        raise Error("Couldn't find a loss in graph: a trainingModel computes "
                     "its loss and returns it (e.g. `return output, loss`). Use a PyTorch loss "
                     "(torch.nn.CrossEntropyLoss, F.mse_loss, ...) or wrap a hand-made one in "
                     "poptorch.identity_loss(x, reduction=\"mean\").")
     if graph.losses_found > 1:
-        raise Error(f"found {graph.losses_found} independent losses: the graph must have one "
-                    f"final loss. Combine them and wrap the total in poptorch.identity_loss, "
+        raise Error(f"Multiple independent losses found in graph. Graph must have one final "
+                    f"loss. Wrap final graph loss in poptorch.identity_loss. Found "
+                    f"{graph.losses_found} independent losses: combine them and wrap the total, "
                     f"e.g. poptorch.identity_loss(loss1 + loss2, reduction=\"none\").")
     if graph.loss_output is None:
         raise Error("the model computes a loss but does not return it: return the loss from "
                     "forward (alone or as the last output, e.g. `return output, loss`)")
-
-
-def _loss_output(recorder, leaves: list, loss_ids: set[int], final: set[int]) -> int | None:
-    """The returned leaf that is the loss; failing that, the one computed from it (PopTorch takes
-    a returned `loss * 2` or `(loss - loss) + 1` as the loss too)."""
-    found = next((i for i, t in enumerate(leaves) if id(t) in loss_ids), None)
-    if found is not None:
-        return found
-    return next((i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)
-                 and recorder.loss_ancestry.get(id(t), frozenset()) & final), None)
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -356,7 +347,7 @@ def _summarise(model, recorder: Recorder, out) -> Graph:
             output_bytes[source] = output_bytes.get(source, 0) + _nbytes(t)
     final = [i for i in recorder.losses if i not in recorder.folded_losses]
     loss_ids = {recorder.losses[i] for i in final}
-    loss_output = _loss_output(recorder, leaves, loss_ids, set(final))
+    loss_output = next((i for i, t in enumerate(leaves) if id(t) in loss_ids), None)
     return Graph(ops=used, blocks=blocks, params=params,
                  buffers_bytes=_buffers(model, used), edges=recorder.edges,
                  output_bytes=output_bytes, checkpoint_bytes=recorder.checkpoints,

@@ -96,7 +96,7 @@ def test_batch_size_is_fixed_after_compilation(options):
 
 def test_a_model_without_a_loss_is_refused():
     model = poptorch.trainingModel(nn.Linear(5, 3))
-    with pytest.raises(poptorch.Error, match=r"couldn't find a loss.*identity_loss"):
+    with pytest.raises(poptorch.Error, match=r"Couldn't find a loss in graph.*identity_loss"):
         model(torch.randn(4, 5))
 
 
@@ -106,7 +106,9 @@ def test_two_independent_losses_are_refused():
             out = self.fc(x)
             return out, nn.functional.mse_loss(out, y) + nn.functional.l1_loss(out, y)
 
-    with pytest.raises(poptorch.Error, match=r"found 2 independent losses.*identity_loss"):
+    with pytest.raises(poptorch.Error, match=r"Multiple independent losses found in graph\. Graph must "
+                                             r"have one final loss\. Wrap final graph loss in "
+                                             r"poptorch\.identity_loss\. Found 2 independent"):
         poptorch.trainingModel(TwoLosses())(torch.randn(4, 5), torch.randn(4, 3))
 
 
