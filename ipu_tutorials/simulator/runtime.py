@@ -127,10 +127,12 @@ def _join(parts: list):
 
 
 def _no_backward(*args, **kwargs):
-    raise Error("backward() cannot be called on the outputs of a PopTorch model: a trainingModel "
-                "already ran the backward pass and the weight update on the device when you "
-                "called it. Remove the .backward() and optimizer.step() calls; for inference "
-                "only, use poptorch.inferenceModel.")
+    raise Error("backward() cannot be called explicitly on outputs of a PopTorch model. If "
+                "you're using a trainingModel, the backwards pass is performed automatically "
+                "when invoking the model. If you're using an inferenceModel, you should use a "
+                "trainingModel instead. (A trainingModel call already ran the backward pass and "
+                "the weight update on the device: remove the .backward() and optimizer.step() "
+                "calls.)")
 
 
 def _forward(model, replicas, r: int, args: tuple, kwargs: dict, frozen: tuple = ()):

@@ -116,6 +116,10 @@ TABLE = [
      "reads the profile with the SDK's libpva"),
     ("poptorch", r"options_test\.py::test_(profile_report|profile_report_with_model_name|"
      r"export_proto_file)\b", SDK, "looks for Poplar's profile.pop or PopART's ONNX file"),
+    ("poptorch", r"misc_test\.py::test_(generic|specific)_error_handling\b", SDK,
+     "raises the C++ extension's own test errors (poptorch_core._throwTestError)"),
+    ("poptorch", r"misc_test\.py::test_(set_popart_log_level|outline_attribute)\b", SDK_LOG,
+     "sets PopART's log level and reads its log"),
     ("poptorch", r"poptorch_core\.", SDK, "calls PopTorch's C++ extension"),
     # Differences kept on purpose (each is a line of docs/differences.md):
     ("poptorch", r"poplar_executor_test\.py::test_get_cycles_no_hw\b", DIFFERENCE,

@@ -136,8 +136,9 @@ def test_a_loss_that_is_not_returned_is_refused():
 
 def test_backward_on_an_output_explains_the_backward_pass_is_automatic():
     _, loss = poptorch.trainingModel(Regression())(torch.randn(4, 5), torch.randn(4, 3))
-    with pytest.raises(poptorch.Error, match=r"already ran the backward pass.*Remove the "
-                                             r"\.backward\(\)"):
+    with pytest.raises(poptorch.Error, match=r"^backward\(\) cannot be called explicitly on outputs "
+                                             r"of a PopTorch model\..*already ran the backward "
+                                             r"pass.*remove the \.backward\(\)"):
         loss.backward()
 
 
