@@ -205,6 +205,10 @@ class MultiConv:
         return self._record("availableMemoryProportions", value)
 
     def partialsTypes(self, value):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not all(v in (torch.float32, torch.float16) for v in values):
+            raise ValueError(f"Invalid partials types {value!r}: give torch.float or torch.half "
+                             f"(or a list of them, one per convolution)")
         return self._record("partialsTypes", value)
 
     def enableConvDithering(self, value):
@@ -222,18 +226,31 @@ class MultiConv:
         self.plan_type = value
         return self
 
+    _open = 0  # MultiConv blocks being traced now: PopTorch refuses nesting them
+
     def __enter__(self):
         recorder = tracing.STATE.capture
         if recorder is not None:
-            self._saved = recorder.multiconv
+            if MultiConv._open:
+                raise Error("Nested poptorch.MultiConv is not supported: close one "
+                            "`with poptorch.MultiConv():` block before opening the next")
+            MultiConv._open += 1
+            self._saved, self._first_op = recorder.multiconv, len(recorder.ops)
             MultiConv._next_group += 1
             parallel = self.plan_type == MultiConvPlanType.Parallel
             recorder.multiconv = MultiConv._next_group if parallel else None
         return self
 
     def __exit__(self, *exc):
-        if tracing.STATE.capture is not None:
-            tracing.STATE.capture.multiconv = self._saved
+        recorder = tracing.STATE.capture
+        if recorder is None:
+            return False
+        recorder.multiconv = self._saved
+        MultiConv._open -= 1
+        convs = [op for op in recorder.ops[self._first_op:] if op.name.startswith("aten.convolution")]
+        if exc[0] is None and not convs:
+            raise Error("Unexpected end_multi_conv: a poptorch.MultiConv block ran no "
+                        "convolution; put the convolutions to plan together inside it")
         return False
 
 

@@ -3,6 +3,7 @@ import logging
 
 import pytest
 import torch
+import torch.nn as nn
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.errors import Error
@@ -293,3 +294,37 @@ def test_nop_and_set_available_memory_need_a_tensor():
     with pytest.raises(Error, match=r"You may only set available memory for torch.tensor "
                                     r"values. <class 'list'> is not supported"):
         poptorch.set_available_memory([torch.ones(1)], 0.5)
+
+
+# --- MultiConv rules -----------------------------------------------------------------------------
+class _ConvIn(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.conv, self.body = nn.Conv2d(1, 2, 3), body
+
+    def forward(self, x):
+        return self.body(self, x)
+
+
+def _nested(model, x):
+    with poptorch.MultiConv():
+        with poptorch.MultiConv():
+            return model.conv(x)
+
+
+def _no_conv(model, x):
+    with poptorch.MultiConv():
+        return x * 2
+
+
+@pytest.mark.parametrize("body, message", [(_nested, "Nested poptorch.MultiConv is not supported"),
+                                           (_no_conv, "Unexpected end_multi_conv: .* no convolution")])
+def test_multiconv_blocks_are_flat_and_hold_a_convolution(body, message):
+    with pytest.raises(Error, match=message):
+        poptorch.inferenceModel(_ConvIn(body))(torch.ones(1, 1, 5, 5))
+
+
+def test_multiconv_partials_types_are_float_or_half():
+    assert poptorch.MultiConv().partialsTypes([torch.half, torch.float]).settings
+    with pytest.raises(ValueError, match="Invalid partials types 'half'"):
+        poptorch.MultiConv().partialsTypes("half")
