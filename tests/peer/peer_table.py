@@ -97,6 +97,8 @@ TABLE = [
     ("poptorch", r"pipelining_test\.py::test_(api_inline|api_wrap|api_wrap_2stages|"
      r"inline_AutoIncrement|api_AutoIncrement|block_function|removeBlocks)\b", SDK_LOG,
      "reads PopART's per-op placement log (mode, ipu, stage)"),
+    ("poptorch", r"phased_execution_test\.py::test_(2x2_parallel_phased_execution_|"
+     r"serial_tensor_liveness)", SDK_LOG, "reads PopART's per-op phase and IPU placement log"),
     ("poptorch", r"options_test\.py::test_(set_options_from_file|override_options_from_file|"
      r"popart_partials|running_statistics)\b", SDK_LOG, "reads the options PopART logs"),
     ("poptorch", r"poplar_executor_test\.py::test_distributed_compile\b", SDK_LOG,
