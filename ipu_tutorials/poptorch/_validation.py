@@ -16,7 +16,7 @@ def check_run_options(opts: Options, training: bool) -> None:
         pipelined = isinstance(opts.execution_strategy, PipelinedExecution)
         raise Error("You must set poptorch.Options().Training.gradientAccumulation to 1 or leave "
                     "it as its default value (1) when running a poptorch.inferenceModel()."
-                    + (" Use poptorch.Options().deviceIterations() to process a sufficient "
+                    + (" Use poptorch.Options().deviceIterations to process a sufficient "
                        "number of batches each run for pipelined execution instead."
                        if pipelined else "")
                     + f" (An inferenceModel has no gradients to accumulate; it is "

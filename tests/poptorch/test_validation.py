@@ -17,7 +17,7 @@ REFUSED_ACCUMULATION = (r"You must set poptorch\.Options\(\)\.Training\.gradient
 
 def test_inference_refuses_gradient_accumulation_in_poptorchs_words(options):
     with pytest.raises(poptorch.Error, match=REFUSED_ACCUMULATION + r" Use poptorch\.Options\(\)"
-                                             r"\.deviceIterations\(\) to process .* it is 4"):
+                                             r"\.deviceIterations to process .* it is 4"):
         poptorch.inferenceModel(nn.Linear(2, 2), options(a=4))
 
 
