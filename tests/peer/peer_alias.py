@@ -1,6 +1,6 @@
 """A pytest plugin that runs PopTorch's and Lightning 2.0.9's own tests against ipu_tutorials.
 
-Loaded with `-p peer_alias` by run_peer_suites.py (never by the project's own pytest run). It
+Loaded through PYTEST_PLUGINS by run_peer_suites.py (never by the project's own pytest run). It
 installs import aliases (`import poptorch` gives ipu_tutorials.poptorch), turns the rows of
 peer_table.py into skip / xfail marks, and writes one JSON line per test to $PEER_RESULTS.
 """
@@ -80,9 +80,14 @@ def pytest_collection_modifyitems(session, config, items):
             item.add_marker(pytest.mark.skip(reason=f"{kind}: {reason}"), append=False)
 
 
+# A test may start its own pytest (PYTEST_PLUGINS loads this plugin there too); only the
+# process the runner started records results, so nothing is counted twice.
+os.environ.setdefault("PEER_RECORDING_PID", str(os.getpid()))
+
+
 def _write(record: dict) -> None:
     path = os.environ.get("PEER_RESULTS")
-    if path:
+    if path and os.environ["PEER_RECORDING_PID"] == str(os.getpid()):
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(record) + "\n")
 

@@ -39,13 +39,16 @@ def suite_files(suite: str, checkout: pathlib.Path) -> list[tuple[str, pathlib.P
 
 
 def pytest_command(path: pathlib.Path, extra: list[str], ini: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-p", "peer_alias", "-p", "no:cacheprovider",
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
             "-p", "no:nbval", "-c", ini, "--rootdir", str(path.parent), "-q", "-rN",
             "-W", "ignore::DeprecationWarning", str(path), *extra]
 
 
 def environment(suite: str, checkout: pathlib.Path, results: str) -> dict[str, str]:
-    env = dict(os.environ, PEER_SUITE=suite, PEER_RESULTS=results, OMP_NUM_THREADS="1")
+    # PYTEST_PLUGINS (not -p) so that a pytest a test starts itself gets the aliases too
+    env = dict(os.environ, PEER_SUITE=suite, PEER_RESULTS=results, OMP_NUM_THREADS="1",
+               PYTEST_PLUGINS="peer_alias")
+    env.pop("PEER_RECORDING_PID", None)
     paths = [str(HERE), str(REPO)]
     if suite == "lightning":
         paths.append(str(checkout / "tests"))  # its tests import `tests_pytorch.helpers`
