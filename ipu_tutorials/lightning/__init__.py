@@ -13,7 +13,7 @@ check_version()
 from lightning.pytorch.accelerators import AcceleratorRegistry  # noqa: E402
 from lightning.pytorch.strategies import StrategyRegistry  # noqa: E402
 
-from . import _compat  # noqa: E402
+from . import _auto, _compat  # noqa: E402
 from ._steps import RealIPUWarning  # noqa: E402
 from .accelerator import IPUAccelerator  # noqa: E402
 from .precision import IPUPrecision  # noqa: E402
@@ -34,6 +34,7 @@ def register() -> None:
     if IPUStrategy.strategy_name not in StrategyRegistry:
         IPUStrategy.register_strategies(StrategyRegistry)
     _compat.install(IPUStrategy, IPUPrecision, IPUAccelerator)
+    _auto.install(IPUStrategy, IPUAccelerator)
 
 
 register()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import torch
-from lightning.pytorch.callbacks import GradientAccumulationScheduler
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
@@ -16,8 +15,7 @@ def check_trainer(trainer, module) -> None:
     """Refuse what the IPU strategy cannot run, with what to do instead.
 
     Raises:
-        MisconfigurationException: an overridden batch-transfer hook, gradient clipping,
-            manual optimization or an accumulation schedule.
+        MisconfigurationException: an overridden batch-transfer hook, or gradient clipping.
     """
     _check_batch_hooks(module, trainer.datamodule)
     if trainer.gradient_clip_val:
@@ -26,17 +24,20 @@ def check_trainer(trainer, module) -> None:
             f"(Trainer(gradient_clip_val={trainer.gradient_clip_val})): the update happens on "
             f"the device, inside the training call. Remove gradient_clip_val; lower the "
             f"learning rate or use loss scaling instead.")
+
+
+def check_manual_optimization(module) -> None:
+    """Refuse manual optimization (checked after the one-optimizer rule, as Lightning 2.0.9 did).
+
+    Raises:
+        MisconfigurationException: `automatic_optimization` is False.
+    """
     if not module.automatic_optimization:
         raise MisconfigurationException(
             "IPUs do not support manual optimization (automatic_optimization=False): one IPU "
             "call runs forward, backward and the weight update, so there is no backward or "
             "optimizer.step for the step to call. Return the loss from training_step and let "
             "Lightning optimize.")
-    if any(isinstance(c, GradientAccumulationScheduler) for c in trainer.callbacks):
-        raise MisconfigurationException(
-            "The `IPUAccelerator` does not support `accumulate_grad_batches` changing between "
-            "epochs: gradient accumulation is compiled into the IPU program. Remove the "
-            "GradientAccumulationScheduler and set Trainer(accumulate_grad_batches=N).")
 
 
 def _check_batch_hooks(module, datamodule) -> None:

@@ -131,11 +131,21 @@ class IPUStrategy(ParallelStrategy):
     # --- options -------------------------------------------------------------------------------
     @property
     def replication_factor(self) -> int:
-        """Replicas: from your options if you passed some, else `Trainer(devices=...)`."""
+        """Replicas of the current stage's model once set up; before that, from your options
+        if you passed some (training first), else `Trainer(devices=...)`."""
+        stage_model = self._current_model()
+        if stage_model is not None:
+            return stage_model.options.replication_factor
         for opts in (self._user_training_opts, self._user_inference_opts):
             if opts is not None:
                 return opts.replication_factor
         return len(self.parallel_devices) if self.parallel_devices else 1
+
+    def _current_model(self) -> poptorch.PoplarExecutor | None:
+        trainer = getattr(self._lightning_module, "_trainer", None)
+        if trainer is None or not self.poptorch_models:
+            return None
+        return self.poptorch_models.get(trainer.state.stage)
 
     def _create_opts(self, training: bool) -> poptorch.Options:
         seed = os.environ.get("PL_GLOBAL_SEED")  # set by seed_everything
@@ -165,14 +175,18 @@ class IPUStrategy(ParallelStrategy):
     def setup(self, trainer) -> None:
         _checks.check_trainer(trainer, self.lightning_module)
         # The IPU accumulates inside one call, so Lightning must step after every batch.
-        self._accumulation = trainer.accumulate_grad_batches
+        if self._accumulation is None:
+            self._accumulation = trainer.accumulate_grad_batches
         trainer.accumulate_grad_batches = 1
         self._training_opts = self._inference_opts = None  # rebuilt from this Trainer
         super().setup(trainer)
+        _checks.check_manual_optimization(self.lightning_module)
+        if self._keep_loaders.original is None:
+            self._keep_loaders.__enter__()
+        self.poptorch_models = {}  # one set per Trainer function (fit, validate, test, predict)
+        self._build_models(trainer)
         rank_zero_info(f"IPU available: True (simulated), using: {self.replication_factor} "
                        f"replica(s)")
-        self._keep_loaders.__enter__()
-        self._build_models(trainer)
 
     def _build_models(self, trainer) -> None:
         module = self.lightning_module
@@ -183,7 +197,8 @@ class IPUStrategy(ParallelStrategy):
                 validation = poptorch.inferenceModel(LightningStep(module, "validation_step"),
                                                      self.inference_opts)
                 self.poptorch_models[RunningStage.VALIDATING] = validation
-                self.poptorch_models[RunningStage.SANITY_CHECKING] = validation
+                if trainer.num_sanity_val_steps > 0:
+                    self.poptorch_models[RunningStage.SANITY_CHECKING] = validation
             return
         stage = FN_STAGE[trainer.state.fn]
         self.poptorch_models[stage] = poptorch.inferenceModel(
@@ -226,6 +241,10 @@ class IPUStrategy(ParallelStrategy):
         return False
 
     def process_dataloader(self, dataloader: object) -> object:
+        """After set-up, a poptorch.DataLoader with the stage's options (before it, as
+        Lightning 2.0.9 did, the loader is left as given: its batches count one step each)."""
+        if self._keep_loaders.original is None:
+            return dataloader
         stage = self.lightning_module.trainer.state.stage
         training = stage == RunningStage.TRAINING
         opts = self.training_opts if training else self.inference_opts

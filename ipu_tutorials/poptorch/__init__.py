@@ -7,6 +7,9 @@ from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
                     HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
                     MultiConvPlanType, OutputMode, ReductionType, SyncPattern)
 from .executor import PoplarExecutor
+from .arg_parsers import ICustomArgParser, registerCustomArgParser
+from .compile_hooks import registerPostCompileHook, registerPreCompileHook
+from .cpu_op import CPU
 from .control_flow import cond, dynamic_slice, dynamic_update, for_loop
 from .ops import (MultiConv, custom_op, identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
@@ -19,15 +22,16 @@ from .strategies import (ParallelPhasedExecution, Phase, PipelinedExecution,
 from .wrapping import inferenceModel, load, trainingModel
 
 __all__ = [
-    "AsynchronousDataAccessor", "AutoStage", "BeginBlock", "Block", "BlockFunction",
+    "AsynchronousDataAccessor", "AutoStage", "BeginBlock", "Block", "BlockFunction", "CPU",
     "CommGroupType", "ConnectionType", "DataLoader", "DataLoaderMode", "Error",
-    "HalfFloatCastingBehavior", "Liveness", "MatMulSerializationMode", "MeanReductionStrategy",
+    "HalfFloatCastingBehavior", "ICustomArgParser", "Liveness", "MatMulSerializationMode", "MeanReductionStrategy",
     "MultiConv", "MultiConvPlanType", "Options", "OutOfMemoryError", "OutputMode",
     "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PoplarExecutor", "ReductionType",
     "SerialPhasedExecution", "ShardedExecution", "Stage", "SyncPattern", "TensorLocationSettings",
     "cond", "custom_op", "dynamic_slice", "dynamic_update", "for_loop", "identity_loss",
     "inferenceModel", "ipuHardwareIsAvailable",
     "ipuHardwareVersion", "ipu_print_tensor", "isRunningOnIpu", "load", "nop", "optim",
-    "recomputationCheckpoint", "register_custom_op", "removeBlocks", "serializedMatMul",
+    "recomputationCheckpoint", "registerCustomArgParser", "registerPostCompileHook",
+    "registerPreCompileHook", "register_custom_op", "removeBlocks", "serializedMatMul",
     "set_available_memory", "setLogLevel", "trainingModel",
 ]

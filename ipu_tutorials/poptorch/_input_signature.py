@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 import torch
+from torch.utils import _pytree as pytree
 
 from ..errors import Error
 
@@ -72,5 +73,7 @@ def _check(name: str, compiled, given) -> None:
         _check_keys(name, compiled, given)
         for key, c in compiled.items():
             _check(f"{name}[{key!r}]", c, given[key])
+    elif type(compiled) in pytree.SUPPORTED_NODES:  # e.g. a type with a custom arg parser
+        _check(name, pytree.tree_flatten(compiled)[0], pytree.tree_flatten(given)[0])
     elif compiled != given:
         raise Error(f"Value mismatch for {name}: expected {compiled} but got {given}.{_WHY}")

@@ -8,15 +8,20 @@ from ._checks import check_finite_hyperparameters
 from ._device_optimizer import DeviceOptimizer, same_family
 from .enums import MeanReductionStrategy, OutputMode
 from .options import Options
+from .strategies import PipelinedExecution
 
 
 def check_run_options(opts: Options, training: bool) -> None:
     """The batching options must fit together and fit the kind of model."""
     if not training and opts.Training.gradient_accumulation != 1:
-        raise Error(f"an inferenceModel has no gradients to accumulate: set "
-                    f"opts.Training.gradientAccumulation(1) (it is "
-                    f"{opts.Training.gradient_accumulation}); pipelined inference fills the "
-                    f"pipeline with deviceIterations instead")
+        pipelined = isinstance(opts.execution_strategy, PipelinedExecution)
+        raise Error("You must set poptorch.Options().Training.gradientAccumulation to 1 or leave "
+                    "it as its default value (1) when running a poptorch.inferenceModel()."
+                    + (" Use poptorch.Options().deviceIterations to process a sufficient "
+                       "number of batches each run for pipelined execution instead."
+                       if pipelined else "")
+                    + f" (An inferenceModel has no gradients to accumulate; it is "
+                      f"{opts.Training.gradient_accumulation}.)")
     if opts.output_mode == OutputMode.EveryN and opts.device_iterations % opts.output_return_period:
         raise Error(f"OutputMode.EveryN returns every {opts.output_return_period}th device "
                     f"iteration, so deviceIterations ({opts.device_iterations}) must be a "

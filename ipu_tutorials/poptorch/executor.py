@@ -28,6 +28,7 @@ from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, b
 from ._input_signature import check_inputs
 from ._progress import compilation_bar
 from ._saved_file import read_saved
+from .compile_hooks import run_post_compile_hooks, run_pre_compile_hooks
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
                           settle_reduction)
 from .control_flow import training_graph
@@ -94,6 +95,7 @@ class PoplarExecutor:
         if self._plan is not None:
             warnings.warn("call to compile() ignored: the model is already compiled", stacklevel=2)
             return
+        run_pre_compile_hooks()
         opts, env = self._options, environment.read()
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
                                   args, kwargs, env)
@@ -124,6 +126,7 @@ class PoplarExecutor:
                      opts.output_mode)
         name = opts.model_name or ("training" if self._training else "inference")
         autoreport.write_if_enabled(opts.profile_dir, env.engine_options, name, self.report)
+        run_post_compile_hooks()
 
     # --- run -------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import logging
+import sys
 
-import numpy as np
 import torch
 
 from .. import environment
@@ -11,6 +11,7 @@ from ..errors import Error
 from ._logging import install_handler
 from ._to_simulator import tracing
 from ._checks import check_fraction, check_int, check_str
+from ._print_layout import format_tensor
 from .enums import MatMulSerializationMode, MultiConvPlanType
 
 logger = logging.getLogger("poptorch")
@@ -63,29 +64,18 @@ def ipuHardwareVersion() -> int:
 
 
 # --- printing --------------------------------------------------------------------------------
-def _format(t: torch.Tensor, options: dict) -> str:
-    digits, style = options["digits"], options["float_format"]
-    styles = {"auto": {"floatmode": "maxprec"}, "fixed": {"floatmode": "fixed"},
-              "none": {"floatmode": "unique"},
-              "scientific": {"formatter": {"float_kind": lambda x: f"{x:.{digits}e}"}}}
-    text = np.array2string(t.detach().float().cpu().numpy(), separator=options["separator"],
-                           threshold=options["summarise_threshold"],
-                           edgeitems=options["edge_items"], max_line_width=options["max_line_width"],
-                           precision=digits, **styles[style])
-    return text.replace("[", options["open_bracket"]).replace("]", options["close_bracket"])
-
-
 class _PrintTensor(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, title, print_gradient, options):
         ctx.title, ctx.print_gradient, ctx.options = title, print_gradient, options
-        print(f"{title}: {_format(tensor, options)}" if title else _format(tensor, options))
+        text = format_tensor(tensor, options)
+        print(f"{title}: {text}" if title else text, file=sys.stderr)
         return tensor.clone()
 
     @staticmethod
     def backward(ctx, grad):
         if ctx.print_gradient:
-            print(f"{ctx.title}_gradient: {_format(grad, ctx.options)}")
+            print(f"{ctx.title}_gradient: {format_tensor(grad, ctx.options)}", file=sys.stderr)
         return grad, None, None, None
 
 
@@ -215,6 +205,10 @@ class MultiConv:
         return self._record("availableMemoryProportions", value)
 
     def partialsTypes(self, value):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not all(v in (torch.float32, torch.float16) for v in values):
+            raise ValueError(f"Invalid partials types {value!r}: give torch.float or torch.half "
+                             f"(or a list of them, one per convolution)")
         return self._record("partialsTypes", value)
 
     def enableConvDithering(self, value):
@@ -232,18 +226,31 @@ class MultiConv:
         self.plan_type = value
         return self
 
+    _open = 0  # MultiConv blocks being traced now: PopTorch refuses nesting them
+
     def __enter__(self):
         recorder = tracing.STATE.capture
         if recorder is not None:
-            self._saved = recorder.multiconv
+            if MultiConv._open:
+                raise Error("Nested poptorch.MultiConv is not supported: close one "
+                            "`with poptorch.MultiConv():` block before opening the next")
+            MultiConv._open += 1
+            self._saved, self._first_op = recorder.multiconv, len(recorder.ops)
             MultiConv._next_group += 1
             parallel = self.plan_type == MultiConvPlanType.Parallel
             recorder.multiconv = MultiConv._next_group if parallel else None
         return self
 
     def __exit__(self, *exc):
-        if tracing.STATE.capture is not None:
-            tracing.STATE.capture.multiconv = self._saved
+        recorder = tracing.STATE.capture
+        if recorder is None:
+            return False
+        recorder.multiconv = self._saved
+        MultiConv._open -= 1
+        convs = [op for op in recorder.ops[self._first_op:] if op.name.startswith("aten.convolution")]
+        if exc[0] is None and not convs:
+            raise Error("Unexpected end_multi_conv: a poptorch.MultiConv block ran no "
+                        "convolution; put the convolutions to plan together inside it")
         return False
 
 

@@ -351,7 +351,9 @@ class LAMB(_IpuOptimizer, torch.optim.Optimizer):
                  loss_scaling: float = 1.0, max_weight_norm: float | None = 65500.0,
                  accum_type=None, first_order_momentum_accum_type=None,
                  second_order_momentum_accum_type=None, max_grad_norm: float = math.inf):
-        _check_positive("lr", lr)
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr < 0:
+            # as torch's optimizers: 0 is allowed (PopTorch's tests "train" with lr=0)
+            raise ValueError(f"LAMB lr must be a non-negative number, got {lr!r}")
         if not all(0.0 <= b < 1.0 for b in betas):
             raise ValueError(f"LAMB betas must be in [0, 1), got {betas}")
         max_weight_norm = 65500.0 if max_weight_norm is None else max_weight_norm

@@ -128,6 +128,16 @@ class _PhasedExecution:
                              f"not {index!r}")
         return self.phases[index]
 
+    def stage(self, block_id: str) -> Stage:
+        """The Stage holding `block_id`, e.g. to move it: `strategy.stage("B1").ipu(0)`."""
+        for phase in self.phases:
+            for stage in phase.stages:
+                if block_id in stage.blocks:
+                    return stage
+        known = [b for phase in self.phases for stage in phase.stages for b in stage.blocks]
+        raise KeyError(f"{type(self).__name__}.stage(): unknown block {block_id!r}; the phases "
+                       f"hold {known}")
+
     def useSeparateBackwardPhase(self, use: bool = True):
         self.separate_backward_phase = check_bool("useSeparateBackwardPhase()", use)
         return self

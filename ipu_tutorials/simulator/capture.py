@@ -92,13 +92,14 @@ class Graph:
 def verify_loss(graph: Graph) -> None:
     """A training graph has exactly one final loss, and the model returns it."""
     if graph.losses_found == 0:
-        raise Error("couldn't find a loss in the model's forward pass: a trainingModel computes "
+        raise Error("Couldn't find a loss in graph: a trainingModel computes "
                     "its loss and returns it (e.g. `return output, loss`). Use a PyTorch loss "
                     "(torch.nn.CrossEntropyLoss, F.mse_loss, ...) or wrap a hand-made one in "
                     "poptorch.identity_loss(x, reduction=\"mean\").")
     if graph.losses_found > 1:
-        raise Error(f"found {graph.losses_found} independent losses: the graph must have one "
-                    f"final loss. Combine them and wrap the total in poptorch.identity_loss, "
+        raise Error(f"Multiple independent losses found in graph. Graph must have one final "
+                    f"loss. Wrap final graph loss in poptorch.identity_loss. Found "
+                    f"{graph.losses_found} independent losses: combine them and wrap the total, "
                     f"e.g. poptorch.identity_loss(loss1 + loss2, reduction=\"none\").")
     if graph.loss_output is None:
         raise Error("the model computes a loss but does not return it: return the loss from "

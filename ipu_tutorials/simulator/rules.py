@@ -88,8 +88,10 @@ def verify_counts(spec: RunSpec, num_stages: int) -> None:
     need = min_gradient_accumulation(n)
     if spec.training and a < need:
         raise Error(f"poptorch.Options().Training.gradientAccumulation must be greater than or "
-                    f"equal to the number of pipeline stages ({need}) when using {text}: "
-                    f"pipelined training over {n} stages (consecutive blocks on one IPU form "
+                    f"equal to the number of pipeline stages ({need}) when using "
+                    f"poptorch.PipelinedExecution. Please note that a model with {n} pipeline "
+                    f"stages in PopTorch will have an additional {n - 1} stages when training. "
+                    f"Here ({text}), pipelined training over {n} stages (consecutive blocks on one IPU form "
                     f"one stage) runs 2N-1 = {need} pipeline stages "
                     f"(forward, then backward back down), so gradient accumulation must be at "
                     f"least {need}; it is {a}. Fix: opts.Training.gradientAccumulation({need}) "

@@ -23,29 +23,28 @@ from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTP
 
 
 def micro_batch_size(tensors: list[torch.Tensor], spec: RunSpec) -> int:
-    """The micro-batch implied by a call's inputs; every input must agree and divide evenly.
+    """The micro-batch implied by a call's inputs: the largest input's leading dimension over
+    the micro-batches per call. As in PopTorch, each input is split on its own, so inputs may
+    differ in leading dimension, but each must divide evenly.
 
     Reads the spec's counts only, so it also finds the micro-batch a spec is built with.
     """
     factor = spec.micro_batches_per_input
-    sizes = {t.shape[0] for t in tensors if t.dim() > 0}
-    if len(sizes) > 1:
-        raise Error(f"the inputs disagree on their batch size {sorted(sizes)}; every batched "
-                    f"input of a call needs the same leading dimension")
-    size = sizes.pop() if sizes else factor
-    if size == 0 or size % factor:
-        raise Error(f"the input's leading dimension ({size}) must be a multiple of "
-                    f"{spec.describe_factor()}, because each call feeds the device {factor} "
-                    f"micro-batches. Use a batch of "
-                    f"{factor} x micro-batch samples (poptorch.DataLoader does this for you), or "
-                    f"change the options.")
-    return size // factor
+    sizes = sorted({t.shape[0] for t in tensors if t.dim() > 0}) or [factor]
+    for size in sizes:
+        if size == 0 or size % factor:
+            raise Error(f"the input's leading dimension ({size}) must be a multiple of "
+                        f"{spec.describe_factor()}, because each call feeds the device {factor} "
+                        f"micro-batches. Use a batch of "
+                        f"{factor} x micro-batch samples (poptorch.DataLoader does this for "
+                        f"you), or change the options.")
+    return sizes[-1] // factor
 
 
 def _split(x, spec: RunSpec):
     if isinstance(x, torch.Tensor) and x.dim() > 0:
         return x.reshape(spec.device_iterations, spec.gradient_accumulation, spec.input_groups,
-                         spec.micro_batch, *x.shape[1:])  # (D, A, G, mb, ...)
+                         -1, *x.shape[1:])  # (D, A, G, this input's mb, ...)
     return x
 
 
@@ -128,10 +127,12 @@ def _join(parts: list):
 
 
 def _no_backward(*args, **kwargs):
-    raise Error("backward() cannot be called on the outputs of a PopTorch model: a trainingModel "
-                "already ran the backward pass and the weight update on the device when you "
-                "called it. Remove the .backward() and optimizer.step() calls; for inference "
-                "only, use poptorch.inferenceModel.")
+    raise Error("backward() cannot be called explicitly on outputs of a PopTorch model. If "
+                "you're using a trainingModel, the backwards pass is performed automatically "
+                "when invoking the model. If you're using an inferenceModel, you should use a "
+                "trainingModel instead. (A trainingModel call already ran the backward pass and "
+                "the weight update on the device: remove the .backward() and optimizer.step() "
+                "calls.)")
 
 
 def _forward(model, replicas, r: int, args: tuple, kwargs: dict, frozen: tuple = ()):
@@ -173,6 +174,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     """
     collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    for p in params:  # the IPU's accumulators start at zero: gradients left on the host
+        p.grad = None  # (e.g. by a CPU training loop before wrapping) never join the update
     device = isinstance(optimizer, DeviceOptimizer)
     loss_scaling = float(optimizer.loss_scaling) if device else 1.0
     gradients = _Gradients(params, optimizer.accum_type if device else None,

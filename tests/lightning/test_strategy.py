@@ -118,9 +118,71 @@ def test_the_executors_wrap_the_steps(Tiny, loader, trainer_kwargs):
             seen.update({s.value: m for s, m in self.poptorch_models.items()})
 
     model = Tiny()
-    pl.Trainer(**trainer_kwargs, devices=1, strategy=Spy()).fit(model, loader(), loader())
+    pl.Trainer(**{**trainer_kwargs, "num_sanity_val_steps": 1}, devices=1,
+               strategy=Spy()).fit(model, loader(), loader())
     assert seen["train"].training and not seen["validate"].training
     assert seen["sanity_check"] is seen["validate"]
+
+
+def set_up_for(trainer, fn, stage=None):
+    """Run the strategy's set-up for one Trainer function, as Lightning does before a stage."""
+    trainer.state.fn, trainer.state.stage = fn, stage
+    trainer.strategy.setup(trainer)
+    return list(trainer.strategy.poptorch_models)
+
+
+def attached_trainer(Tiny, trainer_kwargs, strategy, **kwargs):
+    model = Tiny()
+    trainer = pl.Trainer(**{**trainer_kwargs, **kwargs}, strategy=strategy)
+    model.trainer = trainer
+    strategy._lightning_module = model
+    trainer.strategy.optimizers = [model.configure_optimizers()]
+    return trainer
+
+
+def test_each_trainer_function_sets_up_only_its_own_models(Tiny, trainer_kwargs):
+    from lightning.pytorch.trainer.states import RunningStage as S, TrainerFn as F
+    trainer = attached_trainer(Tiny, trainer_kwargs, IPUStrategy(), devices=2,
+                               num_sanity_val_steps=2)
+    assert set_up_for(trainer, F.FITTING) == [S.TRAINING, S.VALIDATING, S.SANITY_CHECKING]
+    for fn, stage in ((F.VALIDATING, S.VALIDATING), (F.TESTING, S.TESTING),
+                      (F.PREDICTING, S.PREDICTING)):
+        assert set_up_for(trainer, fn, stage) == [stage]
+    trainer.strategy.teardown()
+
+
+def test_no_sanity_model_without_sanity_steps(Tiny, trainer_kwargs):
+    from lightning.pytorch.trainer.states import RunningStage as S, TrainerFn as F
+    trainer = attached_trainer(Tiny, trainer_kwargs, IPUStrategy(), devices=1)
+    assert set_up_for(trainer, F.FITTING) == [S.TRAINING, S.VALIDATING]
+    trainer.strategy.teardown()
+
+
+def test_the_replication_factor_is_the_current_stages(Tiny, trainer_kwargs):
+    from lightning.pytorch.trainer.states import RunningStage as S, TrainerFn as F
+    training, inference = poptorch.Options(), poptorch.Options()
+    training.replicationFactor(4)
+    inference.replicationFactor(2)
+    strategy = IPUStrategy(training_opts=training, inference_opts=inference)
+    trainer = attached_trainer(Tiny, trainer_kwargs, strategy, devices=1)
+    assert strategy.replication_factor == 4  # before set-up: the training options come first
+    set_up_for(trainer, F.FITTING)
+    trainer.state.stage = S.TRAINING
+    assert strategy.replication_factor == 4
+    trainer.state.stage = S.VALIDATING
+    assert strategy.replication_factor == 2
+    strategy.teardown()
+
+
+def test_stepping_batches_before_set_up_count_the_loaders_own_batches(Tiny, loader,
+                                                                      trainer_kwargs):
+    # as Lightning 2.0.9: the loader becomes a poptorch.DataLoader only at set-up
+    model = Tiny()
+    model.train_dataloader = lambda: loader(n=64, batch_size=2)
+    trainer = pl.Trainer(**trainer_kwargs, devices=2)
+    trainer._data_connector.attach_data(model)
+    trainer.strategy.connect(model)
+    assert trainer.estimated_stepping_batches == 32
 
 
 def test_last_incomplete_batch_is_dropped_with_a_warning(Tiny, loader, trainer_kwargs):

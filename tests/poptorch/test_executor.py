@@ -68,6 +68,25 @@ def test_batch_must_be_a_multiple_of_the_call_size(options):
         model(torch.randn(10, 5), torch.randn(10, 3))
 
 
+def test_inputs_may_differ_in_leading_dimension_each_split_on_its_own(options):
+    class Scaled(nn.Module):  # a (4, 5) batch times a (2, 5) table, per device iteration
+        def forward(self, x, table):
+            return x.sum(-1, keepdim=True) * table.sum()
+
+    x, table = torch.randn(8, 5), torch.randn(4, 5)  # 2 device iterations: 4 rows vs 2
+    out = poptorch.inferenceModel(Scaled(), options(d=2))(x, table)
+    expected = torch.cat([x[:4].sum(-1, keepdim=True) * table[:2].sum(),
+                          x[4:].sum(-1, keepdim=True) * table[2:].sum()])
+    torch.testing.assert_close(out, expected)
+
+
+def test_every_input_must_divide_into_the_calls_micro_batches(options):
+    model = poptorch.inferenceModel(nn.Bilinear(5, 5, 1), options(d=2))
+    with pytest.raises(poptorch.Error, match=r"leading dimension \(3\) must be a multiple of "
+                                             r"deviceIterations \(2\)"):
+        model(torch.randn(4, 5), torch.randn(3, 5))
+
+
 def test_batch_size_is_fixed_after_compilation(options):
     model = poptorch.trainingModel(Regression(), options(a=2))
     model(torch.randn(8, 5), torch.randn(8, 3))
@@ -77,7 +96,7 @@ def test_batch_size_is_fixed_after_compilation(options):
 
 def test_a_model_without_a_loss_is_refused():
     model = poptorch.trainingModel(nn.Linear(5, 3))
-    with pytest.raises(poptorch.Error, match=r"couldn't find a loss.*identity_loss"):
+    with pytest.raises(poptorch.Error, match=r"Couldn't find a loss in graph.*identity_loss"):
         model(torch.randn(4, 5))
 
 
@@ -87,7 +106,9 @@ def test_two_independent_losses_are_refused():
             out = self.fc(x)
             return out, nn.functional.mse_loss(out, y) + nn.functional.l1_loss(out, y)
 
-    with pytest.raises(poptorch.Error, match=r"found 2 independent losses.*identity_loss"):
+    with pytest.raises(poptorch.Error, match=r"Multiple independent losses found in graph\. Graph must "
+                                             r"have one final loss\. Wrap final graph loss in "
+                                             r"poptorch\.identity_loss\. Found 2 independent"):
         poptorch.trainingModel(TwoLosses())(torch.randn(4, 5), torch.randn(4, 3))
 
 
@@ -115,8 +136,9 @@ def test_a_loss_that_is_not_returned_is_refused():
 
 def test_backward_on_an_output_explains_the_backward_pass_is_automatic():
     _, loss = poptorch.trainingModel(Regression())(torch.randn(4, 5), torch.randn(4, 3))
-    with pytest.raises(poptorch.Error, match=r"already ran the backward pass.*Remove the "
-                                             r"\.backward\(\)"):
+    with pytest.raises(poptorch.Error, match=r"^backward\(\) cannot be called explicitly on outputs "
+                                             r"of a PopTorch model\..*already ran the backward "
+                                             r"pass.*remove the \.backward\(\)"):
         loss.backward()
 
 
@@ -234,9 +256,9 @@ def test_is_running_on_ipu_and_print_tensor_inside_the_model(capsys):
 
     model = poptorch.trainingModel(Printing())
     model(torch.ones(1, 5), torch.zeros(1, 3))
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err
     assert seen[-1] is True and not poptorch.isRunningOnIpu()
-    assert "fc: ((" in printed and "fc_gradient: ((" in printed
+    assert "fc: (\n (" in printed and "fc_gradient: (\n (" in printed
 
 
 def test_offline_target_compiles_but_does_not_run(options):

@@ -3,6 +3,7 @@ import logging
 
 import pytest
 import torch
+import torch.nn as nn
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.errors import Error
@@ -42,7 +43,7 @@ def test_print_tensor_prints_value_and_gradient_when_running_on_the_ipu(capsys):
     with tracing.running_on_ipu():
         y = poptorch.ipu_print_tensor(x, "x")
     (y * torch.tensor([3.0, 4.0])).sum().backward()
-    assert capsys.readouterr().out == "x: (1., 2.)\nx_gradient: (3., 4.)\n"
+    assert capsys.readouterr().err == "x: (1, 2)\nx_gradient: (3, 4)\n"  # Poplar prints to stderr
     assert torch.equal(x.grad, torch.tensor([3.0, 4.0]))
 
 
@@ -50,7 +51,8 @@ def test_print_tensor_formatting_options(capsys):
     with tracing.running_on_ipu():
         poptorch.ipu_print_tensor(torch.tensor([0.5, 1.5]), separator="; ", open_bracket="<",
                                   close_bracket=">", print_gradient=False)
-    assert capsys.readouterr().out == "<0.5; 1.5>\n"
+    assert capsys.readouterr().err == "<0.5; 1.5>\n"
+
 
 
 def test_print_tensor_rejects_bad_arguments():
@@ -292,3 +294,37 @@ def test_nop_and_set_available_memory_need_a_tensor():
     with pytest.raises(Error, match=r"You may only set available memory for torch.tensor "
                                     r"values. <class 'list'> is not supported"):
         poptorch.set_available_memory([torch.ones(1)], 0.5)
+
+
+# --- MultiConv rules -----------------------------------------------------------------------------
+class _ConvIn(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.conv, self.body = nn.Conv2d(1, 2, 3), body
+
+    def forward(self, x):
+        return self.body(self, x)
+
+
+def _nested(model, x):
+    with poptorch.MultiConv():
+        with poptorch.MultiConv():
+            return model.conv(x)
+
+
+def _no_conv(model, x):
+    with poptorch.MultiConv():
+        return x * 2
+
+
+@pytest.mark.parametrize("body, message", [(_nested, "Nested poptorch.MultiConv is not supported"),
+                                           (_no_conv, "Unexpected end_multi_conv: .* no convolution")])
+def test_multiconv_blocks_are_flat_and_hold_a_convolution(body, message):
+    with pytest.raises(Error, match=message):
+        poptorch.inferenceModel(_ConvIn(body))(torch.ones(1, 1, 5, 5))
+
+
+def test_multiconv_partials_types_are_float_or_half():
+    assert poptorch.MultiConv().partialsTypes([torch.half, torch.float]).settings
+    with pytest.raises(ValueError, match="Invalid partials types 'half'"):
+        poptorch.MultiConv().partialsTypes("half")

@@ -187,13 +187,17 @@ def test_lamb_defaults_follow_poptorch():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(lr=0), r"lr must be a positive number, got 0"),
+    (dict(lr=-0.5), r"LAMB lr must be a non-negative number, got -0.5"),
     (dict(betas=(0.9, 1.0)), r"LAMB betas must be in \[0, 1\), got \(0.9, 1.0\)"),
     (dict(betas=(-0.1, 0.9)), r"LAMB betas must be in \[0, 1\)"),
 ])
 def test_lamb_rejects_bad_hyperparameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         optim.LAMB(params(), **kwargs)
+
+
+def test_lamb_takes_a_zero_learning_rate_as_torch_optimizers_do():
+    assert optim.LAMB(params(), lr=0.0).param_groups[0]["lr"] == 0.0
 
 
 # --- loss scaling, apply_gradients and clipping ----------------------------------------------------

@@ -189,3 +189,12 @@ def test_strategies_are_accepted_by_options():
         opts = poptorch.Options().setExecutionStrategy(strategy)
         assert opts.execution_strategy is strategy
         assert f"execution_strategy={strategy!r}," in repr(opts)
+
+
+def test_a_phased_strategy_finds_the_stage_of_a_block_to_move_it():
+    strategy = poptorch.SerialPhasedExecution(poptorch.Phase("A", "B"), poptorch.Phase("C"))
+    assert strategy.stage("C") is strategy.phase(1).stages[0]
+    strategy.stage("C").ipu(1)
+    assert strategy.phase(1).ipu_ids == [1]
+    with pytest.raises(KeyError, match=r"unknown block 'D'; the phases hold \['A', 'B', 'C'\]"):
+        strategy.stage("D")

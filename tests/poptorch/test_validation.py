@@ -10,9 +10,21 @@ def test_options_of_the_wrong_type():
         poptorch.inferenceModel(nn.Linear(2, 2), {"deviceIterations": 2})
 
 
-def test_inference_refuses_gradient_accumulation(options):
-    with pytest.raises(poptorch.Error, match=r"gradientAccumulation\(1\)"):
+REFUSED_ACCUMULATION = (r"You must set poptorch\.Options\(\)\.Training\.gradientAccumulation to 1"
+                        r" or leave it as its default value \(1\) when running a "
+                        r"poptorch\.inferenceModel\(\)\.")
+
+
+def test_inference_refuses_gradient_accumulation_in_poptorchs_words(options):
+    with pytest.raises(poptorch.Error, match=REFUSED_ACCUMULATION + r" Use poptorch\.Options\(\)"
+                                             r"\.deviceIterations to process .* it is 4"):
         poptorch.inferenceModel(nn.Linear(2, 2), options(a=4))
+
+
+def test_sharded_inference_is_not_pointed_to_pipeline_filling(options):
+    opts = options(a=2).setExecutionStrategy(poptorch.ShardedExecution())
+    with pytest.raises(poptorch.Error, match=REFUSED_ACCUMULATION + r" \(An inferenceModel"):
+        poptorch.inferenceModel(nn.Linear(2, 2), opts)
 
 
 def test_input_grouping_must_still_divide_the_replication_factor_when_wrapping():

@@ -282,6 +282,8 @@ def test_consecutive_blocks_on_one_ipu_merge_into_one_pipeline_stage():
 
 def test_the_accumulation_rule_counts_merged_stages_with_poptorchs_wording():
     with pytest.raises(poptorch.Error, match=r"gradientAccumulation must be greater than or equal "
-                                             r"to the number of pipeline stages \(5\).*3 stages.*"
-                                             r"it is 4"):
+                                             r"to the number of pipeline stages \(5\) when using "
+                                             r"poptorch\.PipelinedExecution\. Please note that a "
+                                             r"model with 3 pipeline stages in PopTorch will have "
+                                             r"an additional 2 stages when training\..*it is 4"):
         compile_training(FiveBlocks(), auto_increment(4))

@@ -34,3 +34,27 @@ def test_sum_output_mode_passes_non_tensor_outputs_through(options):
     out, tag = poptorch.inferenceModel(Tagged(), options(d=3).outputMode(
         poptorch.OutputMode.Sum))(torch.ones(3, 2))
     assert tag == "tag" and torch.equal(out, torch.full((1, 2), 6.0))
+
+
+def test_gradients_left_on_the_host_before_wrapping_do_not_join_the_update(options):
+    def trained(stale_grad: bool):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 1))
+        if stale_grad:  # a CPU step left .grad behind
+            model(torch.ones(2, 3)).sum().backward()
+        wrapped = poptorch.trainingModel(_WithLoss(model), options(),
+                                         torch.optim.SGD(model.parameters(), lr=0.1))
+        wrapped(torch.ones(2, 3), torch.zeros(2, 1))
+        return model[0].weight.detach().clone()
+
+    torch.testing.assert_close(trained(stale_grad=True), trained(stale_grad=False))
+
+
+class _WithLoss(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        out = self.model(x)
+        return out, nn.functional.mse_loss(out, y)

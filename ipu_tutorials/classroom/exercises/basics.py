@@ -205,7 +205,7 @@ def _run_learner_loop(train_steps, model, loader) -> tuple[object, Feedback | No
             return None, wrong("remove loss.backward() (and any optimizer.step()): calling the "
                                "trainingModel already ran forward, backward and the weight "
                                "update on the device.")
-        if "couldn't find a loss" in text:
+        if "Couldn't find a loss" in text:
             return None, wrong("call the model with the labels too, model(images, labels): the "
                                "loss is computed inside forward, on the device.")
         return None, wrong(f"the simulator refused a step: {text}")

@@ -58,7 +58,7 @@ def _check_loss(my_loss) -> Feedback:
     try:
         trained = _weights_after_one_step(my_loss, on_ipu=True)
     except poptorch.Error as error:
-        if "couldn't find a loss" in str(error):
+        if "Couldn't find a loss" in str(error):
             return wrong("the simulator found no loss: a hand-made loss is plain arithmetic to "
                          "PopTorch; wrap the total in poptorch.identity_loss(total, "
                          "reduction=\"mean\") so that backward starts there.")

@@ -1,0 +1,110 @@
+"""A pytest plugin that runs PopTorch's and Lightning 2.0.9's own tests against ipu_tutorials.
+
+Loaded through PYTEST_PLUGINS by run_peer_suites.py (never by the project's own pytest run). It
+installs import aliases (`import poptorch` gives ipu_tutorials.poptorch), turns the rows of
+peer_table.py into skip / xfail marks, and writes one JSON line per test to $PEER_RESULTS.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+import peer_table
+
+# alias -> the module that answers for it (a prefix match: "poptorch.optim" -> "...poptorch.optim")
+ALIASES = {
+    "poptorch.poptorch_core": "peer_core",
+    "poptorch": "ipu_tutorials.poptorch",
+    "popdist": "ipu_tutorials.popdist",
+    "lightning.pytorch.accelerators.ipu": "peer_lightning_ipu",
+    "lightning.pytorch.strategies.ipu": "peer_lightning_ipu",
+    "lightning.pytorch.plugins.precision.ipu": "peer_lightning_ipu",
+}
+
+
+def _target(name: str) -> str | None:
+    for alias, real in ALIASES.items():
+        if name == alias or name.startswith(alias + "."):
+            return real + name[len(alias):]
+    return None
+
+
+class AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers `import poptorch...` with the project's module object itself (not a copy)."""
+
+    def __init__(self):
+        self.own_specs = {}
+
+    def find_spec(self, name, path=None, target=None):
+        if _target(name) is None:
+            return None
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(_target(spec.name))
+        self.own_specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # importlib stamped the alias spec on the module; give it its own back
+        module.__spec__ = self.own_specs.pop(module.__spec__.name, module.__spec__)
+
+
+def install_aliases() -> None:
+    if not any(isinstance(f, AliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, AliasFinder())
+    if os.environ.get("PEER_SUITE") == "lightning":
+        import peer_lightning_ipu
+        peer_lightning_ipu.install()
+
+
+install_aliases()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    suite = os.environ.get("PEER_SUITE", "poptorch")
+    for item in items:
+        row = peer_table.classify(suite, item.nodeid)
+        if row is None:
+            continue
+        kind, reason = row
+        if kind == peer_table.DIFFERENCE:
+            item.add_marker(pytest.mark.xfail(reason=f"{kind}: {reason}", strict=False))
+        else:
+            item.add_marker(pytest.mark.skip(reason=f"{kind}: {reason}"), append=False)
+
+
+# A test may start its own pytest (PYTEST_PLUGINS loads this plugin there too); only the
+# process the runner started records results, so nothing is counted twice.
+os.environ.setdefault("PEER_RECORDING_PID", str(os.getpid()))
+
+
+def _write(record: dict) -> None:
+    path = os.environ.get("PEER_RESULTS")
+    if path and os.environ["PEER_RECORDING_PID"] == str(os.getpid()):
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record) + "\n")
+
+
+def pytest_runtest_logreport(report):
+    failed_setup = report.when == "setup" and report.outcome != "passed"
+    if report.when != "call" and not failed_setup:
+        return
+    outcome = report.outcome
+    reason = ""
+    if hasattr(report, "wasxfail"):
+        outcome = "xpassed" if report.outcome == "passed" else "xfailed"
+        reason = report.wasxfail
+    elif report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    elif report.failed:
+        reason = report.longrepr.reprcrash.message if hasattr(report.longrepr, "reprcrash") \
+            and report.longrepr.reprcrash else str(report.longrepr)[-300:]
+    _write({"test": report.nodeid, "outcome": outcome, "reason": reason.splitlines()[0][:300]
+            if reason else ""})
