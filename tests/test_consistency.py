@@ -16,12 +16,12 @@ GROUPS = {
     # tutorial.training_options("pipelined", 10, 10), Network, AdamW, Async loader, micro-batch 40
     "pipelining tutorial, 4 IPUs pipelined, D 10, A 10": [
         ("notebooks/04_pipelining.ipynb", r"Simulated training throughput: ([\d,]+) images/s"),
-        ("notebooks/04_pipelining.ipynb", r"\n\s+10\s+\d+\s+\d+%\s+[\d,]+\s+([\d,]+)\n"),
+        ("notebooks/04_pipelining.ipynb", r"\n\s*10\s+\d+\s+\d+%\s+[\d,]+\s+([\d,]+)\n"),
         ("notebooks/05_sharding.ipynb", r"pipelined: at most .*?, ([\d,]+) images/s fed by the host"),
     ],
     # the same pipelined plan: its device-only throughput
     "pipelining tutorial, device throughput": [
-        ("notebooks/04_pipelining.ipynb", r"\n\s+10\s+\d+\s+\d+%\s+([\d,]+)\s+[\d,]+\n"),
+        ("notebooks/04_pipelining.ipynb", r"\n\s*10\s+\d+\s+\d+%\s+([\d,]+)\s+[\d,]+\n"),
         ("notebooks/05_sharding.ipynb", r"pipelined: at most .*?, ([\d,]+) images/s on the IPUs"),
     ],
     # tutorial/capstone.py: BERT-Large phase 1 with the published recipe on a Bow Pod16

@@ -170,8 +170,12 @@ for name, plan in plans.items():
 # %% [markdown]
 # The cell above shows the same IPU work and the same host I/O in both plans; only the
 # preparation moves. Synchronously it comes first and the whole of it is waiting; with the
-# asynchronous loader it runs alongside the IPU, and the call waits only if the preparation
-# takes longer than the IPU's work. The timelines show it: the "host data" row is the loader.
+# asynchronous loader it runs alongside the IPU, and the call waits for it only if the
+# preparation takes longer than the IPU's work. What waiting is left in the Async row is the
+# host handing each micro-batch's inputs over before the device starts (a fixed cost per
+# micro-batch in the cost model, calibrated on BERT-Large's published Pod16 and Pod64 runs:
+# [docs/cost-model.md](../docs/cost-model.md)); no loader overlaps it, and the Sync row pays
+# it too. The timelines show it: the "host data" row is the loader.
 
 # %%
 figure, axes = plt.subplots(2, 1, figsize=(11, 5.2))

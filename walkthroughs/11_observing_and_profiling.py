@@ -171,7 +171,7 @@ print(f"float16: {run['failed_step']} finite steps, then a loss of {run['losses'
 class PrintedLogSoftmax(torch.nn.Module):
     def forward(self, z):
         largest = poptorch.ipu_print_tensor(z.max(dim=-1).values, "largest logit per image",
-                                            print_gradient=False, digits=1, max_line_width=90)
+                                            print_gradient=False, digits=3, max_line_width=90)
         z = z + 0 * largest.unsqueeze(-1)  # use the print's result: it stays in the graph
         e = torch.exp(z)
         return torch.log(e / e.sum(dim=-1, keepdim=True))

@@ -211,7 +211,8 @@ class FirstToken(torch.utils.data.Dataset):
 
 
 args = IPUTrainingArguments(per_device_train_batch_size=2, max_steps=2, fp32=True,
-                            learning_rate=1e-3, n_ipu=4, logging_steps=1)
+                            learning_rate=1e-3, n_ipu=4, logging_steps=1,
+                            output_dir=tempfile.mkdtemp(), save_strategy="no")
 trainer = IPUTrainer(transformers.BertForSequenceClassification(tiny), ipu_config, args,
                      train_dataset=FirstToken())
 result = trainer.train()
