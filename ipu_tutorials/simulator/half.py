@@ -279,29 +279,9 @@ def involves_half(model: torch.nn.Module, inputs, optimizer=None, mixed: bool = 
     return getattr(optimizer, "accum_type", None) == HALF or HALF in types.values()
 
 
-# The compute type of the emulations that start now: the innermost `sums_in` block's.
-_SUMS_IN: list[torch.dtype] = [FLOAT]
-
-
-@contextlib.contextmanager
-def sums_in(dtype: torch.dtype):
-    """Emulations started inside the block (every float16 call of a model) compute in `dtype`.
-
-    float64 makes a whole float16 training run independent of the CPU's kernels and thread
-    count (see HalfEmulation), for runs whose figures a lesson prints; it is slower.
-    """
-    _SUMS_IN.append(dtype)
-    try:
-        yield
-    finally:
-        _SUMS_IN.pop()
-
-
-def emulation(active: bool, rounding: Rounding = Rounding(), compute: torch.dtype | None = None):
+def emulation(active: bool, rounding: Rounding = Rounding(), compute: torch.dtype = FLOAT):
     """The float16 emulation mode when a call involves float16, else nothing."""
-    if not active:
-        return contextlib.nullcontext()
-    return HalfEmulation(rounding, compute or _SUMS_IN[-1])
+    return HalfEmulation(rounding, compute) if active else contextlib.nullcontext()
 
 
 def outside_emulation(rounding: Rounding):

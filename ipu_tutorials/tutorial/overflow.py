@@ -11,8 +11,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..simulator.half import sums_in
-
 
 class HandWrittenLogSoftmax(nn.Module):
     """log(exp(z) / sum(exp(z))), written as the formula reads."""
@@ -74,8 +72,7 @@ def train_until_not_finite(model: nn.Module, dataset, steps: int, lr: float = 0.
         if step == steps:
             break
         before = {k: v.clone() for k, v in model.state_dict().items()}
-        with sums_in(torch.float64):  # the same run on every CPU: lesson 11 prints its figures
-            _, loss = training(images.half() if half else images, labels)
+        _, loss = training(images.half() if half else images, labels)
         result["losses"].append(float(loss))
         if not torch.isfinite(loss):
             result.update(failed_step=step, weights_before=before, batch=(images, labels))
@@ -100,7 +97,6 @@ def replay(log_softmax, weights: dict, batch: tuple, exceptions: bool = True):
                                       poptorch.optim.SGD(model.parameters(), lr=0.01))
     images, labels = batch
     try:
-        with sums_in(torch.float64):  # as train_until_not_finite: the same on every CPU
-            return training(images.half(), labels)[1]
+        return training(images.half(), labels)[1]
     finally:
         training.destroy()
