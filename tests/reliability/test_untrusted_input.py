@@ -1,5 +1,4 @@
 """Nothing read from a file or a peer runs code: checkpoints, options files, peer records."""
-import json
 import os
 import pickle
 
@@ -108,27 +107,3 @@ def test_an_options_file_cannot_reach_code(tmp_path, line, message):
     with pytest.raises(ValueError, match=message):
         poptorch.Options().loadFromFile(str(path))
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "x").exists()
-
-
-def test_options_files_in_json_and_toml_are_read_with_a_parser(tmp_path):
-    (tmp_path / "o.json").write_text(json.dumps({"deviceIterations": 4,
-                                                 "Training.gradientAccumulation": 2,
-                                                 "outputMode": "OutputMode.All"}))
-    (tmp_path / "o.toml").write_text('deviceIterations = 4\n"Training.gradientAccumulation" = 2\n'
-                                     'outputMode = "OutputMode.All"\n')
-    for name in ("o.json", "o.toml"):
-        opts = poptorch.Options().loadFromFile(str(tmp_path / name))
-        assert (opts.device_iterations, opts.Training.gradient_accumulation,
-                opts.output_mode) == (4, 2, poptorch.OutputMode.All)
-    (tmp_path / "bad.json").write_text(json.dumps({"__class__.__init__": []}))
-    with pytest.raises(ValueError, match="private attribute '__class__'"):
-        poptorch.Options().loadFromFile(str(tmp_path / "bad.json"))
-    (tmp_path / "bad.toml").write_text("deviceIterations = [\n")
-    with pytest.raises(FileFormatError, match=r"bad.toml is not a valid TOML options file"):
-        poptorch.Options().loadFromFile(str(tmp_path / "bad.toml"))
-
-
-def test_options_json_in_the_environment_is_bounded(monkeypatch):
-    monkeypatch.setenv("POPTORCH_DEFAULT_OPTIONS", "[" * 100_000)
-    with pytest.raises(ValueError, match="options JSON is (not valid JSON|nested too deeply)"):
-        poptorch.Options()
