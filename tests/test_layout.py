@@ -131,10 +131,6 @@ NO_BEHAVIOUR = {
 # delete its line when it has one.
 NOT_YET_MIRRORED = {
     "classroom/phased_plans.py",
-    "optimum/graphcore/models/_placement.py",
-    "optimum/graphcore/models/bert.py",
-    "optimum/graphcore/models/gpt2.py",
-    "optimum/graphcore/models/vit.py",
     "optimum/graphcore/published.py",
     "poptorch/_instances.py",
     "tutorial/published_runs.py",
