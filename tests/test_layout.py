@@ -131,7 +131,6 @@ NO_BEHAVIOUR = {
 # delete its line when it has one.
 NOT_YET_MIRRORED = {
     "classroom/phased_plans.py",
-    "optimum/graphcore/published.py",
     "poptorch/_instances.py",
     "tutorial/published_runs.py",
 }
