@@ -1,7 +1,7 @@
 """Print the calibration table of docs/cost-model.md: published runs against the simulator's plans.
 
 Each row is a published configuration planned on the meta device with the memory check on;
-tests/simulator/test_calibration.py asserts the same ratios.
+tests/tutorial/test_published_runs.py asserts the same ratios.
 
     python benchmarks/calibration.py
 """

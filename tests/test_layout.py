@@ -127,18 +127,6 @@ NO_BEHAVIOUR = {
     "simulator/__init__.py", "tutorial/__init__.py",
     "errors.py", "poptorch/enums.py", "poptorch/_popart_names.py", "simulator/optimizer.py",
 }
-# Modules with behaviour still tested only through other files: each needs its own test file;
-# delete its line when it has one.
-NOT_YET_MIRRORED = {
-    "classroom/phased_plans.py",
-    "optimum/graphcore/models/_placement.py",
-    "optimum/graphcore/models/bert.py",
-    "optimum/graphcore/models/gpt2.py",
-    "optimum/graphcore/models/vit.py",
-    "optimum/graphcore/published.py",
-    "poptorch/_instances.py",
-    "tutorial/published_runs.py",
-}
 
 
 def mirrored_tests(module: pathlib.Path) -> list[pathlib.Path]:
@@ -158,14 +146,12 @@ def untested_modules() -> list[str]:
 
 
 def test_every_module_with_behaviour_has_its_mirrored_test_file():
-    missing = [name for name in untested_modules() if name not in NOT_YET_MIRRORED]
+    missing = untested_modules()
     assert not missing, "modules without their test file (tests/<same path>/test_<module>.py):\n" + \
         "\n".join(f"ipu_tutorials/{name} -> {mirrored_tests(PACKAGE / name)[0].relative_to(TESTS.parent)}"
                   for name in missing)
 
 
-def test_the_lists_of_exceptions_hold_only_what_they_must():
+def test_the_list_of_exceptions_holds_only_modules_that_exist():
     modules = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")}
-    assert NO_BEHAVIOUR <= modules and NOT_YET_MIRRORED <= modules
-    done = sorted(NOT_YET_MIRRORED - set(untested_modules()))
-    assert not done, f"these now have their test file: delete them from NOT_YET_MIRRORED: {done}"
+    assert NO_BEHAVIOUR <= modules

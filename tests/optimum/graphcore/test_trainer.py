@@ -94,9 +94,3 @@ def test_compile_only_compiles_without_running():
     assert trainer.training_model.isCompiled() and trainer.training_model.plan is not None
 
 
-def test_a_training_set_smaller_than_one_combined_batch_is_refused():
-    args = IPUTrainingArguments(per_device_train_batch_size=4, max_steps=3, fp32=True)
-    trainer = IPUTrainer(tiny_bert(), IPUConfig(layers_per_ipu=[2, 2], gradient_accumulation_steps=16),
-                         args, train_dataset=FirstTokenTask(32, 0))
-    with pytest.raises(ValueError, match=r"smaller than one combined batch \(4 x 16 samples"):
-        trainer.train()

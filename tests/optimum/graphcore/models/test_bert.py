@@ -1,4 +1,4 @@
-"""Pipelined BERT, GPT-2 and ViT: placement by layers_per_ipu, and training equal to plain PyTorch."""
+"""bert.py: pipelined BERT placed by layers_per_ipu, training and inference equal to plain PyTorch."""
 import copy
 
 import pytest
@@ -101,45 +101,3 @@ def test_to_pipelined_keeps_the_weights_and_refuses_unknown_classes():
         to_pipelined(torch.nn.Linear(2, 2), IPUConfig())
     forced = to_pipelined(torch.nn.Linear(2, 2), IPUConfig(), force=True)
     assert forced.parallelize() is forced
-
-
-def test_tied_output_layers_refuse_embedding_serialization():
-    config = transformers.BertConfig(vocab_size=96, hidden_size=32, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=64)
-    model = to_pipelined(transformers.BertForMaskedLM(config),
-                         IPUConfig(layers_per_ipu=[1, 1], embedding_serialization_factor=2))
-    with pytest.raises(NotImplementedError, match="SerializedLinear"):
-        model.parallelize()
-
-
-def test_gpt2_places_embeddings_layers_and_head():
-    config = transformers.GPT2Config(vocab_size=96, n_embd=32, n_layer=4, n_head=2, n_positions=16,
-                                     num_labels=2, pad_token_id=0, resid_pdrop=0.0,
-                                     embd_pdrop=0.0, attn_pdrop=0.0)
-    ipu_config = IPUConfig(layers_per_ipu=[1, 3], gradient_accumulation_steps=16)
-    model = to_pipelined(transformers.GPT2ForSequenceClassification(config), ipu_config).parallelize()
-    training = poptorch.trainingModel(model, ipu_config.to_options())
-    data = batch(16 * MB, seed=3)
-    training.compile(input_ids=data["input_ids"], labels=data["labels"] % 2)
-    block_ipu = training.plan.placement.block_ipu
-    assert block_ipu["Token embedding"] == 0 and block_ipu["Score"] == 1
-    assert [block_ipu[f"Layer{i}"] for i in range(4)] == [0, 1, 1, 1]
-    lm = to_pipelined(transformers.GPT2LMHeadModel(config), ipu_config).parallelize()
-    inference = poptorch.inferenceModel(lm.eval(), ipu_config.to_options(for_inference=True))
-    logits = inference(input_ids=data["input_ids"][:MB]).logits
-    assert logits.shape == (MB, T, 96)
-    assert inference.plan.placement.block_ipu["LM head"] == 0
-
-
-def test_vit_places_the_head_on_the_last_ipu():
-    config = transformers.ViTConfig(image_size=16, patch_size=8, num_channels=3, hidden_size=32,
-                                    num_hidden_layers=4, num_attention_heads=2,
-                                    intermediate_size=64, num_labels=5)
-    ipu_config = IPUConfig(layers_per_ipu=[-1, -1], gradient_accumulation_steps=16)
-    model = to_pipelined(transformers.ViTForImageClassification(config), ipu_config).parallelize()
-    training = poptorch.trainingModel(model, ipu_config.to_options())
-    training.compile(pixel_values=torch.randn(16 * MB, 3, 16, 16),
-                     labels=torch.randint(0, 5, (16 * MB,)))
-    block_ipu = training.plan.placement.block_ipu
-    assert [block_ipu[f"Encoder{i}"] for i in range(4)] == [0, 0, 1, 1]
-    assert block_ipu["Embedding"] == 0 and block_ipu["Classifier"] == 1
