@@ -8,7 +8,10 @@ import pytest
 from ipu_tutorials.classroom.exercises.base import Exercise, Feedback
 
 from .answers import ANSWERS
-from .test_every_exercise import EXERCISES, namespace_of, short
+from .standard import exercises_of, namespace_of
+from .test_every_exercise import MODULES, short
+
+EXERCISES = [(module, exercise) for module in MODULES for exercise in exercises_of(module)]
 
 NAMED = {f"{short(module)}.{name}": (module, exercise) for module, exercise in EXERCISES
          for name, value in vars(module).items() if value is exercise}

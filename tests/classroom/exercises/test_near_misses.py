@@ -5,7 +5,7 @@ import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from .test_every_exercise import namespace_of
+from .standard import namespace_of
 from .test_answers import NAMED
 
 # Exercises whose answer is a number, with the relative tolerance their check allows (a value
