@@ -180,7 +180,7 @@ def main(args) -> float:
     epochs = args.epochs or (EMBEDDED_EPOCHS if "embedded" in train_set.name else MNIST_EPOCHS)
     model, train_opts, training_model, training_data = build_training(args, train_set)
     started = time.perf_counter()
-    train_epochs(args, training_model, training_data, epochs)
+    train_epochs(args, training_model, training_data, epochs, len(test_set))
     test_accuracy, inference_model = evaluate(args, model, train_opts, test_set)
     print(f"Accuracy on test set: {test_accuracy:0.2f}%")
     print()
@@ -215,7 +215,7 @@ def build_training(args, train_set):
     return model, train_opts, training_model, training_data
 
 
-def train_epochs(args, training_model, training_data, epochs: int) -> None:
+def train_epochs(args, training_model, training_data, epochs: int, test_images: int) -> None:
     """Compile on the first batch, then train every epoch; the loader stops whatever happens."""
     from ipu_tutorials import tutorial
 
@@ -227,7 +227,7 @@ def train_epochs(args, training_model, training_data, epochs: int) -> None:
         print(f"Training for {epochs} epoch{'s' if epochs != 1 else ''} ({args.strategy}); each epoch is "
               f"{len(training_data)} call(s) of {training_data.combinedBatchSize:,} images")
         clock = EstimatingModel(training_model, epochs * len(training_data),
-                                training_data.combinedBatchSize, len(test_set))
+                                training_data.combinedBatchSize, test_images)
         tutorial.train(clock, training_data, epochs, progress=progress,
                        log=print if progress or args.debug else None)
     finally:

@@ -255,7 +255,7 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 # %% tags=["solution"]
 ### BEGIN SOLUTION
 strategy = poptorch.SerialPhasedExecution(
-    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)])
+    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)]).ipus(0, 1, 2, 3)
       for p in range(4)]).setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)
 ### END SOLUTION
 

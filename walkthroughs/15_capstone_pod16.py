@@ -16,7 +16,7 @@
 #   compares with the published one;
 # - how to check that the whole combination leaves the math unchanged.
 #
-# **Time:** about 40 minutes.
+# **Time:** about 45 minutes.
 #
 # **Prerequisites:** lessons 3 to 5 (blocks, pipelining), 8 (optimizer offload),
 # 9 (half precision), 10 (replication); lesson 7 (memory tuning) helps.

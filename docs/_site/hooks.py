@@ -49,6 +49,8 @@ def repo_path_of(src_uri: str) -> str:
     """The repository file a site page comes from (the inverse of site_path for pages)."""
     if src_uri == "index.md":
         return "README.md"
+    if src_uri.startswith("lessons/"):
+        return "notebooks/" + src_uri.removeprefix("lessons/")
     return f"docs/{src_uri}"
 
 
@@ -63,6 +65,8 @@ def rewrite_link(target: str, page_src: str) -> str | None:
     site_target = site_path(repo_target)
     if site_target is None:
         return None if (ROOT / repo_target).exists() else target  # a missing file stays broken
+    if page_src.endswith(".ipynb"):  # a lesson page is HTML already: link the built pages
+        site_target = re.sub(r"\.(md|ipynb)$", ".html", site_target)
     relative = posixpath.relpath(site_target, posixpath.dirname(page_src) or ".")
     return relative + hash_ + fragment
 
@@ -81,6 +85,9 @@ def lesson_copy(notebook: Path, folder: Path) -> Path:
     """The stored notebook with its explorers as pictures: what a page with no kernel shows."""
     copy = folder / notebook.name
     static = build_notebooks.static_explorers(nbformat.read(notebook, as_version=4))
+    for cell in static.cells:  # its links, written for GitHub, as the site needs them
+        if cell.cell_type == "markdown":
+            cell.source = rewrite_links(cell.source, f"lessons/{notebook.name}")
     nbformat.write(static, copy)
     return copy
 

@@ -6,6 +6,7 @@ import functools
 import importlib
 import inspect
 import pkgutil
+import re
 import time
 from pathlib import Path
 
@@ -33,13 +34,18 @@ READ_CONTROLS = """root => {
 
 
 def expected_outputs(path: Path) -> dict:
-    """What the stored notebook holds: explorer summaries, and how many plain figures."""
+    """What the stored notebook holds: explorer summaries, how many plain figures, and how many
+    diagrams its Markdown shows."""
     nb = nbformat.read(path, as_version=4)
+    diagrams = sum(len(re.findall(r"!\[[^\]]*\]\(", c.source)) for c in nb.cells
+                   if c.cell_type == "markdown")
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     explorers = [o.data["text/plain"] for o in outputs if WIDGET_VIEW in o.get("data", {})]
     figures = [o for o in outputs if "image/png" in o.get("data", {})
                and WIDGET_VIEW not in o.data]
-    return {"explorers": explorers, "figures": len(figures), "outputs": len(outputs)}
+    stderr = [o for o in outputs if o.get("name") == "stderr"]
+    return {"explorers": explorers, "figures": len(figures), "outputs": len(outputs),
+            "diagrams": diagrams, "stderr": len(stderr)}
 
 
 def assert_shows_summary(static, summary: str) -> None:

@@ -72,7 +72,7 @@ def test_a_lesson_page_shows_every_figure_and_explorer_picture(lesson, site, pag
     for index, summary in enumerate(expected["explorers"]):
         assert_shows_summary(statics.nth(index), summary)
     pictures = loaded_images(page, "article img")
-    assert len(pictures) == expected["figures"] + len(expected["explorers"])
+    assert len(pictures) == expected["figures"] + len(expected["explorers"]) + expected["diagrams"]
     assert all(p["natural_width"] > 0 and p["visible"] for p in pictures), pictures
     assert "Error displaying widget" not in page.inner_text("body")
     assert refused == [], "the page asked the network for " + ", ".join(refused)

@@ -190,7 +190,7 @@ def test_options_refuse_non_finite_numbers(bad, call):
 @given(lr=NON_FINITE, kind=st.sampled_from(["SGD", "Adam", "AdamW", "RMSprop", "LAMB"]))
 def test_optimizers_refuse_non_finite_learning_rates(lr, kind):
     model = torch.nn.Linear(2, 2)
-    with pytest.raises(ValueError, match=r"(lr must be a finite number|Invalid learning rate|"
+    with pytest.raises(ValueError, match=r"(lr must be a finite number|Invalid learning rate|lr must be a non-negative number|"
                                          r"lr must be a positive number)"):
         getattr(poptorch.optim, kind)(model.parameters(), lr=lr)
     with pytest.raises(ValueError, match="(lr must be a finite number|Invalid learning rate)"):

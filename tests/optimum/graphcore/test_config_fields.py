@@ -20,7 +20,7 @@ def test_valid_values_pass_and_pod_dicts_are_checked_value_by_value():
     ("replication_factor", "2", TypeError, r"replication_factor"),
     ("layers_per_ipu", [3, -2], ValueError, r"`layers_per_ipu` must have all elements >= -1"),
     ("output_mode", "every", ValueError, r"can only take values in all, sum, final, default"),
-    ("serialized_embedding_splits_per_ipu", [0, 0], ValueError, r"at least 1 split on 1 IPU"),
+    ("serialized_embedding_splits_per_ipu", [0, 0], ValueError, r"must have atleast 1 split on 1 IPU"),
     ("serialized_embedding_splits_per_ipu", [0, 3, 0, 2], ValueError, r"on consecutive IPUs"),
     ("serialized_embedding_splits_per_ipu", [2, -1], ValueError, r"all elements >= 0"),
 ])
