@@ -141,3 +141,55 @@ class DeviceOptimizer:
                       "but the IPU keeps the values it was given: call "
                       "poptorch_model.setOptimizer(optimizer) to apply the new values (as on "
                       "real hardware)", stacklevel=5)
+
+
+def popart_type_name(optimizer) -> str:
+    """The name PopTorch gives the IPU optimizer this one becomes (its messages use it)."""
+    kind = optimizer_kind(optimizer)
+    if same_family(kind, torch.optim.SGD):
+        return "SGD1" if getattr(optimizer, "use_combined_accum", False) else "SGD2"
+    if same_family(kind, torch.optim.RMSprop):
+        return "RMSPROP_CENTERED" if optimizer.param_groups[0].get("centered") else "RMSPROP"
+    name = {optim.LAMB: "LAMB", optim.AdamW: "ADAMW", torch.optim.AdamW: "ADAMW"}.get(kind, "ADAM")
+    no_bias = name != "ADAM" and not getattr(optimizer, "bias_correction", True)
+    return name + ("_NO_BIAS" if no_bias else "")
+
+
+class AttributeTracker:
+    """PopTorch's check for optimizer attributes it does not know.
+
+    The attributes an optimizer has when the model first compiles are recorded; any added later
+    (optimizer.step = 0, a group's new "initial_lr") are ignored by the IPU, and each set of them
+    is reported once: a warning, or a debug message under opts.relaxOptimizerAttributesChecks().
+    Names starting with "_" are torch's and the simulator's own bookkeeping, never reported.
+    """
+
+    _OWN = ("defaults", "state", "param_groups", "variable_attrs")
+
+    def __init__(self, relaxed: bool):
+        self.log = logger.debug if relaxed else logger.warning
+        self.group_attributes: list[str] = []
+        self.optimizer_attributes: list[str] = []
+        self.recording = True
+        self.reported: list[str] = []
+
+    def check(self, optimizer) -> None:
+        """Record (first call) or report unexpected attributes of the optimizer and its groups."""
+        kind = popart_type_name(optimizer)
+        self._check(self.group_attributes, list(optimizer.defaults), "default group variable", kind)
+        names = [k for k in vars(optimizer) if k not in self._OWN and not k.startswith("_")]
+        self._check(self.optimizer_attributes, names, "optimizer attribute", kind)
+        for i, group in enumerate(optimizer.param_groups):
+            self._check(self.group_attributes, [k for k in group if k != "params"],
+                        f"group {i} attribute", kind)
+        self.recording = False
+
+    def _check(self, expected: list, provided: list, what: str, kind: str) -> None:
+        extra = [name for name in provided if name not in expected]
+        if self.recording:
+            expected += extra
+        elif extra:
+            message = f"Ignoring unexpected {what} in {kind} optimizer: {extra}"
+            if message not in self.reported:
+                self.log(message)
+                self.reported.append(message)

@@ -20,7 +20,7 @@ from ..profiling import autoreport
 from . import _instances
 from . import _to_simulator as simulator
 from ._anchors import Anchors
-from ._device_optimizer import DeviceOptimizer
+from ._device_optimizer import AttributeTracker, DeviceOptimizer
 from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
@@ -81,6 +81,7 @@ class PoplarExecutor:
             self._device_optimizer = DeviceOptimizer(optimizer)
             settle_reduction(self._options, optimizer)
         self._options._freeze()
+        self._attributes = AttributeTracker(self._options.relax_optimizer_checks)
         self._spec = self._plan = self._graph = self._weights = self._example = None
         self._attached = False
         self._record = CallRecord()
@@ -96,6 +97,8 @@ class PoplarExecutor:
             warnings.warn("call to compile() ignored: the model is already compiled", stacklevel=2)
             return
         run_pre_compile_hooks()
+        if self._device_optimizer is not None:
+            self._attributes.check(self._optimizer)
         opts, env = self._options, environment.read()
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
                                   args, kwargs, env)
@@ -230,6 +233,7 @@ class PoplarExecutor:
             optimizer.state.setdefault(p, state)
         self._optimizer, self._device_optimizer = optimizer, device
         if self._plan is not None:  # its state and update cost may differ: plan again
+            self._attributes.check(optimizer)
             self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
 
     # --- tensors, state and files ----------------------------------------------------------------

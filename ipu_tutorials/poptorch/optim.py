@@ -42,34 +42,50 @@ class VariableAttributes:
     """
 
     def __init__(self, variable: list[str], allowed: list[str]):
-        self._variable, self._allowed = list(variable), list(allowed)
+        # PopTorch's private names: some user code (and PopTorch's tests) set them directly
+        self._variable_attributes, self._allowed_attributes = list(variable), list(allowed)
 
     def isConstant(self, attr: str) -> bool:
-        return attr not in self._variable
+        return attr not in self._variable_attributes
 
     def markAsConstant(self, attr: str) -> None:
         self._check(attr)
-        self._variable = [a for a in self._variable if a != attr]
+        self._variable_attributes = [a for a in self._variable_attributes if a != attr]
 
     def markAsVariable(self, attr: str) -> None:
         self._check(attr)
-        self._variable.append(attr)
+        self._variable_attributes.append(attr)
 
     def _check(self, attr: str) -> None:
-        assert attr in self._allowed, f"Unknown attribute {attr}, allowed values: {self._allowed}"
+        assert attr in self._allowed_attributes, (
+            f"Unknown attribute {attr}, allowed values: {self._allowed_attributes}")
 
 
 def _explicit_arguments(cls, args: tuple, kwargs: dict) -> list[str]:
     """The constructor arguments given a value other than None (params excluded)."""
-    bound = inspect.signature(cls.__init__).bind_partial(None, *args, **kwargs).arguments
+    signature = inspect.signature(cls.__init__)
+    bound = signature.bind_partial(None, *args, **kwargs).arguments
     names = []
     for name, value in list(bound.items())[1:]:
-        if isinstance(value, dict) and inspect.signature(cls.__init__).parameters[
-                name].kind == inspect.Parameter.VAR_KEYWORD:
+        kind = signature.parameters[name].kind
+        if kind == inspect.Parameter.VAR_KEYWORD:
             names += [k for k, v in value.items() if v is not None]
-        elif name != "params" and value is not None:
+        elif name != "params" and value is not None and kind != inspect.Parameter.VAR_POSITIONAL:
             names.append(name)
     return names
+
+
+def _allowed_attributes(cls) -> list[str]:
+    """Every named constructor argument of the class and its poptorch.optim bases (a subclass
+    taking *args, **kwargs, or AdamW passing loss_scaling on to Adam, still allows them)."""
+    allowed = []
+    for klass in cls.__mro__:
+        if klass.__module__ == __name__ and "__init__" in vars(klass) or klass is cls:
+            for name, param in inspect.signature(klass.__init__).parameters.items():
+                if name not in ("self", "params", *allowed) and param.kind not in (
+                        inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                    allowed.append(name)
+    return allowed
 
 
 class _IpuOptimizer:
@@ -82,10 +98,8 @@ class _IpuOptimizer:
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)
         if args or kwargs:  # not when unpickling or copying, which restore variable_attrs
-            allowed = [n for n in inspect.signature(cls.__init__).parameters
-                       if n not in ("self", "params")]
             self.variable_attrs = VariableAttributes(
-                ["lr"] + _explicit_arguments(cls, args, kwargs), allowed)
+                ["lr"] + _explicit_arguments(cls, args, kwargs), _allowed_attributes(cls))
         return self
 
     def _setup(self, loss_scaling: float | None, accum_type, max_grad_norm: float | None,

@@ -41,6 +41,7 @@ class Options(_OptionGroup):
         "executable_cache_dir": None,
         "broadcast_buffers": True,
         "anchored_tensors": {},
+        "relax_optimizer_checks": False,
     }
 
     def __init__(self):
@@ -191,6 +192,11 @@ class Options(_OptionGroup):
 
     def broadcastBuffers(self, broadcast: bool = True) -> "Options":
         return self._set("broadcast_buffers", check_bool("broadcastBuffers()", broadcast))
+
+    def relaxOptimizerAttributesChecks(self, relax: bool = True) -> "Options":
+        """Report optimizer attributes added after compile as debug messages, not warnings."""
+        return self._set("relax_optimizer_checks",
+                         check_bool("relaxOptimizerAttributesChecks()", relax))
 
     def anchorTensor(self, short_name: str, long_name: str, output_mode=None,
                      output_return_period: int = 1) -> "Options":
