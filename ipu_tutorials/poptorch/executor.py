@@ -21,6 +21,7 @@ from . import _instances
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import AttributeTracker, DeviceOptimizer
+from ._ipu_state import DeviceOptimizerState, IpuStateDict
 from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
@@ -89,6 +90,7 @@ class PoplarExecutor:
         self._across_instances = None  # gradient hook when several processes share the run
         self._replica_state = None  # each replica's buffers (simulator.replica_state)
         self._modes: dict[torch.nn.Module, bool] = {}  # train/eval flags at compile
+        self._optimizer_state = None  # the optimizer's ipu_state and ipu_param, once compiled
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(self, *args, **kwargs) -> None:
@@ -125,6 +127,9 @@ class PoplarExecutor:
             self._user_model if self._training else self._weights.copy,
             opts.replication_factor, opts.broadcast_buffers)
         self._modes = {m: m.training for m in self._user_model.modules()}
+        if isinstance(self._optimizer, IpuStateDict) and self._attached:  # never when offline
+            self._optimizer_state = DeviceOptimizerState(self._user_model, spec)
+            self._optimizer_state.use(self._optimizer)
         log_compiled(plan, type(self._user_model).__name__, self._training, opts.anchored_tensors,
                      opts.output_mode)
         name = opts.model_name or ("training" if self._training else "inference")
@@ -161,12 +166,16 @@ class PoplarExecutor:
     def _train(self, args: tuple, kwargs: dict):
         """One training call, with the module flags and optimizer values the device holds."""
         hook = self._anchors.record if self._options.anchored_tensors else None
+        if self._optimizer_state is not None:
+            self._optimizer_state.before_run()
         with in_modes(self._modes), training_graph(True), \
                 self._device_optimizer.applied(self._optimizer):
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
                                    self._graph.loss_output, hook, self._across_instances,
                                    self._replica_state, frozen=self._graph.value_reads)
         self._anchors.record_updated_weights()
+        if self._optimizer_state is not None:
+            self._optimizer_state.after_run()
         WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         return result
 
@@ -220,7 +229,9 @@ class PoplarExecutor:
         """Free the (simulated) device; a training model's module can then be wrapped again."""
         if self._training:
             TRAINING_WRAPPERS.release(self._user_model, self)
-        self._plan = self._graph = self._weights = None
+        if self._optimizer_state is not None:
+            self._optimizer_state.release()
+        self._plan = self._graph = self._weights = self._optimizer_state = None
         self._attached = False
 
     def setOptimizer(self, optimizer) -> None:
@@ -234,6 +245,8 @@ class PoplarExecutor:
         self._optimizer, self._device_optimizer = optimizer, device
         if self._plan is not None:  # its state and update cost may differ: plan again
             self._attributes.check(optimizer)
+            if self._optimizer_state is not None:
+                self._optimizer_state.use(optimizer)
             self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
 
     # --- tensors, state and files ----------------------------------------------------------------

@@ -16,6 +16,7 @@ import torch
 
 from . import _sliced_update
 from ._checks import check_finite_hyperparameters
+from ._ipu_state import IpuStateDict
 
 ACCUM_TYPES = (torch.float32, torch.float16)
 
@@ -88,7 +89,7 @@ def _allowed_attributes(cls) -> list[str]:
     return allowed
 
 
-class _IpuOptimizer:
+class _IpuOptimizer(IpuStateDict):
     """Mixin: the IPU extras and one float32 update loop shared by every optimizer."""
 
     _state_tensors: tuple[str, ...] = ()  # names of per-weight state tensors
@@ -118,11 +119,15 @@ class _IpuOptimizer:
                              f"got {max_grad_norm!r}")
         self.max_grad_norm = float(max_grad_norm)
         self.state_types = {k: _check_accum_type(arg, v) for k, (arg, v) in state_types.items()}
+        # PopTorch's flags: a loaded state dict awaits the device; the host's copy is stale
+        self.ipu_state_is_dirty = self.host_state_is_dirty = False
 
     def __getstate__(self):
         # torch's optimizers pickle only defaults, state and param_groups; keep the IPU settings.
         # The state goes as a plain dict: a weights-only load (poptorch.load) refuses defaultdicts.
-        return {**self.__dict__, "state": dict(self.state)}
+        # The link to a compiled model's device state stays behind.
+        state = {k: v for k, v in self.__dict__.items() if k != "_ipu_device"}
+        return {**state, "state": dict(self.state)}
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -245,13 +250,15 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
             g["momentum"] for g in self.param_groups) else ()
 
     def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
-        return ("momentum_buffer",) if group["momentum"] else ()
+        # a momentum that may change after compile needs its velocity from the start (PopART)
+        velocity = group["momentum"] or not self.variable_attrs.isConstant("momentum")
+        return ("momentum_buffer",) if velocity else ()
 
     def _update(self, w, g, state, group):
         if group["weight_decay"]:
             g = g + group["weight_decay"] * w
         momentum = group["momentum"]
-        if momentum:
+        if "momentum_buffer" in state:
             scale = group["velocity_scaling"] if self.use_combined_accum else 1.0
             first = state["step"] == 1
             v = state["momentum_buffer"].float() / scale
