@@ -30,6 +30,12 @@ class Anchors:
             if kind == "UpdatedVar" and name in params:
                 self.values[short] = params[name].detach().clone()
 
+    def record_values(self, values: dict) -> None:
+        """Anchors of tensors named as PopART names them (finalLossScale, ...)."""
+        for short, anchor in self.anchored.items():
+            if anchor["long_name"] in values:
+                self.values[short] = values[anchor["long_name"]]
+
     def get(self, short_name: str) -> torch.Tensor:
         if short_name not in self.anchored:
             known = ", ".join(self.anchored) or "none (use opts.anchorTensor)"

@@ -21,6 +21,7 @@ STATE_PREFIXES = {
     "Adam": {"exp_avg": "Accl1", "exp_avg_sq": "Accl2"},
     "RMSprop": {"square_avg": "Accl1", "grad_avg": "Accl2", "momentum_buffer": "Accl3"},
 }
+LOSS_SCALE_FACTOR = "lossScaleUpdateFactor"  # automatic loss scaling's state (PopART's name)
 STEP_PREFIX = "Step"  # Adam's and LAMB's update count, a state tensor when bias correction is on
 # (PopART name, constructor arguments it depends on) for the non-SGD families
 _ADAM_PARAMS = [("learningRate", ("lr",)), ("weightDecay", ("weight_decay",)),
@@ -201,7 +202,8 @@ class DeviceOptimizerState:
     the device was given at compile or setOptimizer, or loaded since.
     """
 
-    def __init__(self, model: torch.nn.Module, spec):
+    def __init__(self, model: torch.nn.Module, spec, loss_scaling=None):
+        self.loss_scaling = loss_scaling  # the model's AutomaticLossScaling, if enabled
         self.names = {p: n for n, p in model.named_parameters()}
         self.accumulation = spec.gradient_accumulation
         self.numbers = (spec.replication_factor, spec.gradient_accumulation, spec.mean_reduction)
@@ -212,6 +214,8 @@ class DeviceOptimizerState:
         if self.optimizer is not None and self.optimizer is not optimizer:
             self.release()
         self.optimizer = optimizer
+        if self.loss_scaling is not None:  # the factor changes it: never a constant (PopTorch)
+            optimizer.variable_attrs.markAsVariable("loss_scaling")
         self.params = hyperparameters(optimizer, self.names, *self.numbers)
         optimizer._ipu_device = weakref.ref(self)
         self.before_run()
@@ -225,15 +229,20 @@ class DeviceOptimizerState:
         loaded = optimizer._ipu_cache
         self.params.update({k: v.detach().clone() for k, v in (loaded["ipu_param"] or {}).items()
                             if k in self.params})
-        write_state_tensors(optimizer, self.names, loaded["ipu_state"] or {}, self.accumulation)
+        state = loaded["ipu_state"] or {}
+        write_state_tensors(optimizer, self.names, state, self.accumulation)
+        if self.loss_scaling is not None and LOSS_SCALE_FACTOR in state:
+            self.loss_scaling.factor = float(state[LOSS_SCALE_FACTOR])
         optimizer.ipu_state_is_dirty = False
 
     def after_run(self) -> None:
         self.optimizer.host_state_is_dirty = True
 
     def read(self) -> dict:
-        return {"ipu_state": state_tensors(self.optimizer, self.names, self.accumulation),
-                "ipu_param": {k: v.clone() for k, v in self.params.items()}}
+        state = state_tensors(self.optimizer, self.names, self.accumulation)
+        if self.loss_scaling is not None:
+            state[LOSS_SCALE_FACTOR] = torch.tensor(self.loss_scaling.factor)
+        return {"ipu_state": state, "ipu_param": {k: v.clone() for k, v in self.params.items()}}
 
     def release(self) -> None:
         """The model is destroyed or given another optimizer: keep the last state on the host."""

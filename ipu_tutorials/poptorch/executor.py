@@ -22,6 +22,7 @@ from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import AttributeTracker, DeviceOptimizer
 from ._ipu_state import DeviceOptimizerState, IpuStateDict
+from ._loss_scaling import AutomaticLossScaling, scaling
 from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
@@ -90,7 +91,7 @@ class PoplarExecutor:
         self._across_instances = None  # gradient hook when several processes share the run
         self._replica_state = None  # each replica's buffers (simulator.replica_state)
         self._modes: dict[torch.nn.Module, bool] = {}  # train/eval flags at compile
-        self._optimizer_state = None  # the optimizer's ipu_state and ipu_param, once compiled
+        self._optimizer_state = self._loss_scaling = None  # set up by compile (training)
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(self, *args, **kwargs) -> None:
@@ -127,8 +128,9 @@ class PoplarExecutor:
             self._user_model if self._training else self._weights.copy,
             opts.replication_factor, opts.broadcast_buffers)
         self._modes = {m: m.training for m in self._user_model.modules()}
+        self._loss_scaling = AutomaticLossScaling.for_model(opts, self._optimizer)
         if isinstance(self._optimizer, IpuStateDict) and self._attached:  # never when offline
-            self._optimizer_state = DeviceOptimizerState(self._user_model, spec)
+            self._optimizer_state = DeviceOptimizerState(self._user_model, spec, self._loss_scaling)
             self._optimizer_state.use(self._optimizer)
         log_compiled(plan, type(self._user_model).__name__, self._training, opts.anchored_tensors,
                      opts.output_mode)
@@ -169,7 +171,8 @@ class PoplarExecutor:
         if self._optimizer_state is not None:
             self._optimizer_state.before_run()
         with in_modes(self._modes), training_graph(True), \
-                self._device_optimizer.applied(self._optimizer):
+                self._device_optimizer.applied(self._optimizer), \
+                scaling(self._loss_scaling, self._optimizer, hook, self._anchors) as hook:
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
                                    self._graph.loss_output, hook, self._across_instances,
                                    self._replica_state, frozen=self._graph.value_reads)

@@ -177,7 +177,6 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     for p in params:  # the IPU's accumulators start at zero: gradients left on the host
         p.grad = None  # (e.g. by a CPU training loop before wrapping) never join the update
     device = isinstance(optimizer, DeviceOptimizer)
-    loss_scaling = float(optimizer.loss_scaling) if device else 1.0
     gradients = _Gradients(params, optimizer.accum_type if device else None,
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
@@ -190,6 +189,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)
             loss = tree_flatten(outputs)[0][loss_output]
             start_backward()
+            # read each micro-batch: on_update may change it (automatic loss scaling)
+            loss_scaling = float(optimizer.loss_scaling) if device else 1.0
             _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
             gradients.add()
             collector.add(d, a, r, outputs)
