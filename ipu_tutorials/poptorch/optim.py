@@ -100,7 +100,8 @@ class _IpuOptimizer(IpuStateDict):
         self = super().__new__(cls)
         if args or kwargs:  # not when unpickling or copying, which restore variable_attrs
             self.variable_attrs = VariableAttributes(
-                ["lr"] + _explicit_arguments(cls, args, kwargs), _allowed_attributes(cls))
+                list(dict.fromkeys(["lr", *_explicit_arguments(cls, args, kwargs)])),
+                _allowed_attributes(cls))
         return self
 
     def _setup(self, loss_scaling: float | None, accum_type, max_grad_norm: float | None,

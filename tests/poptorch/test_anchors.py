@@ -36,3 +36,11 @@ def test_unknown_and_not_yet_recorded_anchors_say_what_to_do():
     _, empty = anchors()
     with pytest.raises(Error, match=r"anchored: none \(use opts.anchorTensor\)"):
         empty.get("g")
+
+
+def test_anchors_of_popart_named_scalars_take_the_recorded_values():
+    _, kept = anchors(("ls", "finalLossScale"), ("g", "Gradient___weight"))
+    kept.record_values({"finalLossScale": torch.tensor(8.0), "lossScaleUpdateFactor": torch.tensor(2.0)})
+    assert kept.get("ls").item() == 8.0
+    with pytest.raises(Error, match="has no value yet"):
+        kept.get("g")

@@ -47,3 +47,33 @@ def test_edits_after_wrapping_are_not_applied_and_warn_once():
         warnings.simplefilter("error")
         with device.applied(optimizer):
             pass
+
+
+def test_popart_type_names_follow_the_variant():
+    from ipu_tutorials.poptorch._device_optimizer import popart_type_name
+    assert popart_type_name(poptorch.optim.SGD(params(), lr=0.1)) == "SGD2"
+    assert popart_type_name(poptorch.optim.SGD(params(), lr=0.1, use_combined_accum=True)) == "SGD1"
+    assert popart_type_name(poptorch.optim.AdamW(params(), bias_correction=False)) == "ADAMW_NO_BIAS"
+    assert popart_type_name(poptorch.optim.LAMB(params())) == "LAMB"
+    assert popart_type_name(torch.optim.Adam(params())) == "ADAM"
+    assert popart_type_name(torch.optim.RMSprop(params(), centered=True)) == "RMSPROP_CENTERED"
+
+
+@pytest.mark.parametrize("relaxed, level", [(False, "WARNING"), (True, "DEBUG")])
+def test_attributes_added_after_the_first_check_are_reported_once(caplog, relaxed, level):
+    from ipu_tutorials.poptorch._device_optimizer import AttributeTracker
+    optimizer = poptorch.optim.SGD([{"params": params()}, {"params": params()}], lr=0.1)
+    optimizer.param_groups[0]["known"] = 1  # present at the first check: recorded
+    tracker = AttributeTracker(relaxed)
+    with caplog.at_level("DEBUG", logger="poptorch"):
+        tracker.check(optimizer)
+        assert caplog.records == []
+        optimizer.step = 0
+        optimizer._private = 1  # bookkeeping names are never reported
+        optimizer.param_groups[1]["initial_lr"] = 0.1
+        tracker.check(optimizer)
+        tracker.check(optimizer)
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert messages == [
+        (level, "Ignoring unexpected optimizer attribute in SGD2 optimizer: ['step']"),
+        (level, "Ignoring unexpected group 1 attribute in SGD2 optimizer: ['initial_lr']")]

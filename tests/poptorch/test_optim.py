@@ -422,3 +422,29 @@ def test_an_optimizer_resumed_from_its_state_dict_takes_the_same_steps(cls):
     for step in grads[2:]:
         resumed.apply_gradients(step, 1.0)
     assert all(torch.equal(w, e) for w, e in zip(weights, expected))
+
+
+def test_every_constructor_argument_of_the_class_and_its_bases_may_be_marked_variable():
+    weights = [torch.nn.Parameter(torch.ones(2))]
+
+    class NoBias(poptorch.optim.LAMB):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, bias_correction=False, **kwargs)
+
+    for optimizer in (poptorch.optim.AdamW(weights, lr=1.0), NoBias(weights, lr=1.0)):
+        assert optimizer.variable_attrs.isConstant("loss_scaling")
+        optimizer.variable_attrs.markAsVariable("loss_scaling")
+        assert not optimizer.variable_attrs.isConstant("loss_scaling")
+        assert optimizer.variable_attrs._variable_attributes == ["lr", "loss_scaling"]
+    with pytest.raises(AssertionError, match="Unknown attribute kwargs"):
+        NoBias(weights, lr=1.0).variable_attrs.markAsVariable("kwargs")
+
+
+def test_sgd_with_a_variable_momentum_keeps_a_velocity_from_the_start():
+    weight = torch.nn.Parameter(torch.zeros(2))
+    optimizer = poptorch.optim.SGD([weight], lr=0.1, momentum=0.0)  # passed: variable
+    grads = [torch.tensor([1.0, 2.0]), torch.tensor([3.0, 1.0])]
+    for g in grads:
+        optimizer.apply_gradients({weight: g}, 1.0)
+    torch.testing.assert_close(optimizer.state[weight]["momentum_buffer"], grads[1])
+    torch.testing.assert_close(weight.detach(), -0.1 * (grads[0] + grads[1]))

@@ -619,3 +619,12 @@ def test_float16_accumulation_switches_to_running_means_except_the_combined_accu
     combined = poptorch.trainingModel(net, optimizer=poptorch.optim.SGD(
         net.parameters(), lr=0.1, accum_type=torch.float16, use_combined_accum=True))
     assert combined.options.Training.meanAccumulationAndReplicationReductionStrategy != running
+
+
+def test_relax_optimizer_attributes_checks_is_off_by_default_and_takes_a_bool():
+    opts = poptorch.Options()
+    assert opts.relax_optimizer_checks is False
+    assert opts.relaxOptimizerAttributesChecks() is opts and opts.relax_optimizer_checks is True
+    assert opts.relaxOptimizerAttributesChecks(False).relax_optimizer_checks is False
+    with pytest.raises(TypeError, match=r"relaxOptimizerAttributesChecks\(\) expects True or False"):
+        opts.relaxOptimizerAttributesChecks("yes")

@@ -1,0 +1,107 @@
+"""Automatic loss scaling as PopART runs it: the update factor's rule, finalLossScale, the
+factor in ipu_state, and training that stays equal to torch's while the scale moves."""
+import pytest
+import torch
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.poptorch._loss_scaling import BIN_EDGE, AutomaticLossScaling
+
+
+def half_grads(values):
+    weight = torch.nn.Parameter(torch.zeros(len(values), dtype=torch.float16))
+    return {weight: torch.tensor(values, dtype=torch.float16)}
+
+
+def test_the_factor_doubles_while_no_float16_gradient_passes_the_bin_edge():
+    scaler = AutomaticLossScaling(float16=True)
+    assert BIN_EDGE == 4094.0  # 65504 / 16
+    assert scaler.observe(half_grads([1.0, 4000.0]), loss_scaling=3.0) == 6.0
+    assert scaler.final_loss_scale == 3.0 and scaler.factor == 2.0
+
+
+def test_one_gradient_above_the_bin_edge_halves_it():
+    scaler = AutomaticLossScaling(float16=True)
+    scaler.factor = 8.0
+    assert scaler.observe(half_grads([1.0] * 99 + [5000.0]), loss_scaling=1.0) == 4.0
+    assert scaler.final_loss_scale == 8.0
+
+
+def test_with_float16_weights_the_loss_scale_stops_at_32768():
+    scaler = AutomaticLossScaling(float16=True)
+    scaler.factor = 16384.0
+    assert scaler.observe(half_grads([1.0]), loss_scaling=1.5) == 32768.0
+    assert scaler.factor == pytest.approx(32768.0 / 1.5)
+
+
+def test_float32_gradients_are_not_counted():
+    scaler = AutomaticLossScaling(float16=False)
+    weight = torch.nn.Parameter(torch.zeros(1))
+    assert scaler.observe({weight: torch.tensor([1e30])}, loss_scaling=1.0) == 2.0
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return poptorch.identity_loss(self.lin(x).float().pow(2), reduction="sum")
+
+
+def als_options(iterations=1):
+    opts = poptorch.Options().deviceIterations(iterations)
+    opts.Training.setAutomaticLossScaling(True)
+    opts.anchorTensor("ls", "finalLossScale")
+    return opts
+
+
+def test_each_step_scales_the_loss_by_loss_scaling_times_the_factor_read_before_it():
+    torch.manual_seed(0)
+    model = Model().half()
+    optimizer = poptorch.optim.SGD(model.parameters(), lr=0.0, loss_scaling=2.0)
+    training = poptorch.trainingModel(model, als_options(), optimizer)
+    training.compile(torch.ones(1, 4).half())
+    assert optimizer.state_dict()["ipu_state"]["lossScaleUpdateFactor"].item() == 1.0
+    assert "lossScaling_FLOAT16" in optimizer.state_dict()["ipu_param"]  # made variable
+    for expected in (2.0, 4.0, 8.0):
+        training(torch.ones(1, 4).half())
+        assert training.getAnchoredTensor("ls").item() == expected
+    assert optimizer.loss_scaling == 2.0  # the user's value stays
+
+
+def test_the_scale_moves_between_the_steps_of_one_call():
+    torch.manual_seed(0)
+    model = Model().half()
+    optimizer = poptorch.optim.SGD(model.parameters(), lr=0.0)
+    training = poptorch.trainingModel(model, als_options(iterations=3), optimizer)
+    training(torch.ones(3, 4).half())
+    assert training.getAnchoredTensor("ls").item() == 4.0  # the third step's: 1, 2, 4
+    assert optimizer.state_dict()["ipu_state"]["lossScaleUpdateFactor"].item() == 8.0
+
+
+def test_training_with_a_moving_scale_matches_torch():
+    torch.manual_seed(0)
+    model, reference = Model(), Model()
+    reference.load_state_dict(model.state_dict())
+    optimizer = poptorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    training = poptorch.trainingModel(model, als_options(), optimizer)
+    torch_optimizer = torch.optim.SGD(reference.parameters(), lr=0.01, momentum=0.9)
+    for _ in range(4):
+        x = torch.randn(1, 4)
+        training(x)
+        torch_optimizer.zero_grad()
+        reference(x).backward()
+        torch_optimizer.step()
+    torch.testing.assert_close(model.lin.weight, reference.lin.weight, rtol=1e-5, atol=1e-5)
+
+
+def test_a_loaded_factor_reaches_the_device():
+    model = Model().half()
+    optimizer = poptorch.optim.Adam(model.parameters(), lr=0.0)
+    training = poptorch.trainingModel(model, als_options(), optimizer)
+    training.compile(torch.ones(1, 4).half())
+    state = optimizer.state_dict()
+    state["ipu_state"]["lossScaleUpdateFactor"] = torch.tensor(64.0)
+    optimizer.load_state_dict(state)
+    training(torch.ones(1, 4).half())
+    assert training.getAnchoredTensor("ls").item() == 64.0
