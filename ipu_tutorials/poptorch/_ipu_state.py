@@ -213,6 +213,9 @@ class DeviceOptimizerState:
         """At compile and setOptimizer: the device takes this optimizer's values."""
         if self.optimizer is not None and self.optimizer is not optimizer:
             self.release()
+        if not isinstance(optimizer, IpuStateDict):  # torch.optim's twin: torch's state_dict
+            self.optimizer = None
+            return
         self.optimizer = optimizer
         if self.loss_scaling is not None:  # the factor changes it: never a constant (PopTorch)
             optimizer.variable_attrs.markAsVariable("loss_scaling")
@@ -224,7 +227,7 @@ class DeviceOptimizerState:
     def before_run(self) -> None:
         """Write a state dict loaded into the optimizer since the last run (its known names)."""
         optimizer = self.optimizer
-        if not getattr(optimizer, "ipu_state_is_dirty", False):
+        if optimizer is None or not optimizer.ipu_state_is_dirty:
             return
         loaded = optimizer._ipu_cache
         self.params.update({k: v.detach().clone() for k, v in (loaded["ipu_param"] or {}).items()
@@ -236,7 +239,8 @@ class DeviceOptimizerState:
         optimizer.ipu_state_is_dirty = False
 
     def after_run(self) -> None:
-        self.optimizer.host_state_is_dirty = True
+        if self.optimizer is not None:
+            self.optimizer.host_state_is_dirty = True
 
     def read(self) -> dict:
         state = state_tensors(self.optimizer, self.names, self.accumulation)
@@ -246,5 +250,7 @@ class DeviceOptimizerState:
 
     def release(self) -> None:
         """The model is destroyed or given another optimizer: keep the last state on the host."""
+        if self.optimizer is None:
+            return
         self.optimizer._ipu_entries()
         self.optimizer._ipu_device = None

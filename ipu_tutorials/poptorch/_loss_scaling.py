@@ -70,7 +70,7 @@ def scaling(scaler: AutomaticLossScaling | None, optimizer, hook, anchors):
     """One training call: with automatic loss scaling, the optimizer's loss_scaling is each
     step's final loss scale, and the hook the runtime calls at each update also moves the
     factor and records the anchors; yields that hook (the given one when scaling is off)."""
-    if scaler is None:
+    if scaler is None or not hasattr(optimizer, "loss_scaling"):  # torch.optim: no scale
         yield hook
         return
     base = optimizer.loss_scaling

@@ -145,3 +145,14 @@ def test_only_ipu_state_dicts_load():
         optimizer.load_state_dict(cpu.state_dict())
     with pytest.raises(RuntimeError, match="empty"):
         optimizer.load_state_dict({})
+
+
+def test_switching_to_torch_optims_twin_keeps_the_last_ipu_state_on_the_old_optimizer():
+    model, optimizer, training = wrapped(poptorch.optim.SGD, lr=0.1, momentum=0.9)
+    training(X)
+    velocity = optimizer.state_dict()["ipu_state"]["Accl___lin.weight"].clone()
+    twin = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    training.setOptimizer(twin)
+    training(X)
+    assert "ipu_state" not in twin.state_dict()  # torch's own format
+    assert torch.equal(optimizer.state_dict()["ipu_state"]["Accl___lin.weight"], velocity)

@@ -105,3 +105,13 @@ def test_a_loaded_factor_reaches_the_device():
     optimizer.load_state_dict(state)
     training(torch.ones(1, 4).half())
     assert training.getAnchoredTensor("ls").item() == 64.0
+
+
+def test_a_torch_optimizer_has_no_loss_scale_to_adjust():
+    model = Model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    assert AutomaticLossScaling.for_model(als_options(), optimizer) is None
+    training = poptorch.trainingModel(model, als_options(), optimizer)
+    training(torch.ones(1, 4))
+    with pytest.raises(poptorch.Error, match="has no value yet"):
+        training.getAnchoredTensor("ls")
