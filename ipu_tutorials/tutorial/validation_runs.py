@@ -66,7 +66,7 @@ class VisionTransformer(nn.Module):
     """ViT-B/16 as graphcore/examples vision/vit/pytorch places it: 3 layers on each of 4 IPUs."""
 
     def __init__(self, width=768, depth=12, heads=12, patch=16, image=224, classes=1000,
-                 layers_per_ipu=(3, 3, 3, 3)):
+                 layers_per_ipu=(3, 3, 3, 3), representation=False):
         super().__init__()
         self.patches = nn.Conv2d(3, width, patch, stride=patch)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
@@ -74,30 +74,43 @@ class VisionTransformer(nn.Module):
         self.layers = nn.ModuleList(TransformerLayer(width, heads) for _ in range(depth))
         self.ipus = [ipu for ipu, count in enumerate(layers_per_ipu) for _ in range(count)]
         self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, classes)
+        # pre-training adds a tanh pre-logits layer (configs.yml representation_size: 768)
+        self.representation = nn.Linear(width, width) if representation else None
         self.loss = nn.CrossEntropyLoss()
 
     def forward(self, images, labels):
         with poptorch.Block("embedding", ipu_id=0):
-            x = self.patches(images.half()).flatten(2).transpose(1, 2)  # 8-bit in (--byteio)
+            x = self.patches(images.half()).flatten(2).transpose(1, 2)
             x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.position
         for index, (layer, ipu) in enumerate(zip(self.layers, self.ipus)):
             with poptorch.Block(f"layer{index}", ipu_id=ipu):
                 x = poptorch.recomputationCheckpoint(layer(x))
         with poptorch.Block("head", ipu_id=self.ipus[-1]):
-            logits = self.head(self.norm(x[:, 0]))
+            pooled = self.norm(x[:, 0])
+            if self.representation is not None:
+                pooled = torch.tanh(self.representation(pooled))
+            logits = self.head(pooled)
             return logits, self.loss(logits, labels)
 
 
 def vit_plan(micro_batch: int, replicas: int, accumulation: int, lamb: bool,
              device_iterations: int = 1, instances: int = 1) -> Plan:
-    """ViT-B/16 training on ImageNet-1k as vit/pytorch configures it (4 IPUs per replica)."""
+    """ViT-B/16 training on ImageNet-1k as vit/pytorch configures it (4 IPUs per replica).
+
+    Pre-training (pretrain.py, LAMB) streams 8-bit images (benchmarks.yml --byteio true) and
+    has the pre-logits layer; fine-tuning (finetune.py, SGD) streams float16 images (configs.yml
+    byteio: False, precision "16.16") and gets every micro-batch's logits back (ipu_options.py
+    OutputMode.All). Both use half partials (args.py --half-partials defaults to True).
+    """
     with torch.device("meta"):
-        model = VisionTransformer().half()
+        model = VisionTransformer(representation=lamb).half()
     opts = poptorch.Options().replicationFactor(replicas // instances)
-    opts.deviceIterations(device_iterations).outputMode(poptorch.OutputMode.Final)
+    output = poptorch.OutputMode.Final if lamb else poptorch.OutputMode.All
+    opts.deviceIterations(device_iterations).outputMode(output)
     opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
     opts.Training.gradientAccumulation(accumulation)
     opts.setAvailableMemoryProportion({f"IPU{i}": 0.3 for i in range(4)})
+    opts.Precision.setPartialsType(torch.half)
     opts.TensorLocations.setOptimizerLocation(
         poptorch.TensorLocationSettings().useReplicatedTensorSharding(True))
     if instances > 1:
@@ -105,7 +118,8 @@ def vit_plan(micro_batch: int, replicas: int, accumulation: int, lamb: bool,
     params = model.parameters()
     optimizer = (poptorch.optim.LAMB(params) if lamb
                  else poptorch.optim.SGD(params, lr=0.01, momentum=0.9))
-    inputs = (torch.zeros(micro_batch, 3, 224, 224, dtype=torch.uint8, device="meta"),
+    image_dtype = torch.uint8 if lamb else torch.half
+    inputs = (torch.zeros(micro_batch, 3, 224, 224, dtype=image_dtype, device="meta"),
               torch.zeros(micro_batch, dtype=torch.long, device="meta"))
     return plan_run(model, inputs, opts, optimizer, micro_batch, _bow(4 * replicas))
 
