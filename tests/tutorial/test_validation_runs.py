@@ -12,7 +12,6 @@ from ipu_tutorials.tutorial import published_runs, validation_runs
 OUTSIDE_1_25 = {
     "ViT-B/16 pre-training, Bow Pod16, 4 IPUs x 4 replicas, LAMB",
     "ViT-B/16 pre-training, Bow Pod64, 4 IPUs x 16 replicas, LAMB",
-    "ViT-B/16 fine-tuning, Bow Pod16, 4 IPUs x 4 replicas, SGD",
 }
 
 
