@@ -127,10 +127,18 @@ class VisionTransformer(nn.Module):
                 pooled = torch.tanh(self.representation(pooled))
             logits = self.head(pooled)
             loss = self.loss(logits, labels)
-            if self.pretraining:  # the mixed-in images' labels weigh 1 - mixup
-                share = mixup.float().mean()
-                loss = share * loss + (1 - share) * self.loss(logits, labels.roll(1, 0))
-            return logits, loss
+            if not self.pretraining:
+                return logits, loss
+            return self._mixed_loss_and_accuracy(logits, loss, labels, mixup)
+
+    def _mixed_loss_and_accuracy(self, logits, loss, labels, mixup):
+        """pretrain.py's outputs: the mixup loss (the mixed-in images' labels weigh 1 - mixup)
+        and the micro-batch's accuracy against both labels (models/modules.py, metrics.py)."""
+        share, other = mixup.float().mean(), labels.roll(1, 0)
+        loss = share * loss + (1 - share) * self.loss(logits, other)
+        predicted = logits.argmax(-1)
+        hits = [(predicted == target).float().mean() for target in (labels, other)]
+        return loss, share * hits[0] + (1 - share) * hits[1]
 
     @staticmethod
     def _mixed(images, mixup):
@@ -146,14 +154,14 @@ def vit_plan(micro_batch: int, replicas: int, accumulation: int, lamb: bool,
 
     Pre-training (pretrain.py, LAMB) streams 8-bit images (benchmarks.yml --byteio true) and
     has the pre-logits layer; fine-tuning (finetune.py, SGD) streams float16 images (configs.yml
-    byteio: False, precision "16.16") and gets every micro-batch's logits back (ipu_options.py
-    OutputMode.All). Both use half partials (args.py --half-partials defaults to True).
+    byteio: False, precision "16.16"). Both get every micro-batch's outputs back (ipu_options.py
+    get_options sets OutputMode.All for both scripts: fine-tuning's logits, pre-training's loss
+    and accuracy) and use half partials (args.py --half-partials defaults to True).
     """
     with torch.device("meta"):
         model = VisionTransformer(pretraining=lamb).half()
     opts = poptorch.Options().replicationFactor(replicas // instances)
-    output = poptorch.OutputMode.Final if lamb else poptorch.OutputMode.All
-    opts.deviceIterations(device_iterations).outputMode(output)
+    opts.deviceIterations(device_iterations).outputMode(poptorch.OutputMode.All)
     opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
     opts.Training.gradientAccumulation(accumulation)
     opts.setAvailableMemoryProportion({f"IPU{i}": 0.3 for i in range(4)})
@@ -174,8 +182,8 @@ def vit_plan(micro_batch: int, replicas: int, accumulation: int, lamb: bool,
     image_dtype = torch.uint8 if lamb else torch.half
     inputs = (torch.zeros(micro_batch, 3, 224, 224, dtype=image_dtype, device="meta"),
               torch.zeros(micro_batch, dtype=torch.long, device="meta"))
-    if lamb:  # pretrain.py feeds mixup coefficients (float16) with every micro-batch
-        inputs += (torch.zeros(micro_batch, dtype=torch.half, device="meta"),)
+    if lamb:  # pretrain.py feeds one mixup coefficient (float16) with every micro-batch
+        inputs += (torch.zeros(1, dtype=torch.half, device="meta"),)
     return plan_run(model, inputs, opts, optimizer, micro_batch, _bow(4 * replicas))
 
 
