@@ -85,3 +85,21 @@ def test_vit_pretraining_streams_8_bit_images_and_fine_tuning_float16(runs):
     pretraining = per_image["ViT-B/16 pre-training Bow Pod16"]
     assert 3 * 224 * 224 <= pretraining < 3 * 224 * 224 + 64
     assert 2 * 3 * 224 * 224 <= per_image["ViT-B/16 fine-tuning Bow Pod16"] < 2 * 3 * 224 * 224 + 64
+
+
+def test_vit_pretraining_returns_the_mixup_loss_and_accuracy_as_pretrain_py_does():
+    """models/modules.py: the loss weighs each image's label by the micro-batch's mixup
+    coefficient and its neighbour's by the rest; the accuracy (metrics.py) likewise."""
+    import torch
+    model = validation_runs.VisionTransformer(width=16, depth=1, heads=2, patch=8, image=16,
+                                              classes=3, layers_per_ipu=(1,), pretraining=True)
+    logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    labels, share = torch.tensor([0, 1, 1, 2]), torch.tensor([0.25])
+    loss, accuracy = model._mixed_loss_and_accuracy(
+        logits, torch.nn.functional.cross_entropy(logits, labels), labels, share)
+    other = labels.roll(1, 0)  # [2, 0, 1, 1]: the neighbour mixed into each image
+    expected = (0.25 * torch.nn.functional.cross_entropy(logits, labels)
+                + 0.75 * torch.nn.functional.cross_entropy(logits, other))
+    torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
+    # predictions [0, 1, 2, 0]: 2 of 4 match the labels, 0 of 4 their neighbours'
+    torch.testing.assert_close(accuracy, torch.tensor(0.25 * 0.5 + 0.75 * 0.0))
