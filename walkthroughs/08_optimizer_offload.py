@@ -164,7 +164,7 @@ print(f"assumed streaming bandwidth: {off_chip.spec.system.streaming_bandwidth /
 
 # %% [markdown]
 # How far to trust a simulated throughput: on eleven published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
+# calibrated on, the simulator lands between 0.80x and 1.56x of the published figure, nine
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

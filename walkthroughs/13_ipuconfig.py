@@ -170,7 +170,7 @@ ipu_tutorials.reset_system()
 
 # %% [markdown]
 # How far to trust a simulated throughput: on eleven published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
+# calibrated on, the simulator lands between 0.80x and 1.56x of the published figure, nine
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

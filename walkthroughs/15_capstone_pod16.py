@@ -94,7 +94,7 @@ print(f"IPUs acquired: {plan.placement.ipus_acquired} = {plan.placement.ipus_per
 
 # %% [markdown]
 # How far to trust a simulated throughput: on eleven published Graphcore runs it was not
-# calibrated on, the simulator lands between 0.80x and 1.66x of the published figure, eight
+# calibrated on, the simulator lands between 0.80x and 1.56x of the published figure, nine
 # of them within 1.25x (docs/cost-model.md, "Validation against runs it was not calibrated on").
 
 # %% [markdown]

@@ -10,6 +10,7 @@ configurations are graphcore/examples' files at the commit named in each source.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import torch
 import torch.nn as nn
@@ -62,51 +63,127 @@ def bert_runs() -> list[PublishedRun]:
 
 
 # --- ViT -----------------------------------------------------------------------------------
+class ViTLayer(TransformerLayer):
+    """A ViT encoder layer as vit/pytorch writes it: query, key and value are three Linear
+    layers (models/modules.py Attention; transformers' ViTSelfAttention for fine-tuning), not
+    the one fused projection Graphcore's BERT swaps in (bert_fused_attention.py). Of its
+    dropouts, the two BERT also has (after the projection and the MLP) are left out as the
+    BERT rebuilds leave them out; the two BERT has not are in: on the attention probabilities
+    (pre-training's attention_probs_dropout_prob: 0.1) and after the GELU (Mlp.dropout)."""
+
+    def __init__(self, width: int, heads: int, attention_dropout: float, hidden_dropout: float):
+        super().__init__(width, heads)
+        del self.qkv
+        self.query, self.key, self.value = (nn.Linear(width, width) for _ in range(3))
+        self.attention_dropout = nn.Dropout(attention_dropout)
+        self.mlp_dropout = nn.Dropout(hidden_dropout)
+
+    def forward(self, x):  # x: (B, T, C)
+        b, t, c = x.shape
+        h = self.norm1(x)
+        q, k, v = (p(h).view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for p in (self.query, self.key, self.value))
+        attention = (q @ k.transpose(-2, -1)) / math.sqrt(c // self.heads)
+        mixed = self.attention_dropout(attention.softmax(-1)) @ v
+        x = x + self.proj(mixed.transpose(1, 2).reshape(b, t, c))
+        return x + self.down(self.mlp_dropout(torch.nn.functional.gelu(self.up(self.norm2(x)))))
+
+
 class VisionTransformer(nn.Module):
-    """ViT-B/16 as graphcore/examples vision/vit/pytorch places it: 3 layers on each of 4 IPUs."""
+    """ViT-B/16 as graphcore/examples vision/vit/pytorch places it: 3 layers on each of 4 IPUs.
+
+    `pretraining` adds what pretrain.py's model has and fine-tuning's has not (models/modules.py
+    VisionTransformer): 8-bit images normalised on IPU 0 (--byteio), mixup of each micro-batch
+    with itself rolled by one and its two-label loss, attention dropout, the tanh pre-logits
+    layer (representation_size: 768).
+    """
 
     def __init__(self, width=768, depth=12, heads=12, patch=16, image=224, classes=1000,
-                 layers_per_ipu=(3, 3, 3, 3)):
+                 layers_per_ipu=(3, 3, 3, 3), pretraining=False):
         super().__init__()
+        self.pretraining = pretraining
         self.patches = nn.Conv2d(3, width, patch, stride=patch)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
         self.position = nn.Parameter(torch.zeros(1, (image // patch) ** 2 + 1, width))
-        self.layers = nn.ModuleList(TransformerLayer(width, heads) for _ in range(depth))
+        attention_dropout = 0.1 if pretraining else 0.0  # configs.yml
+        self.layers = nn.ModuleList(ViTLayer(width, heads, attention_dropout, 0.1)
+                                    for _ in range(depth))
         self.ipus = [ipu for ipu, count in enumerate(layers_per_ipu) for _ in range(count)]
         self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, classes)
+        self.representation = nn.Linear(width, width) if pretraining else None
         self.loss = nn.CrossEntropyLoss()
 
-    def forward(self, images, labels):
+    def forward(self, images, labels, mixup=None):
         with poptorch.Block("embedding", ipu_id=0):
-            x = self.patches(images.half()).flatten(2).transpose(1, 2)  # 8-bit in (--byteio)
+            x = self._mixed(images, mixup) if self.pretraining else images
+            x = self.patches(x).flatten(2).transpose(1, 2)
             x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.position
         for index, (layer, ipu) in enumerate(zip(self.layers, self.ipus)):
             with poptorch.Block(f"layer{index}", ipu_id=ipu):
                 x = poptorch.recomputationCheckpoint(layer(x))
         with poptorch.Block("head", ipu_id=self.ipus[-1]):
-            logits = self.head(self.norm(x[:, 0]))
-            return logits, self.loss(logits, labels)
+            pooled = self.norm(x[:, 0])
+            if self.representation is not None:
+                pooled = torch.tanh(self.representation(pooled))
+            logits = self.head(pooled)
+            loss = self.loss(logits, labels)
+            if not self.pretraining:
+                return logits, loss
+            return self._mixed_loss_and_accuracy(logits, loss, labels, mixup)
+
+    def _mixed_loss_and_accuracy(self, logits, loss, labels, mixup):
+        """pretrain.py's outputs: the mixup loss (the mixed-in images' labels weigh 1 - mixup)
+        and the micro-batch's accuracy against both labels (models/modules.py, metrics.py)."""
+        share, other = mixup.float().mean(), labels.roll(1, 0)
+        loss = share * loss + (1 - share) * self.loss(logits, other)
+        predicted = logits.argmax(-1)
+        hits = [(predicted == target).float().mean() for target in (labels, other)]
+        return loss, share * hits[0] + (1 - share) * hits[1]
+
+    @staticmethod
+    def _mixed(images, mixup):
+        """8-bit images normalised on the IPU in float32, then mixed with their neighbours."""
+        x = (images.float() / 255.0 * 2.0 - 1.0).half()  # mean and std 0.5 (preprocess.py)
+        share = mixup.view(-1, 1, 1, 1)
+        return share * x + (1 - share) * x.roll(1, 0)
 
 
 def vit_plan(micro_batch: int, replicas: int, accumulation: int, lamb: bool,
              device_iterations: int = 1, instances: int = 1) -> Plan:
-    """ViT-B/16 training on ImageNet-1k as vit/pytorch configures it (4 IPUs per replica)."""
+    """ViT-B/16 training on ImageNet-1k as vit/pytorch configures it (4 IPUs per replica).
+
+    Pre-training (pretrain.py, LAMB) streams 8-bit images (benchmarks.yml --byteio true) and
+    has the pre-logits layer; fine-tuning (finetune.py, SGD) streams float16 images (configs.yml
+    byteio: False, precision "16.16"). Both get every micro-batch's outputs back (ipu_options.py
+    get_options sets OutputMode.All for both scripts: fine-tuning's logits, pre-training's loss
+    and accuracy) and use half partials (args.py --half-partials defaults to True).
+    """
     with torch.device("meta"):
-        model = VisionTransformer().half()
+        model = VisionTransformer(pretraining=lamb).half()
     opts = poptorch.Options().replicationFactor(replicas // instances)
-    opts.deviceIterations(device_iterations).outputMode(poptorch.OutputMode.Final)
+    opts.deviceIterations(device_iterations).outputMode(poptorch.OutputMode.All)
     opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
     opts.Training.gradientAccumulation(accumulation)
     opts.setAvailableMemoryProportion({f"IPU{i}": 0.3 for i in range(4)})
+    opts.Precision.setPartialsType(torch.half)
     opts.TensorLocations.setOptimizerLocation(
         poptorch.TensorLocationSettings().useReplicatedTensorSharding(True))
     if instances > 1:
         opts.Distributed.configureProcessId(0, instances)
     params = model.parameters()
-    optimizer = (poptorch.optim.LAMB(params) if lamb
-                 else poptorch.optim.SGD(params, lr=0.01, momentum=0.9))
-    inputs = (torch.zeros(micro_batch, 3, 224, 224, dtype=torch.uint8, device="meta"),
+    # configs.yml: LAMB accumulates and keeps both moments in float32 (accum_type,
+    # first_order_type, second_order_type: fp32); SGD in float16 (args.py --accum-type
+    # default fp16, first_order_type: fp16)
+    optimizer = (poptorch.optim.LAMB(params, accum_type=torch.float32,
+                                     first_order_momentum_accum_type=torch.float32,
+                                     second_order_momentum_accum_type=torch.float32) if lamb
+                 else poptorch.optim.SGD(params, lr=0.01, momentum=0.9, accum_type=torch.half,
+                                         velocity_accum_type=torch.half))
+    image_dtype = torch.uint8 if lamb else torch.half
+    inputs = (torch.zeros(micro_batch, 3, 224, 224, dtype=image_dtype, device="meta"),
               torch.zeros(micro_batch, dtype=torch.long, device="meta"))
+    if lamb:  # pretrain.py feeds one mixup coefficient (float16) with every micro-batch
+        inputs += (torch.zeros(1, dtype=torch.half, device="meta"),)
     return plan_run(model, inputs, opts, optimizer, micro_batch, _bow(4 * replicas))
 
 
