@@ -1,7 +1,7 @@
 """The PopTorch API, running on simulated IPUs: `from ipu_tutorials import poptorch`."""
 from ..errors import Error, OutOfMemoryError
 from . import optim
-from .blocks import BeginBlock, Block, BlockFunction, removeBlocks
+from .blocks import BeginBlock, Block, BlockFunction, module_repr, removeBlocks
 from .data import AsynchronousDataAccessor, DataLoader
 from .enums import (AutoStage, CommGroupType, ConnectionType, DataLoaderMode,
                     HalfFloatCastingBehavior, Liveness, MatMulSerializationMode, MeanReductionStrategy,
@@ -30,7 +30,8 @@ __all__ = [
     "SerialPhasedExecution", "ShardedExecution", "Stage", "SyncPattern", "TensorLocationSettings",
     "cond", "custom_op", "dynamic_slice", "dynamic_update", "for_loop", "identity_loss",
     "inferenceModel", "ipuHardwareIsAvailable",
-    "ipuHardwareVersion", "ipu_print_tensor", "isRunningOnIpu", "load", "nop", "optim",
+    "ipuHardwareVersion", "ipu_print_tensor", "isRunningOnIpu", "load", "module_repr", "nop",
+    "optim",
     "recomputationCheckpoint", "registerCustomArgParser", "registerPostCompileHook",
     "registerPreCompileHook", "register_custom_op", "removeBlocks", "serializedMatMul",
     "set_available_memory", "setLogLevel", "trainingModel",

@@ -28,9 +28,10 @@ from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, b
 from ._input_signature import check_inputs
 from ._progress import compilation_bar
 from ._saved_file import read_saved
+from .blocks import module_repr
 from .compile_hooks import run_post_compile_hooks, run_pre_compile_hooks
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
-                          settle_reduction)
+                          check_updatable_buffers, settle_reduction, updatable_buffers)
 from .control_flow import training_graph
 from .enums import ConnectionType
 from .options import Options
@@ -102,6 +103,7 @@ class PoplarExecutor:
         started = time.perf_counter()
         bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
+            check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
             with training_graph(self._training):
                 graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
@@ -186,6 +188,15 @@ class PoplarExecutor:
         self._require_compiled()
         self._weights.upload()
         self._replica_state.reset()
+
+    def copyNamedBuffersToDevice(self) -> None:
+        """Upload only the buffers named by opts.updatableNamedBuffers([...])."""
+        self._require_compiled()
+        names = updatable_buffers(self._options)
+        if names is None:
+            raise Error("No named buffers marked as updatable via updatableNamedBuffers option")
+        self._weights.upload_buffers(names)
+        self._replica_state.upload(names)
 
     def copyWeightsToHost(self) -> None:
         """Download the device weights into the host model (training models do this implicitly)."""
@@ -375,6 +386,5 @@ class PoplarExecutor:
         return Report.from_plan(self.plan, name, self._options.toDict())
 
     def __repr__(self) -> str:
-        kind = "trainingModel" if self._training else "inferenceModel"
-        state = "compiled" if self._plan else "not compiled"
-        return f"PoplarExecutor({kind}, {type(self._user_model).__name__}, {state})"
+        """The wrapped model's repr with its BeginBlock annotations, as PopTorch prints it."""
+        return module_repr(self._user_model)

@@ -986,3 +986,40 @@ def test_replicated_inference_of_a_model_built_in_inference_mode():
         assert torch.allclose(out, net(torch.ones(2, 2)))
         with pytest.raises(poptorch.Error, match="does not support broadcasting buffers.*count"):
             poptorch.inferenceModel(counter, opts)()
+
+
+class TwoBuffers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("a", torch.ones(1))
+        self.register_buffer("b", torch.ones(1))
+
+    def forward(self, x):
+        return x + self.a + 10 * self.b
+
+
+def test_copy_named_buffers_uploads_only_the_buffers_named():
+    host = TwoBuffers()
+    model = poptorch.inferenceModel(host, poptorch.Options().updatableNamedBuffers(["a"]))
+    x = torch.zeros(2)
+    assert torch.equal(model(x), torch.full((2,), 11.0))
+    host.a.fill_(2.0)
+    host.b.fill_(2.0)
+    model.copyNamedBuffersToDevice()
+    assert torch.equal(model(x), torch.full((2,), 12.0))  # b stays 1 on the device
+    model.copyWeightsToDevice()
+    assert torch.equal(model(x), host(x))
+
+
+def test_copy_named_buffers_needs_the_option():
+    model = poptorch.inferenceModel(TwoBuffers())
+    model(torch.zeros(2))
+    with pytest.raises(poptorch.Error, match=r"^No named buffers marked as updatable via "
+                       r"updatableNamedBuffers option$"):
+        model.copyNamedBuffersToDevice()
+
+
+def test_copy_named_buffers_needs_a_compiled_model():
+    model = poptorch.inferenceModel(TwoBuffers(), poptorch.Options().updatableNamedBuffers(["a"]))
+    with pytest.raises(poptorch.Error, match="compile"):
+        model.copyNamedBuffersToDevice()

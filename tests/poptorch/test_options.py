@@ -619,3 +619,16 @@ def test_float16_accumulation_switches_to_running_means_except_the_combined_accu
     combined = poptorch.trainingModel(net, optimizer=poptorch.optim.SGD(
         net.parameters(), lr=0.1, accum_type=torch.float16, use_combined_accum=True))
     assert combined.options.Training.meanAccumulationAndReplicationReductionStrategy != running
+
+
+def test_available_memory_proportion_takes_poptorchs_keyword():
+    opts = poptorch.Options().setAvailableMemoryProportion(available_memory_proportion={"IPU0": 0.3})
+    assert opts.available_memory_proportion == {"IPU0": 0.3}
+
+
+def test_updatable_named_buffers_are_recorded_and_must_be_names():
+    opts = poptorch.Options().updatableNamedBuffers(["bn.running_mean"])
+    assert opts._Popart.updatableNamedBuffers == ["bn.running_mean"]
+    with pytest.raises(TypeError, match=r"updatableNamedBuffers\(\) expects a list of buffer "
+                       r"names, got 'bn.running_mean'"):
+        poptorch.Options().updatableNamedBuffers("bn.running_mean")
