@@ -17,7 +17,7 @@ from .. import environment
 from ..atomic_io import atomic_open
 from ..errors import Error
 from ..profiling import autoreport
-from . import _instances
+from . import _instances, overlapped_io
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import DeviceOptimizer
@@ -105,9 +105,11 @@ class PoplarExecutor:
         try:
             check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
-            with training_graph(self._training):
+            with overlapped_io.watching(self._user_model) as overlap, \
+                    training_graph(self._training):
                 graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
                                                       bar.update)
+            overlapped_io.check_settings(overlap, opts, self._training)
             check_buffers_kept(buffers, self._user_model)
         finally:
             bar.close()
