@@ -106,6 +106,10 @@ def _check_dynamic(op: str, tensor, dim, start, size) -> None:
                     f"supported.")
     if not isinstance(size, int):
         raise Error("Size must be an integer.")
+    if size == 0:
+        raise Error("The start and end of a slice must be different.")
+    if size < 0:
+        raise Error("Taking a slice of a tensor with the end less than the start is not supported.")
 
 
 def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor, size: int,
@@ -115,6 +119,11 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor, size: int
     _check_dynamic("dynamic_slice", tensor, dim, start, size)
     if not isinstance(step, int):
         raise Error("Step must be an integer.")
+    if step < 1:
+        raise Error("Slicing step must be at least 1")
+    if tensor.shape[dim] % size:  # a rule of PopTorch's lowering (SliceOps.cpp)
+        raise Error(f"The size of the slice ({size}) must be a factor of the slicing dimension "
+                    f"({tensor.shape[dim]}).")
     index = start.reshape(()).long() + torch.arange(0, size, step, device=tensor.device)
     return tensor.index_select(dim, index)
 

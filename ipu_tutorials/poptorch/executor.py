@@ -18,10 +18,11 @@ from ..atomic_io import atomic_open
 from ..errors import Error
 from ..profiling import autoreport
 from . import _instances, overlapped_io
+from . import _lowering_rules as lowering_rules
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import DeviceOptimizer
-from ._logging import log_compiled
+from ._logging import log_compiled, logger
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
@@ -58,12 +59,17 @@ def _frozen_copy(options: Options | None, training: bool) -> Options:
     return copy
 
 
-def _detach_input(x):
-    if isinstance(x, torch.Tensor) and x.requires_grad:
-        warnings.warn("an input tensor has requires_grad=True: it is detached, because the "
-                      "backward pass does not flow into inputs", stacklevel=4)
+def _detach_inputs(tree, warn: bool):
+    """The inputs with requires_grad detached: the backward pass does not flow into inputs.
+    PopTorch logs a warning for each such input when it compiles (the first call)."""
+    def detach(x):
+        if not (isinstance(x, torch.Tensor) and x.requires_grad):
+            return x
+        if warn:
+            logger.warning("Input tensor has requires_grad=True set. This tensor will be detached "
+                           "because backward pass via inputs is not supported.")
         return x.detach()
-    return x
+    return tree_map(detach, tree)
 
 
 class PoplarExecutor:
@@ -105,7 +111,7 @@ class PoplarExecutor:
         try:
             check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
-            with overlapped_io.watching(self._user_model) as overlap, \
+            with overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(), \
                     training_graph(self._training):
                 graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
                                                       bar.update)
@@ -145,7 +151,7 @@ class PoplarExecutor:
                         "plans it, but running it needs real weights")
         if not self._attached:
             self.attachToDevice()
-        args, kwargs = tree_map(_detach_input, (args, kwargs))
+        args, kwargs = _detach_inputs((args, kwargs), warn=self._record.calls == 0)
         self._check_batch(args, kwargs)
         check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()

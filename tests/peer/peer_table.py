@@ -16,6 +16,7 @@ LOWERING = "tests an op lowering"
 DIFFERENCE = "known difference"
 NOT_LIGHTNING_IPU = "not an IPU test"
 OLD_LIGHTNING = "tests Lightning 2.0.9's own internals"
+OLD_PYTEST = "expects an older pytest's wording"
 
 # PopTorch's test files, by what they test. Op-coverage files hold one test per ATen op lowering
 # (PopTorch's C++ turns each op into Poplar code); they are counted apart from the user-facing ones.
@@ -123,6 +124,12 @@ TABLE = [
      r"export_proto_file)\b", SDK, "looks for Poplar's profile.pop or PopART's ONNX file"),
     ("poptorch", r"misc_test\.py::test_(generic|specific)_error_handling\b", SDK,
      "raises the C++ extension's own test errors (poptorch_core._throwTestError)"),
+    ("poptorch", r"other_ops_test\.py::test_(2d_scatter_reduce|2d_scatter_add|gather)_with_index_"
+     r"expansion\[|other_ops_test\.py::test_available_memory_scatter_add\b|index_ops_test\.py::"
+     r"test_vectorized_scatter\[", SDK_LOG,
+     "reads PopTorch's log of how it lowered the gather or scatter"),
+    ("poptorch", r"other_ops_test\.py::test_scatter_reduce_(fusable|should_not_apply_grouped_fuse)\[",
+     SDK, "counts the fused ScatterReduce ops in PopART's IR (_debugGetPopartIR)"),
     ("poptorch", r"ops_test\.py::test_available_memory_(last_op|linear)\b", SDK_LOG,
      "reads PopTorch's TRACE log of the graph before lowering to PopART"),
     ("poptorch", r"ops_test\.py::test_name_scope\b", SDK,
@@ -132,6 +139,9 @@ TABLE = [
     ("poptorch", r"misc_test\.py::test_(set_popart_log_level|outline_attribute)\b", SDK_LOG,
      "sets PopART's log level and reads its log"),
     ("poptorch", r"poptorch_core\.", SDK, "calls PopTorch's C++ extension"),
+    ("poptorch", r"tensor_ops_test\.py::TestOpHarness::test_(error_mismatch|reject_fuzzy_match_"
+     r"without_fuzzy_option)\[", OLD_PYTEST,
+     "tests the suite's own op harness against pytest's old \"Regex pattern ... does not match\""),
     # Differences kept on purpose (each is a line of docs/differences.md):
     ("poptorch", r"poplar_executor_test\.py::test_get_cycles_no_hw\b", DIFFERENCE,
      "logCycleCount works without hardware: the cycles are simulated"),
@@ -139,6 +149,9 @@ TABLE = [
      "the user's module keeps its class, so it gains no destroy()"),
     ("poptorch", r"pipelining_test\.py::test_begin_block_(copy|with_function)\b", DIFFERENCE,
      "a Block's user_id must be a string (PopTorch's type; PopTorch does not check it)"),
+    ("poptorch", r"misc_nn_layers_test\.py::test_weight_norm\[", DIFFERENCE,
+     "getTensorNames() lists the module's names, not PopART's UpdatedVar___ names (the values "
+     "are checked first and match)"),
     ("poptorch", r"debug_tensors_test\.py::test_tensor_names\b", DIFFERENCE,
      "getTensorNames() lists the module's names, not PopART's, and needs a compiled model"),
 ]

@@ -874,12 +874,16 @@ def test_a_forward_that_returns_nothing_gives_none():  # test_no_inputs_no_outpu
     assert poptorch.inferenceModel(Silent())(torch.ones(1)) is None
 
 
-def test_inputs_with_requires_grad_are_detached_with_a_warning():
+def test_inputs_with_requires_grad_are_detached_with_poptorchs_warning_when_compiling(caplog):
     net = nn.Linear(2, 1)
     x = torch.ones(1, 2, requires_grad=True)
-    with pytest.warns(UserWarning, match="requires_grad=True"):
-        out = poptorch.inferenceModel(net)(x)
+    model = poptorch.inferenceModel(net)
+    with caplog.at_level("WARNING", logger="poptorch"):
+        out = model(x)
+        model(x)
     assert not out.requires_grad
+    assert caplog.messages == ["Input tensor has requires_grad=True set. This tensor will be "
+                               "detached because backward pass via inputs is not supported."]
 
 
 def test_destroy_then_call_recompiles_for_the_new_batch():  # inputs_test::test_shape_change

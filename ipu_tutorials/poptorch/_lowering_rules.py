@@ -1,0 +1,46 @@
+"""Calls PopTorch cannot lower to the IPU, refused while a model compiles, in PopTorch's words.
+
+The simulator runs every op with PyTorch, so these would run; PopTorch's compiler refuses them
+(its op handlers, popart_canonicalization/*.cpp), and code that compiles here must compile there.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..errors import Error
+
+# interpolate modes PopTorch has no lowering for, and the ATen op it names in its message
+_UNSUPPORTED_UPSAMPLE = {"linear": "aten::upsample_linear1d", "trilinear": "aten::upsample_trilinear3d"}
+
+
+def _one_hot(tensor, num_classes=-1):
+    if num_classes == -1:  # the class count would come from the data: not a static graph
+        raise Error("OneHot num classes must be specified and must be constant.")
+
+
+def _interpolate(input, size=None, scale_factor=None, mode="nearest", *args, **kwargs):
+    if mode in _UNSUPPORTED_UPSAMPLE:
+        raise Error(f"Unsupported upsample mode {_UNSUPPORTED_UPSAMPLE[mode]}: currently only "
+                    f"'nearest' is supported")
+
+
+_RULES = {torch.nn.functional.one_hot: _one_hot, torch.nn.functional.interpolate: _interpolate}
+
+
+class _Refusals(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rule = _RULES.get(func)
+        if rule is not None:
+            rule(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def checking():
+    """Refuse the calls PopTorch cannot lower while the model's forward pass is captured."""
+    with _Refusals():
+        yield
