@@ -22,7 +22,8 @@ from . import _lowering_rules as lowering_rules
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import DeviceOptimizer
-from ._logging import log_compiled, logger
+from ._host_types import detach_inputs, ipu_output_types
+from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
@@ -57,19 +58,6 @@ def _frozen_copy(options: Options | None, training: bool) -> Options:
     if mode != copy.output_mode:
         copy.outputMode(mode)
     return copy
-
-
-def _detach_inputs(tree, warn: bool):
-    """The inputs with requires_grad detached: the backward pass does not flow into inputs.
-    PopTorch logs a warning for each such input when it compiles (the first call)."""
-    def detach(x):
-        if not (isinstance(x, torch.Tensor) and x.requires_grad):
-            return x
-        if warn:
-            logger.warning("Input tensor has requires_grad=True set. This tensor will be detached "
-                           "because backward pass via inputs is not supported.")
-        return x.detach()
-    return tree_map(detach, tree)
 
 
 class PoplarExecutor:
@@ -151,7 +139,7 @@ class PoplarExecutor:
                         "plans it, but running it needs real weights")
         if not self._attached:
             self.attachToDevice()
-        args, kwargs = _detach_inputs((args, kwargs), warn=self._record.calls == 0)
+        args, kwargs = detach_inputs((args, kwargs), warn=self._record.calls == 0)
         self._check_batch(args, kwargs)
         check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()
@@ -163,7 +151,7 @@ class PoplarExecutor:
         if buffers is not None:
             check_buffers_kept(buffers, watched)
         self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
-        return result
+        return ipu_output_types(result)
 
     def _train(self, args: tuple, kwargs: dict):
         """One training call, with the module flags and optimizer values the device holds."""
