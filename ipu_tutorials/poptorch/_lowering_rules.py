@@ -27,7 +27,14 @@ def _interpolate(input, size=None, scale_factor=None, mode="nearest", *args, **k
                     f"'nearest' is supported")
 
 
-_RULES = {torch.nn.functional.one_hot: _one_hot, torch.nn.functional.interpolate: _interpolate}
+def _bincount(input, weights=None, minlength=0):
+    if minlength <= 0:  # the output's length would come from the data
+        raise Error("Bincount `minlength` must be specified and must be a constant. On the IPU MK2 "
+                    "platform the minimum length is also the maximum length")
+
+
+_RULES = {torch.nn.functional.one_hot: _one_hot, torch.nn.functional.interpolate: _interpolate,
+          torch.bincount: _bincount, torch.Tensor.bincount: _bincount}
 
 
 class _Refusals(TorchFunctionMode):

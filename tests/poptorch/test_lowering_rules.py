@@ -41,3 +41,15 @@ def test_the_rules_hold_only_while_compiling():
     model = poptorch.inferenceModel(torch.nn.Identity())
     model(torch.ones(1))
     assert torch.equal(F.one_hot(torch.tensor([2])), torch.tensor([[0, 0, 1]]))
+
+
+def test_bincount_needs_a_minimum_length():
+    x = torch.tensor([0, 2, 2, 5])
+    message = (r"^Bincount `minlength` must be specified and must be a constant\. On the IPU MK2 "
+               r"platform the minimum length is also the maximum length$")
+    with pytest.raises(poptorch.Error, match=message):
+        compiled(torch.bincount, x)
+    with pytest.raises(poptorch.Error, match=message):
+        compiled(lambda x: x.bincount(), x)
+    assert torch.equal(compiled(lambda x: x.bincount(minlength=8), x),
+                       x.bincount(minlength=8).int())
