@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch._subclasses.fake_tensor import DynamicOutputShapeException
 from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
 
 from ..errors import Error
 
@@ -33,7 +35,29 @@ def _bincount(input, weights=None, minlength=0):
                     "platform the minimum length is also the maximum length")
 
 
-_RULES = {torch.nn.functional.one_hot: _one_hot, torch.nn.functional.interpolate: _interpolate,
+class DynamicShapeError(Error, DynamicOutputShapeException):
+    """An op whose output shape depends on tensor values; also torch's exception, which
+    PopTorch raises for it."""
+
+    def __init__(self, func, message: str):
+        Error.__init__(self, message)
+        self.func = func
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _getitem(tensor, index):
+    masks = [i for i in tree_flatten(index)[0]
+             if isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)]
+    if masks:
+        raise DynamicShapeError(torch.ops.aten.index.Tensor,
+                                "indexing with a boolean mask gives an output whose shape depends "
+                                "on the mask's values, and the IPU's graph is static: keep the "
+                                "shape with torch.where(mask, x, 0) or x * mask instead")
+
+
+_RULES = {torch.Tensor.__getitem__: _getitem, torch.nn.functional.one_hot: _one_hot, torch.nn.functional.interpolate: _interpolate,
           torch.bincount: _bincount, torch.Tensor.bincount: _bincount}
 
 

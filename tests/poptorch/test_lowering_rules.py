@@ -53,3 +53,16 @@ def test_bincount_needs_a_minimum_length():
         compiled(lambda x: x.bincount(), x)
     assert torch.equal(compiled(lambda x: x.bincount(minlength=8), x),
                        x.bincount(minlength=8).int())
+
+
+def test_a_boolean_mask_index_is_refused_as_a_dynamic_shape():
+    from torch._subclasses.fake_tensor import DynamicOutputShapeException
+
+    x = torch.tensor([1.0, -2.0, 3.0])
+    with pytest.raises(DynamicOutputShapeException, match=r"^indexing with a boolean mask gives an "
+                       r"output whose shape depends on the mask's values"):
+        compiled(lambda x: x[x > 0], x)
+    with pytest.raises(poptorch.Error, match="torch.where"):
+        compiled(lambda x: x[:, torch.tensor([True, False, True])], x.reshape(1, 3))
+    assert torch.equal(compiled(lambda x: x[torch.tensor([0, 2])], x), x[[0, 2]])
+    assert torch.equal(compiled(lambda x: torch.where(x > 0, x, 0), x), torch.tensor([1.0, 0, 3]))
