@@ -13,6 +13,11 @@ from ._logging import logger
 _ON_THE_IPU = {torch.int64: torch.int32, torch.float64: torch.float32}
 
 
+def ipu_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The type a tensor of this type has on the IPU."""
+    return _ON_THE_IPU.get(dtype, dtype)
+
+
 def detach_inputs(tree, warn: bool):
     """The inputs with requires_grad detached: the backward pass does not flow into inputs.
     PopTorch logs a warning for each such input when it compiles (the first call)."""
@@ -30,6 +35,6 @@ def ipu_output_types(tree):
     """The outputs in the types the IPU computed them in: int64 as int32, float64 as float32."""
     def demote(x):
         if isinstance(x, torch.Tensor) and x.dtype in _ON_THE_IPU:
-            return x.to(_ON_THE_IPU[x.dtype])
+            return x.to(ipu_dtype(x.dtype))
         return x
     return tree_map(demote, tree)

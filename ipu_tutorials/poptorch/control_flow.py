@@ -11,6 +11,7 @@ import torch
 
 from ..errors import Error
 from ._checks import check_int
+from ._host_types import ipu_dtype
 from ._to_simulator import tracing
 
 _IN_TRAINING_MODEL = [False]  # set while a trainingModel compiles or runs its forward pass
@@ -139,7 +140,9 @@ def dynamic_update(input: torch.Tensor, src: torch.Tensor, dim: int, start: torc
     if input.dim() != src.dim():
         raise Error(f"input and src tensors must have same dimensionality. ({input.dim()}) vs "
                     f"({src.dim()})")
-    if input.dtype != src.dtype:
-        raise Error(f"input and src tensor must have same dtype. ({input.dtype} vs {src.dtype})")
+    if ipu_dtype(input.dtype) != ipu_dtype(src.dtype):  # the types as the IPU holds them
+        raise Error(f"input and src tensor must have same dtype. ({ipu_dtype(input.dtype)} vs "
+                    f"{ipu_dtype(src.dtype)})")
+    src = src.to(input.dtype)  # int32 and int64 are one type on the IPU
     index = start.reshape(()).long() + torch.arange(size, device=input.device)
     return input.index_copy(dim, index, src)

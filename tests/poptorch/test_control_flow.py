@@ -142,3 +142,12 @@ def test_dynamic_slice_refuses_what_poptorch_cannot_lower(size, step, message):
     if step == 1 and size <= 0:  # the size rules hold for dynamic_update too
         with pytest.raises(Error, match=message):
             poptorch.dynamic_update(x, torch.zeros(3, 1), 1, start, size)
+
+
+def test_dynamic_update_compares_the_types_the_ipu_holds():
+    x, start = torch.zeros(6, dtype=torch.int32), torch.tensor([2])
+    out = poptorch.dynamic_update(x, torch.tensor([7, 8]), 0, start, 2)  # int64 src: int32 there
+    assert out.dtype == torch.int32 and out.tolist() == [0, 0, 7, 8, 0, 0]
+    with pytest.raises(Error, match=r"^input and src tensor must have same dtype\. "
+                       r"\(torch\.float32 vs torch\.int32\)$"):
+        poptorch.dynamic_update(torch.zeros(6), torch.tensor([7, 8]), 0, start, 2)

@@ -40,3 +40,10 @@ def test_inputs_lose_requires_grad_and_keep_their_values():
     (args, kwargs) = detach_inputs(((x, 2), {"y": x}), warn=False)
     assert not args[0].requires_grad and not kwargs["y"].requires_grad
     assert torch.equal(args[0], x) and args[1] == 2
+
+
+def test_the_ipu_holds_64_bit_types_in_32_bits():
+    from ipu_tutorials.poptorch._host_types import ipu_dtype
+
+    assert [ipu_dtype(t) for t in (torch.int64, torch.float64, torch.half, torch.bool)] == [
+        torch.int32, torch.float32, torch.half, torch.bool]
