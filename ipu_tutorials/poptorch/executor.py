@@ -15,7 +15,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import environment
 from ..atomic_io import atomic_open
-from ..errors import Error
+from ..errors import Error, OfflineDeviceError
 from ..profiling import autoreport
 from . import _instances, overlapped_io
 from . import _lowering_rules as lowering_rules
@@ -129,9 +129,9 @@ class PoplarExecutor:
     # --- run -------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if self._options.connection_type == ConnectionType.Never:
-            raise Error("this model was compiled for an offline IPU (useOfflineIpuTarget / "
-                        "ConnectionType.Never): it can be compiled with model.compile(inputs) "
-                        "but not run")
+            raise OfflineDeviceError("Trying to run a model on an offline device (ConnectionType."
+                                     "Never, as useOfflineIpuTarget() sets): use model.compile("
+                                     "inputs) instead of model(inputs)")
         if self._plan is None:
             self.compile(*args, **kwargs)
         if any(p.is_meta for p in self._user_model.parameters()):

@@ -265,7 +265,11 @@ def test_offline_target_compiles_but_does_not_run(options):
     model = poptorch.inferenceModel(nn.Linear(5, 3), options().useOfflineIpuTarget(21))
     model.compile(torch.randn(2, 5))
     assert model.plan.config.system.ipu.name == "Bow"
-    with pytest.raises(poptorch.Error, match="offline IPU"):
+    with pytest.raises(poptorch.Error, match=r"^Trying to run a model on an offline device "
+                       r"\(ConnectionType\.Never, as useOfflineIpuTarget\(\) sets\): use "
+                       r"model\.compile\(inputs\) instead of model\(inputs\)$"):
+        model(torch.randn(2, 5))
+    with pytest.raises(AssertionError):  # PopTorch's type, which code written for it catches
         model(torch.randn(2, 5))
 
 
