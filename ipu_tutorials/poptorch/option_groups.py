@@ -30,6 +30,9 @@ class _OptionGroup:
                              f"its options are: {', '.join(sorted(values))}")
 
     def __setattr__(self, name, value):
+        if name == "__class__" and isinstance(value, type) and issubclass(value, type(self)):
+            object.__setattr__(self, name, value)  # popdist swaps a group for a subclass of it
+            return
         raise AttributeError(f"set options with their methods (for example "
                              f"opts.deviceIterations(4)), not by assigning {name!r}")
 

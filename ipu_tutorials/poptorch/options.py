@@ -102,6 +102,10 @@ class Options(_OptionGroup):
         self._set("output_return_period", period)
         return self._set("output_mode", output_mode)
 
+    def defaultOutputMode(self) -> bool:
+        """Whether the output mode is still Default (a wrapped model resolves it)."""
+        return self.output_mode == OutputMode.Default
+
     # --- placement ------------------------------------------------------------------------
     def setExecutionStrategy(self, strategy) -> "Options":
         if not isinstance(strategy, ExecutionStrategy):

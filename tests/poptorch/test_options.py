@@ -632,3 +632,12 @@ def test_updatable_named_buffers_are_recorded_and_must_be_names():
     with pytest.raises(TypeError, match=r"updatableNamedBuffers\(\) expects a list of buffer "
                        r"names, got 'bn.running_mean'"):
         poptorch.Options().updatableNamedBuffers("bn.running_mean")
+
+
+def test_default_output_mode_is_resolved_by_each_wrapped_model():
+    opts = poptorch.Options()
+    model = torch.nn.Linear(2, 2)
+    assert opts.defaultOutputMode()
+    assert poptorch.inferenceModel(model, opts).options.output_mode == poptorch.OutputMode.All
+    assert opts.defaultOutputMode()  # the caller's options are left as they were
+    assert not poptorch.Options().outputMode(poptorch.OutputMode.Sum).defaultOutputMode()
