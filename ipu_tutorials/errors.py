@@ -15,3 +15,8 @@ class OutOfMemoryError(Error):
     def __init__(self, message: str, plan=None):
         super().__init__(message)
         self.plan = plan
+
+
+class OfflineDeviceError(Error, AssertionError):
+    """A model compiled for an offline IPU was called; PopTorch raises an AssertionError here,
+    so code written for it catches this too."""

@@ -62,6 +62,15 @@ class DeviceWeights:
             self.copy.load_state_dict(self.host.state_dict())
         self.uploaded = WEIGHT_VERSIONS.version
 
+    def upload_buffers(self, names: list[str]) -> None:
+        """Copy only the named host buffers to the device copy (copyNamedBuffersToDevice)."""
+        if self.copy is None:
+            return  # a training model runs the host module itself
+        host, device = dict(self.host.named_buffers()), dict(self.copy.named_buffers())
+        with torch.no_grad():
+            for name in names:
+                device[name].copy_(host[name])
+
     def download(self) -> None:
         if self.copy is not None:
             self.host.load_state_dict(self.copy.state_dict())

@@ -82,3 +82,18 @@ def check_new_optimizer(opts: Options, model: torch.nn.Module, compiled: DeviceO
                          "already compiled (float16 accumulators need running means): wrap "
                          "the model again with the new optimizer instead")
     return device
+
+
+def updatable_buffers(opts: Options) -> list[str] | None:
+    """The buffer names opts.updatableNamedBuffers() gave, or None when it was not called."""
+    return opts._Popart._values.get("updatableNamedBuffers")
+
+
+def check_updatable_buffers(opts: Options, model: torch.nn.Module) -> None:
+    """Each name given to updatableNamedBuffers() must be a buffer of the model (checked when
+    the model compiles, as PopTorch does)."""
+    known = dict(model.named_buffers())
+    for name in updatable_buffers(opts) or []:
+        if name not in known:
+            raise Error(f"updatableNamedBuffers: {name!r} is not a buffer of the model; its "
+                        f"buffers are: {', '.join(known) or 'none'}")

@@ -1,4 +1,4 @@
-"""Block annotations: Block, BeginBlock, BlockFunction, removeBlocks.
+"""Block annotations: Block, BeginBlock, BlockFunction, removeBlocks, module_repr.
 
 They mark which block each op of the model belongs to. Outside a capture they do nothing,
 so an annotated model still runs as plain PyTorch on the CPU.
@@ -77,7 +77,7 @@ def BeginBlock(layer, user_id: str | None = None, ipu_id: int | None = None):
             return _begin_before(layer, user_id, ipu_id)
         raise TypeError(f"poptorch.BeginBlock expects a torch.nn.Module (or a function), "
                         f"got {type(layer).__name__}")
-    existing = [h for h in layer._forward_pre_hooks.values() if isinstance(h, _BlockHook)]
+    existing = _block_hooks(layer)
     if existing:
         raise ValueError(f"this {type(layer).__name__} already begins a block ({existing[0]!r}); "
                          f"a module can begin only one block. Call poptorch.removeBlocks(module) "
@@ -116,3 +116,23 @@ def removeBlocks(module: torch.nn.Module) -> torch.nn.Module:
         for key in [k for k, h in sub._forward_pre_hooks.items() if isinstance(h, _BlockHook)]:
             del sub._forward_pre_hooks[key]
     return module
+
+
+def _block_hooks(module: torch.nn.Module) -> list[_BlockHook]:
+    return [h for h in module._forward_pre_hooks.values() if isinstance(h, _BlockHook)]
+
+
+def module_repr(module: torch.nn.Module) -> str:
+    """repr(module) with each BeginBlock annotation written before the module it starts.
+
+    torch's own repr does not show forward pre-hooks, so the blocks would be invisible.
+    """
+    extra = module.extra_repr()
+    extra_lines = extra.split("\n") if extra else []
+    child_lines = [f"({name}): " + module_repr(child).replace("\n", "\n  ")
+                   for name, child in module._modules.items() if child is not None]
+    head = "".join(f"{hook!r} " for hook in _block_hooks(module)) + module._get_name() + "("
+    if len(extra_lines) == 1 and not child_lines:
+        return head + extra_lines[0] + ")"
+    lines = extra_lines + child_lines
+    return head + ("\n  " + "\n  ".join(lines) + "\n" if lines else "") + ")"

@@ -11,6 +11,7 @@ import torch
 
 from ..errors import Error
 from ._checks import check_int
+from ._host_types import ipu_dtype
 from ._to_simulator import tracing
 
 _IN_TRAINING_MODEL = [False]  # set while a trainingModel compiles or runs its forward pass
@@ -106,6 +107,10 @@ def _check_dynamic(op: str, tensor, dim, start, size) -> None:
                     f"supported.")
     if not isinstance(size, int):
         raise Error("Size must be an integer.")
+    if size == 0:
+        raise Error("The start and end of a slice must be different.")
+    if size < 0:
+        raise Error("Taking a slice of a tensor with the end less than the start is not supported.")
 
 
 def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor, size: int,
@@ -115,6 +120,11 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor, size: int
     _check_dynamic("dynamic_slice", tensor, dim, start, size)
     if not isinstance(step, int):
         raise Error("Step must be an integer.")
+    if step < 1:
+        raise Error("Slicing step must be at least 1")
+    if tensor.shape[dim] % size:  # a rule of PopTorch's lowering (SliceOps.cpp)
+        raise Error(f"The size of the slice ({size}) must be a factor of the slicing dimension "
+                    f"({tensor.shape[dim]}).")
     index = start.reshape(()).long() + torch.arange(0, size, step, device=tensor.device)
     return tensor.index_select(dim, index)
 
@@ -130,7 +140,9 @@ def dynamic_update(input: torch.Tensor, src: torch.Tensor, dim: int, start: torc
     if input.dim() != src.dim():
         raise Error(f"input and src tensors must have same dimensionality. ({input.dim()}) vs "
                     f"({src.dim()})")
-    if input.dtype != src.dtype:
-        raise Error(f"input and src tensor must have same dtype. ({input.dtype} vs {src.dtype})")
+    if ipu_dtype(input.dtype) != ipu_dtype(src.dtype):  # the types as the IPU holds them
+        raise Error(f"input and src tensor must have same dtype. ({ipu_dtype(input.dtype)} vs "
+                    f"{ipu_dtype(src.dtype)})")
+    src = src.to(input.dtype)  # int32 and int64 are one type on the IPU
     index = start.reshape(()).long() + torch.arange(size, device=input.device)
     return input.index_copy(dim, index, src)

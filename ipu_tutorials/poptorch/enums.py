@@ -76,3 +76,10 @@ class MatMulSerializationMode(enum.Enum):
     ReducingDim = "reducing_dim"  # split the shared dimension and sum the partial products
     OutputChannels = "output_channels"  # split the columns of the right-hand side
     Disabled = "none"
+
+
+class OverlapMode(enum.Enum):
+    """How far host I/O of one input or output runs ahead of (overlaps) the computation."""
+    NoOverlap = "no_overlap"  # copied when needed
+    OverlapAccumulationLoop = "overlap_accumulation_loop"  # the next micro-batch, on I/O tiles
+    OverlapDeviceIterationLoop = "overlap_device_iteration_loop"  # the next device iteration too

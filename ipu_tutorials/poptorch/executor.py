@@ -15,14 +15,16 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import environment
 from ..atomic_io import atomic_open
-from ..errors import Error
+from ..errors import Error, OfflineDeviceError
 from ..profiling import autoreport
-from . import _instances
+from . import _instances, overlapped_io
+from . import _lowering_rules as lowering_rules
 from . import _to_simulator as simulator
 from ._anchors import Anchors
 from ._device_optimizer import AttributeTracker, DeviceOptimizer
 from ._ipu_state import DeviceOptimizerState, IpuStateDict
 from ._loss_scaling import AutomaticLossScaling, scaling
+from ._host_types import detach_inputs, ipu_output_types
 from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
@@ -30,13 +32,14 @@ from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, b
 from ._input_signature import check_inputs
 from ._progress import compilation_bar
 from ._saved_file import read_saved
+from .blocks import module_repr
 from .compile_hooks import run_post_compile_hooks, run_pre_compile_hooks
 from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
-                          settle_reduction)
+                          check_updatable_buffers, settle_reduction, updatable_buffers)
 from .control_flow import training_graph
 from .enums import ConnectionType
 from .options import Options
-from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters
+from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters, PerfQueries
 
 
 def _wrapped_module(model) -> torch.nn.Module:
@@ -59,15 +62,7 @@ def _frozen_copy(options: Options | None, training: bool) -> Options:
     return copy
 
 
-def _detach_input(x):
-    if isinstance(x, torch.Tensor) and x.requires_grad:
-        warnings.warn("an input tensor has requires_grad=True: it is detached, because the "
-                      "backward pass does not flow into inputs", stacklevel=4)
-        return x.detach()
-    return x
-
-
-class PoplarExecutor:
+class PoplarExecutor(PerfQueries):
     """A model wrapped for the (simulated) IPU. Call it like the model, with whole-call batches."""
 
     def __init__(self, model: torch.nn.Module, options: Options | None, training: bool,
@@ -108,10 +103,13 @@ class PoplarExecutor:
         started = time.perf_counter()
         bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
+            check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
-            with training_graph(self._training):
+            with overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(), \
+                    training_graph(self._training):
                 graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
                                                       bar.update)
+            overlapped_io.check_settings(overlap, opts, self._training)
             check_buffers_kept(buffers, self._user_model)
         finally:
             bar.close()
@@ -141,9 +139,9 @@ class PoplarExecutor:
     # --- run -------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if self._options.connection_type == ConnectionType.Never:
-            raise Error("this model was compiled for an offline IPU (useOfflineIpuTarget / "
-                        "ConnectionType.Never): it can be compiled with model.compile(inputs) "
-                        "but not run")
+            raise OfflineDeviceError("Trying to run a model on an offline device (ConnectionType."
+                                     "Never, as useOfflineIpuTarget() sets): use model.compile("
+                                     "inputs) instead of model(inputs)")
         if self._plan is None:
             self.compile(*args, **kwargs)
         if any(p.is_meta for p in self._user_model.parameters()):
@@ -151,7 +149,7 @@ class PoplarExecutor:
                         "plans it, but running it needs real weights")
         if not self._attached:
             self.attachToDevice()
-        args, kwargs = tree_map(_detach_input, (args, kwargs))
+        args, kwargs = detach_inputs((args, kwargs), warn=self._record.calls == 0)
         self._check_batch(args, kwargs)
         check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()
@@ -163,7 +161,7 @@ class PoplarExecutor:
         if buffers is not None:
             check_buffers_kept(buffers, watched)
         self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
-        return result
+        return ipu_output_types(result)
 
     def _train(self, args: tuple, kwargs: dict):
         """One training call, with the module flags and optimizer values the device holds."""
@@ -201,6 +199,15 @@ class PoplarExecutor:
         self._require_compiled()
         self._weights.upload()
         self._replica_state.reset()
+
+    def copyNamedBuffersToDevice(self) -> None:
+        """Upload only the buffers named by opts.updatableNamedBuffers([...])."""
+        self._require_compiled()
+        names = updatable_buffers(self._options)
+        if names is None:
+            raise Error("No named buffers marked as updatable via updatableNamedBuffers option")
+        self._weights.upload_buffers(names)
+        self._replica_state.upload(names)
 
     def copyWeightsToHost(self) -> None:
         """Download the device weights into the host model (training models do this implicitly)."""
@@ -326,37 +333,10 @@ class PoplarExecutor:
             self.copyWeightsToDevice()
         return result
 
-    # --- performance queries (simulated time) ----------------------------------------------------
+    # --- performance queries (simulated time; the PopTorch-named ones are PerfQueries') ---------
     def _counters(self) -> PerfCounters:
         inputs = sum(isinstance(t, torch.Tensor) for t in tree_flatten(self._example)[0])
         return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count)
-
-    def getHostIpuLatency(self):
-        """(min, max, avg) simulated seconds to stream a call's inputs to the IPU."""
-        return self._counters().latency("host_to_ipu")
-
-    def getComputeLatency(self):
-        """(min, max, avg) simulated seconds the IPUs compute in a call."""
-        return self._counters().latency("compute")
-
-    def getIpuHostLatency(self):
-        return self._counters().latency("ipu_to_host")
-
-    def getLatency(self):
-        """(min, max, avg) simulated seconds of a whole call, inputs to outputs."""
-        return self._counters().latency("call")
-
-    def getPerfCounters(self) -> dict:
-        """Simulated timestamps (seconds) of the last call, as `[input index][iteration]` lists."""
-        return self._counters().perf_counters()
-
-    def cycleCount(self) -> int:
-        """Simulated IPU cycles of the last call (needs opts.logCycleCount(True))."""
-        return self._counters().cycle_count()
-
-    def compilationTime(self):
-        """Host wall-clock time the simulated compilation took, as a datetime.timedelta."""
-        return self._counters().compilation_time()
 
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
@@ -395,6 +375,5 @@ class PoplarExecutor:
         return Report.from_plan(self.plan, name, self._options.toDict())
 
     def __repr__(self) -> str:
-        kind = "trainingModel" if self._training else "inferenceModel"
-        state = "compiled" if self._plan else "not compiled"
-        return f"PoplarExecutor({kind}, {type(self._user_model).__name__}, {state})"
+        """The wrapped model's repr with its BeginBlock annotations, as PopTorch prints it."""
+        return module_repr(self._user_model)

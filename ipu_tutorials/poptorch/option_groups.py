@@ -30,6 +30,9 @@ class _OptionGroup:
                              f"its options are: {', '.join(sorted(values))}")
 
     def __setattr__(self, name, value):
+        if name == "__class__" and isinstance(value, type) and issubclass(value, type(self)):
+            object.__setattr__(self, name, value)  # popdist swaps a group for a subclass of it
+            return
         raise AttributeError(f"set options with their methods (for example "
                              f"opts.deviceIterations(4)), not by assigning {name!r}")
 
@@ -211,7 +214,16 @@ class _TensorLocationOptions(_OptionGroup):
     """opts.TensorLocations: where activations, weights, optimizer state and accumulators live."""
 
     _defaults: dict = {}
-    _optional = frozenset(f"location_{kind}" for kind in TENSOR_KINDS)
+    _optional = frozenset({f"location_{kind}" for kind in TENSOR_KINDS} | {"numIOTiles"})
+
+    def numIOTiles(self, num_tiles: int):
+        """Tiles set aside for host I/O (overlapped I/O needs them); recorded, not simulated."""
+        if not isinstance(num_tiles, int) or isinstance(num_tiles, bool):
+            raise TypeError(f"numIOTiles() expects an int, got {num_tiles!r}")
+        # PopTorch checks with assert statements: the same AssertionError, kept under python -O
+        if not (32 <= num_tiles <= 192 and num_tiles % 2 == 0):
+            raise AssertionError("numIOTiles must be an even number between 32 and 192.")
+        return self._set("numIOTiles", num_tiles)
 
     def _set_location(self, kind: str, settings: TensorLocationSettings):
         if not isinstance(settings, TensorLocationSettings):

@@ -103,6 +103,10 @@ class Options(_OptionGroup):
         self._set("output_return_period", period)
         return self._set("output_mode", output_mode)
 
+    def defaultOutputMode(self) -> bool:
+        """Whether the output mode is still Default (a wrapped model resolves it)."""
+        return self.output_mode == OutputMode.Default
+
     # --- placement ------------------------------------------------------------------------
     def setExecutionStrategy(self, strategy) -> "Options":
         if not isinstance(strategy, ExecutionStrategy):
@@ -125,7 +129,9 @@ class Options(_OptionGroup):
     def autoRoundNumIPUs(self, auto_round: bool) -> "Options":
         return self._set("auto_round_num_ipus", check_bool("autoRoundNumIPUs()", auto_round))
 
-    def setAvailableMemoryProportion(self, proportions: dict) -> "Options":
+    def setAvailableMemoryProportion(self, available_memory_proportion: dict) -> "Options":
+        # the parameter's name is PopTorch's: code may pass it by keyword
+        proportions = available_memory_proportion
         if not isinstance(proportions, dict):
             raise TypeError("setAvailableMemoryProportion() expects a dict such as {\"IPU0\": 0.5}")
         for key, value in proportions.items():
@@ -197,6 +203,14 @@ class Options(_OptionGroup):
         """Report optimizer attributes added after compile as debug messages, not warnings."""
         return self._set("relax_optimizer_checks",
                          check_bool("relaxOptimizerAttributesChecks()", relax))
+
+    def updatableNamedBuffers(self, buffers: list[str]) -> "Options":
+        """The buffers copyNamedBuffersToDevice() uploads: a subset instead of every weight."""
+        if isinstance(buffers, str) or not all(isinstance(b, str) for b in buffers):
+            raise TypeError(f"updatableNamedBuffers() expects a list of buffer names, "
+                            f"got {buffers!r}")
+        self._Popart.set("updatableNamedBuffers", list(buffers))
+        return self
 
     def anchorTensor(self, short_name: str, long_name: str, output_mode=None,
                      output_return_period: int = 1) -> "Options":

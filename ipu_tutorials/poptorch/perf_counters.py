@@ -81,3 +81,38 @@ class PerfCounters:
     def compilation_time(self) -> datetime.timedelta:
         self._require_compiled()
         return datetime.timedelta(seconds=self.record.compile_seconds)
+
+
+class PerfQueries:
+    """PoplarExecutor's PopTorch-named performance queries; the executor supplies _counters()."""
+
+    def _counters(self) -> PerfCounters:
+        raise NotImplementedError
+
+    def getHostIpuLatency(self):
+        """(min, max, avg) simulated seconds to stream a call's inputs to the IPU."""
+        return self._counters().latency("host_to_ipu")
+
+    def getComputeLatency(self):
+        """(min, max, avg) simulated seconds the IPUs compute in a call."""
+        return self._counters().latency("compute")
+
+    def getIpuHostLatency(self):
+        """(min, max, avg) simulated seconds to stream a call's outputs back to the host."""
+        return self._counters().latency("ipu_to_host")
+
+    def getLatency(self):
+        """(min, max, avg) simulated seconds of a whole call, inputs to outputs."""
+        return self._counters().latency("call")
+
+    def getPerfCounters(self) -> dict:
+        """Simulated timestamps (seconds) of the last call, as `[input index][iteration]` lists."""
+        return self._counters().perf_counters()
+
+    def cycleCount(self) -> int:
+        """Simulated IPU cycles of the last call (needs opts.logCycleCount(True))."""
+        return self._counters().cycle_count()
+
+    def compilationTime(self):
+        """Host wall-clock time the simulated compilation took, as a datetime.timedelta."""
+        return self._counters().compilation_time()

@@ -58,7 +58,8 @@ def verify_blocks(graph: Graph) -> None:
     if graph.outside_blocks:
         shown = "; ".join(f"{op.name} in {op.module or 'the top-level forward'}"
                           for op in graph.outside_blocks[:3])
-        raise Error(f"{len(graph.outside_blocks)} op(s) ran outside every poptorch.Block ({shown}). "
+        raise Error(f"No active Block, all the ops must belong to a Block: "  # PopTorch's words
+                    f"{len(graph.outside_blocks)} op(s) ran outside every poptorch.Block ({shown}). "
                     f"Once a model uses blocks, every op must belong to one: move the code inside a "
                     f"`with poptorch.Block(...)` scope, or start the block with "
                     f"poptorch.BeginBlock, whose block lasts until the next one begins.")

@@ -58,6 +58,13 @@ class ReplicaState:
         self.copies = [{n: m._buffers[k].detach().clone() for n, (m, k) in slots.items()}
                        for _ in range(self.replicas - 1)]
 
+    def upload(self, names: list[str]) -> None:
+        """Give every replica the module's current values of these buffers (a host upload)."""
+        values = dict(self.model.named_buffers())
+        for own in self.copies:
+            for name in names:
+                own[name] = values[name].detach().clone()
+
     def forward(self, replica: int, run):
         if not self.checked:
             return self._first_forward(run)

@@ -215,6 +215,8 @@ def _reduce_and_update(optimizer, params: list, gradients: "_Gradients", spec: R
 
 
 def _backward(loss: torch.Tensor) -> None:
+    if not loss.requires_grad:
+        return  # no trainable weight feeds the loss (frozen or eval-only layers): no gradient
     if loss.dim() == 0:
         loss.backward()
     else:  # identity_loss(..., reduction="none"): a gradient of ones

@@ -6,12 +6,9 @@ Loaded by run_optimum_suite.py with `-p optimum_alias`; the aliases are the same
 """
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-
 import pytest
+
+import import_alias
 
 ALIASES = {"optimum.graphcore": "ipu_tutorials.optimum.graphcore", "poptorch": "ipu_tutorials.poptorch"}
 
@@ -21,28 +18,6 @@ TEST_SKIPS = {
     ("test_trainer.py", "IPUTrainerIntegrationWithHubTester"):
         NETWORK + " (pushes to the staging Hub with a user token)",
 }
-
-
-def _target(fullname: str) -> str | None:
-    for alias, target in ALIASES.items():
-        if fullname == alias or fullname.startswith(alias + "."):
-            return target + fullname[len(alias):]
-    return None
-
-
-class AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds `alias.x` by importing `target.x` and handing back that very module."""
-
-    def find_spec(self, fullname, path, target=None):
-        if _target(fullname) is None:
-            return None
-        return importlib.util.spec_from_loader(fullname, self, is_package=True)
-
-    def create_module(self, spec):
-        return importlib.import_module(_target(spec.name))
-
-    def exec_module(self, module):
-        """Nothing to run: the target module has run already."""
 
 
 class _RemovedFromHub:
@@ -62,8 +37,7 @@ def _patch_removed_hub_names() -> None:
 
 
 def install() -> None:
-    if not any(isinstance(f, AliasFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, AliasFinder())
+    import_alias.install(ALIASES)
     _patch_removed_hub_names()
 
 

@@ -6,15 +6,12 @@ peer_table.py into skip / xfail marks, and writes one JSON line per test to $PEE
 """
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
 import json
 import os
-import sys
 
 import pytest
 
+import import_alias
 import peer_table
 
 # alias -> the module that answers for it (a prefix match: "poptorch.optim" -> "...poptorch.optim")
@@ -28,37 +25,8 @@ ALIASES = {
 }
 
 
-def _target(name: str) -> str | None:
-    for alias, real in ALIASES.items():
-        if name == alias or name.startswith(alias + "."):
-            return real + name[len(alias):]
-    return None
-
-
-class AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers `import poptorch...` with the project's module object itself (not a copy)."""
-
-    def __init__(self):
-        self.own_specs = {}
-
-    def find_spec(self, name, path=None, target=None):
-        if _target(name) is None:
-            return None
-        return importlib.util.spec_from_loader(name, self)
-
-    def create_module(self, spec):
-        module = importlib.import_module(_target(spec.name))
-        self.own_specs[spec.name] = module.__spec__
-        return module
-
-    def exec_module(self, module):
-        # importlib stamped the alias spec on the module; give it its own back
-        module.__spec__ = self.own_specs.pop(module.__spec__.name, module.__spec__)
-
-
 def install_aliases() -> None:
-    if not any(isinstance(f, AliasFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, AliasFinder())
+    import_alias.install(ALIASES)
     if os.environ.get("PEER_SUITE") == "lightning":
         import peer_lightning_ipu
         peer_lightning_ipu.install()

@@ -1,11 +1,12 @@
 """Stands in for poptorch.poptorch_core, PopTorch's C++ extension, when its suite runs here.
 
-Only `Error` has a meaning without the Poplar SDK; anything else raises an error that names it.
+Only `Error` and `isCompilingWithDispatcher` have a meaning without the Poplar SDK; anything
+else raises an error that names it.
 """
-from ipu_tutorials.poptorch import Error
-
-
 import enum
+
+from ipu_tutorials.poptorch import Error
+from ipu_tutorials.simulator import tracing
 
 
 class TestErrorType(enum.Enum):
@@ -15,6 +16,11 @@ class TestErrorType(enum.Enum):
     PoplarRecoverableFullReset = 0
     PoplarLinkError = 1
     PoplarUnrecoverable = 2
+
+
+def isCompilingWithDispatcher() -> bool:
+    """Whether a compile is under way: PopTorch's tests check that a failed compile ends it."""
+    return tracing.STATE.capture is not None
 
 
 class SdkOnly(RuntimeError):
@@ -27,4 +33,4 @@ def __getattr__(name: str):
     raise SdkOnly(f"poptorch_core.{name} is part of PopTorch's C++ extension (needs the Poplar SDK)")
 
 
-__all__ = ["Error", "SdkOnly", "TestErrorType"]
+__all__ = ["Error", "SdkOnly", "TestErrorType", "isCompilingWithDispatcher"]

@@ -215,3 +215,25 @@ class _FirstBlock(nn.Module):
     def forward(self, x):
         poptorch.Block.start("first", ipu_id=0)
         return self.inner(x)
+
+
+def test_module_repr_without_blocks_is_torchs_repr():
+    model = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 1)))
+    assert poptorch.module_repr(model) == repr(model)
+
+
+def test_module_repr_writes_each_block_before_the_module_it_begins():
+    model = linear_stack(2)
+    poptorch.BeginBlock(model[1], "B1", ipu_id=1)
+    assert poptorch.module_repr(model) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=4, out_features=4, bias=True)\n"
+        "  (1): BeginBlock(user_id='B1', ipu_id=1) Linear(in_features=4, out_features=4, bias=True)\n"
+        ")")
+
+
+def test_a_wrapped_models_repr_shows_its_blocks():
+    model = linear_stack(2)
+    poptorch.BeginBlock(model[1], ipu_id=1)
+    assert repr(poptorch.inferenceModel(model)) == poptorch.module_repr(model)
+    assert "(1): BeginBlock(user_id=None, ipu_id=1) Linear(" in poptorch.module_repr(model)

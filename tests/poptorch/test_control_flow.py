@@ -114,7 +114,7 @@ def test_cond_is_inference_only():
 
 
 def test_dynamic_slice_and_update_equal_plain_indexing():
-    x = torch.arange(12.0).reshape(3, 4)
+    x = torch.arange(18.0).reshape(3, 6)
     start = torch.tensor([1])
     assert torch.equal(poptorch.dynamic_slice(x, 1, start, 2, 1), x[:, 1:3])
     assert torch.equal(poptorch.dynamic_slice(x, 1, start, 3, 2), x[:, 1:4:2])
@@ -127,3 +127,27 @@ def test_dynamic_slice_and_update_equal_plain_indexing():
         poptorch.dynamic_slice(x, 1, 1, 2, 1)
     with pytest.raises(Error, match=r"input and src tensor must have same dtype"):
         poptorch.dynamic_update(x, src.half(), 1, start, 2)
+
+
+@pytest.mark.parametrize("size, step, message", [
+    (0, 1, r"^The start and end of a slice must be different\.$"),
+    (-2, 1, r"^Taking a slice of a tensor with the end less than the start is not supported\.$"),
+    (2, 0, r"^Slicing step must be at least 1$"),
+    (4, 1, r"^The size of the slice \(4\) must be a factor of the slicing dimension \(6\)\.$"),
+])
+def test_dynamic_slice_refuses_what_poptorch_cannot_lower(size, step, message):
+    x, start = torch.zeros(3, 6), torch.tensor([1])
+    with pytest.raises(Error, match=message):
+        poptorch.dynamic_slice(x, 1, start, size, step)
+    if step == 1 and size <= 0:  # the size rules hold for dynamic_update too
+        with pytest.raises(Error, match=message):
+            poptorch.dynamic_update(x, torch.zeros(3, 1), 1, start, size)
+
+
+def test_dynamic_update_compares_the_types_the_ipu_holds():
+    x, start = torch.zeros(6, dtype=torch.int32), torch.tensor([2])
+    out = poptorch.dynamic_update(x, torch.tensor([7, 8]), 0, start, 2)  # int64 src: int32 there
+    assert out.dtype == torch.int32 and out.tolist() == [0, 0, 7, 8, 0, 0]
+    with pytest.raises(Error, match=r"^input and src tensor must have same dtype\. "
+                       r"\(torch\.float32 vs torch\.int32\)$"):
+        poptorch.dynamic_update(torch.zeros(6), torch.tensor([7, 8]), 0, start, 2)

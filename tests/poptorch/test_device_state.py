@@ -26,3 +26,15 @@ def test_inference_weights_are_uploaded_when_compiling(options):
     with torch.no_grad():
         net.weight.add_(1.0)  # trained on the CPU after compiling
     torch.testing.assert_close(model(x), compiled_with)
+
+
+def test_uploading_named_buffers_changes_only_those_on_the_device_copy():
+    from ipu_tutorials.poptorch._device_state import DeviceWeights
+
+    host = nn.BatchNorm1d(2)
+    weights = DeviceWeights(host, keep_copy=True)
+    host.running_mean.fill_(3.0)
+    host.running_var.fill_(5.0)
+    weights.upload_buffers(["running_mean"])
+    assert torch.equal(weights.copy.running_mean, torch.full((2,), 3.0))
+    assert torch.equal(weights.copy.running_var, torch.ones(2))

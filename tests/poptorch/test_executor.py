@@ -265,7 +265,11 @@ def test_offline_target_compiles_but_does_not_run(options):
     model = poptorch.inferenceModel(nn.Linear(5, 3), options().useOfflineIpuTarget(21))
     model.compile(torch.randn(2, 5))
     assert model.plan.config.system.ipu.name == "Bow"
-    with pytest.raises(poptorch.Error, match="offline IPU"):
+    with pytest.raises(poptorch.Error, match=r"^Trying to run a model on an offline device "
+                       r"\(ConnectionType\.Never, as useOfflineIpuTarget\(\) sets\): use "
+                       r"model\.compile\(inputs\) instead of model\(inputs\)$"):
+        model(torch.randn(2, 5))
+    with pytest.raises(AssertionError):  # PopTorch's type, which code written for it catches
         model(torch.randn(2, 5))
 
 
@@ -874,12 +878,16 @@ def test_a_forward_that_returns_nothing_gives_none():  # test_no_inputs_no_outpu
     assert poptorch.inferenceModel(Silent())(torch.ones(1)) is None
 
 
-def test_inputs_with_requires_grad_are_detached_with_a_warning():
+def test_inputs_with_requires_grad_are_detached_with_poptorchs_warning_when_compiling(caplog):
     net = nn.Linear(2, 1)
     x = torch.ones(1, 2, requires_grad=True)
-    with pytest.warns(UserWarning, match="requires_grad=True"):
-        out = poptorch.inferenceModel(net)(x)
+    model = poptorch.inferenceModel(net)
+    with caplog.at_level("WARNING", logger="poptorch"):
+        out = model(x)
+        model(x)
     assert not out.requires_grad
+    assert caplog.messages == ["Input tensor has requires_grad=True set. This tensor will be "
+                               "detached because backward pass via inputs is not supported."]
 
 
 def test_destroy_then_call_recompiles_for_the_new_batch():  # inputs_test::test_shape_change
@@ -986,3 +994,40 @@ def test_replicated_inference_of_a_model_built_in_inference_mode():
         assert torch.allclose(out, net(torch.ones(2, 2)))
         with pytest.raises(poptorch.Error, match="does not support broadcasting buffers.*count"):
             poptorch.inferenceModel(counter, opts)()
+
+
+class TwoBuffers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("a", torch.ones(1))
+        self.register_buffer("b", torch.ones(1))
+
+    def forward(self, x):
+        return x + self.a + 10 * self.b
+
+
+def test_copy_named_buffers_uploads_only_the_buffers_named():
+    host = TwoBuffers()
+    model = poptorch.inferenceModel(host, poptorch.Options().updatableNamedBuffers(["a"]))
+    x = torch.zeros(2)
+    assert torch.equal(model(x), torch.full((2,), 11.0))
+    host.a.fill_(2.0)
+    host.b.fill_(2.0)
+    model.copyNamedBuffersToDevice()
+    assert torch.equal(model(x), torch.full((2,), 12.0))  # b stays 1 on the device
+    model.copyWeightsToDevice()
+    assert torch.equal(model(x), host(x))
+
+
+def test_copy_named_buffers_needs_the_option():
+    model = poptorch.inferenceModel(TwoBuffers())
+    model(torch.zeros(2))
+    with pytest.raises(poptorch.Error, match=r"^No named buffers marked as updatable via "
+                       r"updatableNamedBuffers option$"):
+        model.copyNamedBuffersToDevice()
+
+
+def test_copy_named_buffers_needs_a_compiled_model():
+    model = poptorch.inferenceModel(TwoBuffers(), poptorch.Options().updatableNamedBuffers(["a"]))
+    with pytest.raises(poptorch.Error, match="compile"):
+        model.copyNamedBuffersToDevice()

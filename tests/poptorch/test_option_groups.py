@@ -56,3 +56,16 @@ def test_options_are_set_by_methods_not_assignment_and_unknown_names_list_the_va
 def test_plain_values_for_json():
     assert _plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) == \
         {"a": "float16", "b": "All", "c": [1]}
+
+
+def test_a_group_may_become_a_subclass_of_itself_and_nothing_else():
+    from ipu_tutorials.poptorch.option_groups import _DistributedOptions
+
+    class Wrapped(_DistributedOptions):  # what popdist does to opts.Distributed
+        pass
+
+    opts = poptorch.Options()
+    opts.Distributed.__class__ = Wrapped
+    assert isinstance(opts.Distributed, Wrapped) and opts.Distributed.num_distributed_processes == 1
+    with pytest.raises(AttributeError, match=r"set options with their methods"):
+        opts.Training.__class__ = Wrapped

@@ -628,3 +628,25 @@ def test_relax_optimizer_attributes_checks_is_off_by_default_and_takes_a_bool():
     assert opts.relaxOptimizerAttributesChecks(False).relax_optimizer_checks is False
     with pytest.raises(TypeError, match=r"relaxOptimizerAttributesChecks\(\) expects True or False"):
         opts.relaxOptimizerAttributesChecks("yes")
+
+
+def test_available_memory_proportion_takes_poptorchs_keyword():
+    opts = poptorch.Options().setAvailableMemoryProportion(available_memory_proportion={"IPU0": 0.3})
+    assert opts.available_memory_proportion == {"IPU0": 0.3}
+
+
+def test_updatable_named_buffers_are_recorded_and_must_be_names():
+    opts = poptorch.Options().updatableNamedBuffers(["bn.running_mean"])
+    assert opts._Popart.updatableNamedBuffers == ["bn.running_mean"]
+    with pytest.raises(TypeError, match=r"updatableNamedBuffers\(\) expects a list of buffer "
+                       r"names, got 'bn.running_mean'"):
+        poptorch.Options().updatableNamedBuffers("bn.running_mean")
+
+
+def test_default_output_mode_is_resolved_by_each_wrapped_model():
+    opts = poptorch.Options()
+    model = torch.nn.Linear(2, 2)
+    assert opts.defaultOutputMode()
+    assert poptorch.inferenceModel(model, opts).options.output_mode == poptorch.OutputMode.All
+    assert opts.defaultOutputMode()  # the caller's options are left as they were
+    assert not poptorch.Options().outputMode(poptorch.OutputMode.Sum).defaultOutputMode()

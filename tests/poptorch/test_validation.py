@@ -1,5 +1,6 @@
 """Checks made once when a model is wrapped: options that fit together, a usable optimizer."""
 import pytest
+import torch
 import torch.nn as nn
 
 from ipu_tutorials import poptorch
@@ -35,3 +36,12 @@ def test_input_grouping_must_still_divide_the_replication_factor_when_wrapping()
     with pytest.raises(poptorch.Error, match=r"group size \(2\) must divide the replication "
                                              r"factor \(1\)"):
         poptorch.inferenceModel(nn.Linear(2, 2), opts)
+
+
+def test_updatable_named_buffers_must_name_buffers_of_the_model():
+    model = nn.BatchNorm1d(2)
+    opts = poptorch.Options().updatableNamedBuffers(["running_mean", "no_such_buffer"])
+    with pytest.raises(poptorch.Error, match=r"updatableNamedBuffers: 'no_such_buffer' is not a "
+                       r"buffer of the model; its buffers are: running_mean, running_var, "
+                       r"num_batches_tracked"):
+        poptorch.inferenceModel(model, opts).compile(torch.ones(3, 2))

@@ -43,3 +43,12 @@ def test_one_replica_needs_no_rule():
     model = Counter()
     state = ReplicaState(model, replicas=1, broadcast=True)
     assert [state.forward(0, model).item() for _ in range(2)] == [1, 2]
+
+
+def test_an_upload_of_named_buffers_reaches_every_replica():
+    model = Counter()
+    state = ReplicaState(model, replicas=3, broadcast=False)
+    model.count.fill_(7.0)
+    state.upload(["count"])
+    assert [own["count"].item() for own in state.copies] == [7.0, 7.0]
+    assert state.copies[0]["count"] is not state.copies[1]["count"]

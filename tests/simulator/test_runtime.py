@@ -1,4 +1,6 @@
 """The runtime: gradient accumulation, reductions and output modes, checked against PyTorch."""
+import copy
+
 import pytest
 import torch
 import torch.nn as nn
@@ -58,3 +60,27 @@ class _WithLoss(nn.Module):
     def forward(self, x, y):
         out = self.model(x)
         return out, nn.functional.mse_loss(out, y)
+
+
+def test_a_loss_no_trainable_weight_feeds_trains_without_a_gradient():
+    # was wrong: backward() failed when every weight was frozen (fine-tuning nothing, eval layers)
+    class Frozen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(3)
+            self.bn.requires_grad_(False)
+            self.bn.eval()
+
+        def forward(self, x, target):
+            y = self.bn(x)
+            return y, nn.functional.mse_loss(y, target)
+
+    torch.manual_seed(0)
+    model, x, target = Frozen(), torch.randn(4, 3), torch.randn(4, 3)
+    expected_out, expected_loss = model(x, target)
+    weights = copy.deepcopy(model.state_dict())
+    out, loss = poptorch.trainingModel(model)(x, target)
+    torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(loss, expected_loss, rtol=1e-5, atol=1e-5)
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, weights[name]), name
