@@ -16,6 +16,7 @@ import warnings
 
 import torch
 
+from . import _ipu_state as ipu_state
 from . import optim
 
 logger = logging.getLogger("poptorch")
@@ -72,11 +73,10 @@ def _hyperparameters(optimizer) -> list[dict]:
 
 
 def _is_variable(optimizer, name: str, value) -> bool:
-    if name == "lr":
-        return True
-    attrs = getattr(optimizer, "variable_attrs", None)
-    if attrs is not None:
-        return not attrs.isConstant(name)
+    """Whether the device holds `name` as a variable: poptorch.optim's rule (_ipu_state), or for
+    torch.optim a value off its default."""
+    if name == "lr" or hasattr(optimizer, "variable_attrs"):
+        return ipu_state.is_variable(optimizer, name)
     default = _defaults(optimizer_kind(optimizer)).get(name, inspect.Parameter.empty)
     return default is inspect.Parameter.empty or value != default
 

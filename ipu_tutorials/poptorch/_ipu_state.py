@@ -48,6 +48,7 @@ def family(optimizer) -> str:
 
 
 def is_variable(optimizer, attr: str) -> bool:
+    """A poptorch.optim hyperparameter the device can change without recompiling (lr always)."""
     return attr == "lr" or not optimizer.variable_attrs.isConstant(attr)
 
 
@@ -139,11 +140,14 @@ def write_state_tensors(optimizer, names: dict, tensors: dict, accumulation: int
     """
     velocity = family(optimizer) == "SGD" and sgd_has_velocity(optimizer, accumulation)
     for group in optimizer.param_groups:
+        # only what the optimizer holds: SGD1's accumulator under gradient accumulation with no
+        # momentum would otherwise become a velocity the next update applies
+        held = optimizer._group_state_tensors(group)
         for p in group["params"]:
             state = optimizer.state[p]
             for ours, prefix in _state_names(optimizer, group, velocity).items():
                 value = tensors.get(f"{prefix}___{names[p]}")
-                if value is not None:
+                if value is not None and ours in held:
                     state[ours] = value.detach().to(optimizer._state_type(ours)).clone()
                     if family(optimizer) == "SGD":
                         state["step"] = max(int(state.get("step", 0)), 1)

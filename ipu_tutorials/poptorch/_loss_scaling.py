@@ -3,13 +3,15 @@
 PopART (graphcore/popart: transforms/automaticlossscaling.hpp, popx/op/lossscaleupdatex.cpp,
 sessionoptions.hpp) keeps a `lossScaleUpdateFactor` (an optimizer state tensor, starting at 1).
 Each step's loss scale is `finalLossScale` = loss_scaling x factor, taken before the factor
-changes. After the step, the float16 gradients are counted in two bins, below and above
-binEdgeLocation (1/16) x 65504; when the upper count exceeds thresholdUpperCountProportion
-(1e-7) of the total, the factor halves, otherwise it doubles. With float16 weights the final
-loss scale is clipped to 32768, the largest power of two that fits in float16.
+changes. After the step, the gradients are counted in two bins, below and above
+binEdgeLocation (1/16) of their type's range (transforms/automaticlossscaling.cpp, getLevels:
+65535 for float16, the largest uint16 rather than the largest float16, and FLT_MAX for float32);
+when the upper count exceeds thresholdUpperCountProportion (1e-7) of the total, the factor
+halves, otherwise it doubles. With float16 weights the final loss scale is clipped to 32768, the
+largest power of two that fits in float16.
 
-The simulator counts the weights' accumulated float16 gradients (PopART counts the gradients of
-chosen ops, micro-batch by micro-batch); docs/differences.md lists it.
+The simulator counts the weights' accumulated gradients (PopART counts the gradients of chosen
+ops, micro-batch by micro-batch); docs/differences.md lists it.
 """
 from __future__ import annotations
 
@@ -17,9 +19,15 @@ import contextlib
 
 import torch
 
-BIN_EDGE = 65504.0 * 0.0625  # binEdgeLocation x the largest float16
+BIN_EDGE_LOCATION = 0.0625  # binEdgeLocation
 THRESHOLD = 1e-7  # thresholdUpperCountProportion
 FLOAT16_CLIP = 32768.0
+
+
+def bin_edge(dtype: torch.dtype) -> float:
+    """The histogram's one bin edge for gradients of this type (PopART's getLevels)."""
+    top = 65535.0 if dtype == torch.float16 else torch.finfo(dtype).max
+    return top * BIN_EDGE_LOCATION
 
 
 class AutomaticLossScaling:
@@ -36,13 +44,12 @@ class AutomaticLossScaling:
         return min(scale, FLOAT16_CLIP) if self.float16 else scale
 
     def observe(self, grads: dict, loss_scaling: float) -> float:
-        """Count one step's float16 gradients ({weight: loss-scaled gradient}) and change the
-        factor; returns the next step's loss scale."""
+        """Count one step's gradients ({weight: loss-scaled gradient}) and change the factor;
+        returns the next step's loss scale."""
         self.final_loss_scale = self.step_scale(loss_scaling)
-        # a float16 weight's gradient is float16 in the backward pass, whatever the accumulator
-        half = [g for p, g in grads.items() if p.dtype == torch.float16]
-        upper = sum(int((g.float().abs() > BIN_EDGE).sum()) for g in half)
-        lower = sum(g.numel() for g in half) - upper
+        # a weight's gradient has the weight's type in the backward pass, whatever the accumulator
+        upper = sum(int((g.double().abs() > bin_edge(p.dtype)).sum()) for p, g in grads.items())
+        lower = sum(g.numel() for g in grads.values()) - upper
         self.factor *= 0.5 if upper > THRESHOLD / (1 - THRESHOLD) * lower else 2.0
         if self.float16 and loss_scaling * self.factor > FLOAT16_CLIP:
             self.factor = FLOAT16_CLIP / loss_scaling

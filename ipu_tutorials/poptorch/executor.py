@@ -126,15 +126,25 @@ class PoplarExecutor(PerfQueries):
             self._user_model if self._training else self._weights.copy,
             opts.replication_factor, opts.broadcast_buffers)
         self._modes = {m: m.training for m in self._user_model.modules()}
-        self._loss_scaling = AutomaticLossScaling.for_model(opts, self._optimizer)
-        if isinstance(self._optimizer, IpuStateDict) and self._attached:  # never when offline
-            self._optimizer_state = DeviceOptimizerState(self._user_model, spec, self._loss_scaling)
-            self._optimizer_state.use(self._optimizer)
+        self._optimizer_state = self._loss_scaling = None  # a new executable starts afresh
+        self._follow_optimizer_state()
         log_compiled(plan, type(self._user_model).__name__, self._training, opts.anchored_tensors,
                      opts.output_mode)
         name = opts.model_name or ("training" if self._training else "inference")
         autoreport.write_if_enabled(opts.profile_dir, env.engine_options, name, self.report)
         run_post_compile_hooks()
+
+    def _follow_optimizer_state(self) -> None:
+        """PopTorch's ipu_state and automatic loss scaling follow the first poptorch.optim
+        optimizer the model is given, at compile or by setOptimizer (never offline)."""
+        if self._loss_scaling is None:
+            self._loss_scaling = AutomaticLossScaling.for_model(self._options, self._optimizer)
+        if self._optimizer_state is None and isinstance(self._optimizer, IpuStateDict) \
+                and self._attached:
+            self._optimizer_state = DeviceOptimizerState(self._user_model, self._spec,
+                                                         self._loss_scaling)
+        if self._optimizer_state is not None:
+            self._optimizer_state.use(self._optimizer)
 
     # --- run -------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -255,8 +265,7 @@ class PoplarExecutor(PerfQueries):
         self._optimizer, self._device_optimizer = optimizer, device
         if self._plan is not None:  # its state and update cost may differ: plan again
             self._attributes.check(optimizer)
-            if self._optimizer_state is not None:
-                self._optimizer_state.use(optimizer)
+            self._follow_optimizer_state()
             self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
 
     # --- tensors, state and files ----------------------------------------------------------------

@@ -129,6 +129,7 @@ def test_a_state_dict_loaded_before_wrapping_reaches_the_device():
     model, optimizer, training = wrapped(poptorch.optim.Adam, lr=0.01)
     training(X)
     saved = copy.deepcopy(optimizer.state_dict())
+    saved["state"] = {}  # as in a PopTorch checkpoint: the state lives in ipu_state only
     training.destroy()
     fresh = poptorch.optim.Adam(model.parameters(), lr=0.01)
     fresh.load_state_dict(saved)
@@ -156,3 +157,31 @@ def test_switching_to_torch_optims_twin_keeps_the_last_ipu_state_on_the_old_opti
     training(X)
     assert "ipu_state" not in twin.state_dict()  # torch's own format
     assert torch.equal(optimizer.state_dict()["ipu_state"]["Accl___lin.weight"], velocity)
+
+
+def test_a_poptorch_optimizer_given_by_set_optimizer_gets_its_ipu_state():
+    model, first, training = wrapped(torch.optim.Adam, lr=0.1)
+    training(X)
+    later = poptorch.optim.Adam(model.parameters(), lr=0.1)
+    training.setOptimizer(later)
+    training(X)
+    assert {"Accl1___lin.weight", "Accl2___lin.weight"} <= set(later.state_dict()["ipu_state"])
+
+
+def accumulated_sgd(reload: bool) -> torch.Tensor:
+    options = poptorch.Options()
+    options.Training.gradientAccumulation(2)
+    model, optimizer, training = wrapped(poptorch.optim.SGD, options, lr=0.1, dampening=0.5)
+    training(torch.ones(2, 3))
+    if reload:
+        state = optimizer.state_dict()
+        assert "Accl___lin.weight" in state["ipu_state"]  # PopART's SGD1 under accumulation
+        optimizer.load_state_dict(state)
+    training(torch.ones(2, 3))
+    return model.lin.weight.detach()
+
+
+def test_a_saved_accumulator_without_momentum_does_not_become_a_velocity():
+    # momentum 0: dampening never applies, before or after a save and load
+    torch.testing.assert_close(accumulated_sgd(reload=True), accumulated_sgd(reload=False),
+                               rtol=1e-5, atol=1e-5)

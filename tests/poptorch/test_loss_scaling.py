@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.poptorch._loss_scaling import BIN_EDGE, AutomaticLossScaling
+from ipu_tutorials.poptorch._loss_scaling import AutomaticLossScaling, bin_edge
 
 
 def half_grads(values):
@@ -12,10 +12,14 @@ def half_grads(values):
     return {weight: torch.tensor(values, dtype=torch.float16)}
 
 
+def test_the_bin_edge_is_a_sixteenth_of_the_types_range_as_popart_sets_it():
+    assert bin_edge(torch.float16) == 65535.0 / 16  # PopART takes uint16's maximum
+    assert bin_edge(torch.float32) == torch.finfo(torch.float32).max / 16
+
+
 def test_the_factor_doubles_while_no_float16_gradient_passes_the_bin_edge():
     scaler = AutomaticLossScaling(float16=True)
-    assert BIN_EDGE == 4094.0  # 65504 / 16
-    assert scaler.observe(half_grads([1.0, 4000.0]), loss_scaling=3.0) == 6.0
+    assert scaler.observe(half_grads([1.0, 4094.0]), loss_scaling=3.0) == 6.0
     assert scaler.final_loss_scale == 3.0 and scaler.factor == 2.0
 
 
@@ -33,10 +37,12 @@ def test_with_float16_weights_the_loss_scale_stops_at_32768():
     assert scaler.factor == pytest.approx(32768.0 / 1.5)
 
 
-def test_float32_gradients_are_not_counted():
+def test_float32_gradients_are_counted_against_float32s_edge():
     scaler = AutomaticLossScaling(float16=False)
-    weight = torch.nn.Parameter(torch.zeros(1))
-    assert scaler.observe({weight: torch.tensor([1e30])}, loss_scaling=1.0) == 2.0
+    weight = torch.nn.Parameter(torch.zeros(2))
+    assert scaler.observe({weight: torch.tensor([1e30, 1.0])}, loss_scaling=1.0) == 2.0
+    assert scaler.observe({weight: torch.tensor([3e37, 1.0])}, loss_scaling=1.0) == 1.0
+    assert scaler.observe({weight: torch.tensor([float("inf"), 1.0])}, loss_scaling=1.0) == 0.5
 
 
 class Model(torch.nn.Module):
@@ -93,6 +99,20 @@ def test_training_with_a_moving_scale_matches_torch():
         reference(x).backward()
         torch_optimizer.step()
     torch.testing.assert_close(model.lin.weight, reference.lin.weight, rtol=1e-5, atol=1e-5)
+
+
+def test_a_float32_model_stops_doubling_where_its_gradients_reach_the_edge():
+    torch.manual_seed(0)
+    model = Model()
+    optimizer = poptorch.optim.SGD(model.parameters(), lr=0.001)
+    training = poptorch.trainingModel(model, als_options(iterations=100), optimizer)
+    scales = []
+    for _ in range(3):  # 300 steps: doubling alone would pass float32's range after ~128
+        training(torch.randn(100, 4))
+        scales.append(training.getAnchoredTensor("ls").item())
+    assert scales[0] == 2.0 ** 99  # the hundredth step's: still doubling
+    assert all(2.0 ** 110 < s < torch.finfo(torch.float32).max for s in scales[1:])
+    assert torch.isfinite(model.lin.weight).all()
 
 
 def test_a_loaded_factor_reaches_the_device():
