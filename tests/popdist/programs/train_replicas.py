@@ -77,6 +77,11 @@ def main(out_dir: str, die_at: int | None, replicas: int, reduction: str) -> Non
         print(f"step {step} done", flush=True)
     torch.save(model.state_dict(), os.path.join(out_dir, f"weights-{index}.pt"))
     print("saved", flush=True)
+    if os.environ.get("OWN_INIT"):
+        # a program that set up torch.distributed tears it down, as torch asks: left to the
+        # interpreter's exit, gloo can abort (SIGABRT) when the other instance has already gone
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
