@@ -15,7 +15,8 @@ from torch.utils._pytree import tree_flatten
 from ..errors import Error
 
 # interpolate modes PopTorch has no lowering for, and the ATen op it names in its message
-_UNSUPPORTED_UPSAMPLE = {"linear": "aten::upsample_linear1d", "trilinear": "aten::upsample_trilinear3d"}
+_UNSUPPORTED_UPSAMPLE = {"linear": "aten::upsample_linear1d",
+                         "trilinear": "aten::upsample_trilinear3d"}
 
 
 def _one_hot(tensor, num_classes=-1):
@@ -57,8 +58,9 @@ def _getitem(tensor, index):
                                 "shape with torch.where(mask, x, 0) or x * mask instead")
 
 
-_RULES = {torch.Tensor.__getitem__: _getitem, torch.nn.functional.one_hot: _one_hot, torch.nn.functional.interpolate: _interpolate,
-          torch.bincount: _bincount, torch.Tensor.bincount: _bincount}
+_RULES = {torch.Tensor.__getitem__: _getitem, torch.nn.functional.one_hot: _one_hot,
+          torch.nn.functional.interpolate: _interpolate, torch.bincount: _bincount,
+          torch.Tensor.bincount: _bincount}
 
 
 class _Refusals(TorchFunctionMode):

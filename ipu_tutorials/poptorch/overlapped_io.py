@@ -15,11 +15,13 @@ from ._option_rules import resolved_output_mode
 from .enums import OutputMode, OverlapMode
 from .strategies import PipelinedExecution
 
-NOT_INPUT = "poptorch.set_overlap_for_input applied on a node which is not a tensor input to the model."
+NOT_INPUT = ("poptorch.set_overlap_for_input applied on a node which is not a tensor input to "
+             "the model.")
 NOT_OUTPUT = ("poptorch.set_overlap_for_output applied on a node which is not a tensor output "
               "to the model.")
 RETURNED_TWICE = ("poptorch.set_overlap_for_output cannot be used with a tensor that is returned "
-                  "twice. Please check all returned tensors including those nested in tuples/lists.")
+                  "twice. Please check all returned tensors including those nested in "
+                  "tuples/lists.")
 
 
 class _Watch:
@@ -31,7 +33,8 @@ class _Watch:
         self.overlapped = False  # a mark other than NoOverlap
 
     def before_forward(self, args, kwargs):
-        self.inputs = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        self.inputs = {id(t) for t in tree_flatten((args, kwargs))[0]
+                       if isinstance(t, torch.Tensor)}
         self.outputs = {}
 
     def after_forward(self, output):
