@@ -100,7 +100,6 @@ class PoplarExecutor(PerfQueries):
         opts, env = self._options, environment.read()
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
                                   args, kwargs, env)
-        started = time.perf_counter()
         bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
             check_updatable_buffers(opts, self._user_model)
@@ -113,7 +112,6 @@ class PoplarExecutor(PerfQueries):
             check_buffers_kept(buffers, self._user_model)
         finally:
             bar.close()
-        self._record.compile_seconds = time.perf_counter() - started
         self._spec, self._graph, self._plan = spec, graph, plan
         self._across_instances = _instances.prepare(opts, self._training, self._user_model,
                                                     spec.micro_batch, self._optimizer)
@@ -345,7 +343,8 @@ class PoplarExecutor(PerfQueries):
     # --- performance queries (simulated time; the PopTorch-named ones are PerfQueries') ---------
     def _counters(self) -> PerfCounters:
         inputs = sum(isinstance(t, torch.Tensor) for t in tree_flatten(self._example)[0])
-        return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count)
+        return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count,
+                            self._options.show_compilation_progress_bar)
 
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
