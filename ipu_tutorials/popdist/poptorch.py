@@ -24,13 +24,13 @@ class _Distributed(_option_groups._DistributedOptions):
     def disable(self):
         _refuse("Distributed.disable")
 
-    def setEnvVarNames(self, var_num_processes: str, var_process_id: str):
+    def setEnvVarNames(self, *args, **kwargs):
         _refuse("Distributed.setEnvVarNames")
 
-    def configureProcessId(self, process_id: int, num_processes: int):
+    def configureProcessId(self, *args, **kwargs):  # refused whatever it is given, as popdist does
         if self.__dict__.get("_popdist_set"):
             _refuse("Distributed.configureProcessId")
-        super().configureProcessId(process_id, num_processes)
+        super().configureProcessId(*args, **kwargs)
         object.__setattr__(self, "_popdist_set", True)
         return self
 
@@ -62,8 +62,8 @@ class Options(_poptorch.Options):
         if os.environ.get(ENV_UNDER_POPRUN):
             _instances.stop_on_sigterm()
 
-    def useIpuId(self, ipu_id: int):
+    def useIpuId(self, *args, **kwargs):
         _refuse("useIpuId")
 
-    def replicationFactor(self, replication_factor: int):
+    def replicationFactor(self, *args, **kwargs):
         _refuse("replicationFactor")

@@ -31,7 +31,7 @@ def test_the_setters_popdist_owns_are_refused_with_poptorchs_wording(instance_1_
                "replicationFactor": lambda: opts.replicationFactor(2),
                "Distributed.disable": opts.Distributed.disable,
                "Distributed.setEnvVarNames": lambda: opts.Distributed.setEnvVarNames("N", "I"),
-               "Distributed.configureProcessId": lambda: opts.Distributed.configureProcessId(0, 2)}
+               "Distributed.configureProcessId": lambda: opts.Distributed.configureProcessId(1)}
     for setter, call in refused.items():
         with pytest.raises(RuntimeError, match=rf"^Cannot call `{setter}` with "
                                                rf"popdist\.poptorch\.Options: poprun's"):
