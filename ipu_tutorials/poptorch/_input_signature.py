@@ -140,3 +140,18 @@ def _batch_hint(compiled: torch.Size, given: torch.Size) -> str:
         return (" Only the batch dimension changed: keep the batch size fixed (a "
                 "poptorch.DataLoader with drop_last=True does).")
     return ""
+
+
+def check_not_zero_sized(model: torch.nn.Module, args: tuple, kwargs: dict) -> None:
+    """PopTorch copies every input, weight and buffer to the IPU when it compiles, and refuses
+    an empty one (a dimension of 0), even where PyTorch would run the op.
+
+    Raises:
+        Error: the first empty tensor, with its shape.
+    """
+    tensors = [t for t in pytree.tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+    for tensor in [*tensors, *model.parameters(), *model.buffers()]:
+        if not torch.nn.parameter.is_lazy(tensor) and 0 in tensor.shape:
+            raise Error(f"Zero-sized tensors are unsupported (Got shape "
+                        f"[{', '.join(map(str, tensor.shape))}]). Give every input, weight and "
+                        f"buffer a size of at least 1 in each dimension.")

@@ -29,7 +29,7 @@ from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
-from ._input_signature import bind, check_inputs
+from ._input_signature import bind, check_inputs, check_not_zero_sized
 from ._progress import compilation_bar
 from ._saved_file import read_saved
 from .blocks import module_repr
@@ -96,6 +96,7 @@ class PoplarExecutor(PerfQueries):
             return
         run_pre_compile_hooks()
         bind(self._user_model, args, kwargs)  # PopTorch's parser refuses a missing input first
+        check_not_zero_sized(self._user_model, args, kwargs)
         if self._device_optimizer is not None:
             self._attributes.check(self._optimizer)
         opts, env = self._options, environment.read()

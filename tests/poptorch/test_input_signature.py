@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ipu_tutorials.errors import Error
-from ipu_tutorials.poptorch._input_signature import bind, check_inputs
+from ipu_tutorials.poptorch._input_signature import bind, check_inputs, check_not_zero_sized
 
 
 class Model(torch.nn.Module):
@@ -82,3 +82,14 @@ def test_an_optional_input_given_by_keyword_matches_its_default_when_compiled():
     with pytest.raises(Error, match=r"Type mismatch for y: expected <class 'NoneType'> but got "
                                     r"<class 'torch.Tensor'>"):
         check_inputs(Optional(), compiled, call(x, y=x))
+
+
+def test_an_empty_input_weight_or_buffer_is_refused_with_its_shape():
+    with pytest.raises(Error, match=r"^Zero-sized tensors are unsupported \(Got shape "
+                                    r"\[0, 2, 5\]\)\. Give every input"):
+        check_not_zero_sized(Model(), (torch.ones(3), [torch.ones(0, 2, 5)]), {})
+    with pytest.raises(Error, match=r"\(Got shape \[4, 0\]\)"):
+        with_empty_buffer = torch.nn.Module()
+        with_empty_buffer.register_buffer("empty", torch.ones(4, 0))
+        check_not_zero_sized(with_empty_buffer, (torch.ones(2, 3),), {})
+    check_not_zero_sized(torch.nn.BatchNorm1d(2), (torch.tensor(1.0),), {})  # scalars are fine
