@@ -6,10 +6,13 @@ The simulator runs every op with PyTorch, so these would run; PopTorch's compile
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 import torch
 from torch._subclasses.fake_tensor import DynamicOutputShapeException
+from torch._ops import OpOverload
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from ..errors import Error
@@ -64,16 +67,56 @@ _RULES = {torch.Tensor.__getitem__: _getitem, torch.nn.functional.one_hot: _one_
 
 
 class _Refusals(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.in_call = False  # inside a torch API call: a tensor made now is made by an op
+        self.host_made = weakref.WeakValueDictionary()  # id -> tensor, see _HostConstructors
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         rule = _RULES.get(func)
         if rule is not None:
             rule(*args, **kwargs)
-        return func(*args, **kwargs)
+        if self.host_made:
+            _refuse_host_tensors(self.host_made, (args, kwargs))
+        # aten ops come here too when a dispatch mode (the simulator's capture) runs them
+        saved, self.in_call = self.in_call, self.in_call or not isinstance(func, OpOverload)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.in_call = saved
+
+
+class _HostConstructors(TorchDispatchMode):
+    """Notes the tensors the legacy constructors make (torch.LongTensor([1, 0]),
+    torch.Tensor([...])). They are no torch function, so PopTorch's dispatcher never sees them
+    made and they stay on the CPU, while factories (torch.tensor, torch.ones) trace onto the IPU.
+    Torch functions do not see them either; only their aten.lift_fresh call shows them."""
+
+    def __init__(self, refusals: _Refusals):
+        super().__init__()
+        self.refusals = refusals
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is torch.ops.aten.lift_fresh.default and not self.refusals.in_call:
+            self.refusals.host_made[id(out)] = out
+        return out
+
+
+def _refuse_host_tensors(host_made: weakref.WeakValueDictionary, inputs) -> None:
+    for tensor in tree_flatten(inputs)[0]:
+        if isinstance(tensor, torch.Tensor) and host_made.get(id(tensor)) is tensor:
+            kind = tensor.type().removeprefix("torch.").removesuffix("Tensor")
+            raise Error(f"Expected an IPU tensor but got tensor(device={tensor.device}, shape="
+                        f"{list(tensor.shape)}, dtype={kind}). A legacy constructor such as "
+                        f"torch.{kind}Tensor(...) makes a CPU tensor that PopTorch does not "
+                        f"trace: make the constant with torch.tensor(..., dtype=...) instead")
 
 
 @contextlib.contextmanager
 def checking():
     """Refuse the calls PopTorch cannot lower while the model's forward pass is captured."""
-    with _Refusals():
+    refusals = _Refusals()
+    with refusals, _HostConstructors(refusals):
         yield

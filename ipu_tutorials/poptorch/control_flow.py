@@ -94,7 +94,15 @@ def cond(condition: torch.Tensor, then_body, then_inps: list, else_body, else_in
             raise Error(f"poptorch.cond: then_body returns {len(then_out)} tensors but else_body "
                         f"returns {len(else_out)}; both branches must return the same number")
         return then_out
-    return run(then_body, then_inps) if bool(condition) else run(else_body, else_inps)
+    return run(then_body, then_inps) if _device_condition(condition) else run(else_body, else_inps)
+
+
+def _device_condition(condition) -> bool:
+    """The condition's value for this run. The IPU tests it on the device at every run, so the
+    read is not one of forward's Python reads that tracing freezes (simulator/frozen_values.py):
+    torch-function modes, the frozen-value recorder among them, do not see it."""
+    with torch._C.DisableTorchFunction():
+        return bool(condition)
 
 
 def _check_dynamic(op: str, tensor, dim, start, size) -> None:

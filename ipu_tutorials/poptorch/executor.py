@@ -29,7 +29,7 @@ from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
 from ._device_state import (TRAINING_WRAPPERS, WEIGHT_VERSIONS, DeviceWeights, buffer_ids,
                             check_buffers_kept, in_modes)
-from ._input_signature import check_inputs
+from ._input_signature import bind, check_inputs, check_not_zero_sized
 from ._progress import compilation_bar
 from ._saved_file import read_saved
 from .blocks import module_repr
@@ -95,12 +95,13 @@ class PoplarExecutor(PerfQueries):
             warnings.warn("call to compile() ignored: the model is already compiled", stacklevel=2)
             return
         run_pre_compile_hooks()
+        bind(self._user_model, args, kwargs)  # PopTorch's parser refuses a missing input first
+        check_not_zero_sized(self._user_model, args, kwargs)
         if self._device_optimizer is not None:
             self._attributes.check(self._optimizer)
         opts, env = self._options, environment.read()
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
                                   args, kwargs, env)
-        started = time.perf_counter()
         bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
             check_updatable_buffers(opts, self._user_model)
@@ -113,7 +114,6 @@ class PoplarExecutor(PerfQueries):
             check_buffers_kept(buffers, self._user_model)
         finally:
             bar.close()
-        self._record.compile_seconds = time.perf_counter() - started
         self._spec, self._graph, self._plan = spec, graph, plan
         self._across_instances = _instances.prepare(opts, self._training, self._user_model,
                                                     spec.micro_batch, self._optimizer)
@@ -160,7 +160,6 @@ class PoplarExecutor(PerfQueries):
         if not self._attached:
             self.attachToDevice()
         args, kwargs = detach_inputs((args, kwargs), warn=self._record.calls == 0)
-        self._check_batch(args, kwargs)
         check_inputs(self._user_model, self._example, (args, kwargs))
         started = time.perf_counter()
         watched = self._user_model if self._training else self._weights.current()
@@ -189,15 +188,6 @@ class PoplarExecutor(PerfQueries):
             self._optimizer_state.after_run()
         WEIGHT_VERSIONS.mark_written(self._user_model.parameters())
         return result
-
-    def _check_batch(self, args: tuple, kwargs: dict) -> None:
-        spec = self._spec
-        micro, factor = simulator.micro_batch_of(spec, args, kwargs), spec.micro_batches_per_input
-        if micro != spec.micro_batch:
-            raise Error(f"this model was compiled for micro-batches of {spec.micro_batch} "
-                        f"({spec.micro_batch * factor} samples per call) but got "
-                        f"{micro * factor} samples; keep the batch size fixed (a "
-                        f"poptorch.DataLoader with drop_last=True does), or wrap the model again")
 
     # --- weights and device ---------------------------------------------------------------------
     def _require_compiled(self) -> None:
@@ -345,7 +335,8 @@ class PoplarExecutor(PerfQueries):
     # --- performance queries (simulated time; the PopTorch-named ones are PerfQueries') ---------
     def _counters(self) -> PerfCounters:
         inputs = sum(isinstance(t, torch.Tensor) for t in tree_flatten(self._example)[0])
-        return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count)
+        return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count,
+                            self._options.show_compilation_progress_bar)
 
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property

@@ -220,10 +220,16 @@ class MultiConv:
     def perConvReservedTiles(self, value):
         return self._record("perConvReservedTiles", value)
 
-    def planType(self, value: MultiConvPlanType):
-        if not isinstance(value, MultiConvPlanType):
-            raise TypeError(f"MultiConv.planType expects a poptorch.MultiConvPlanType, got {value!r}")
-        self.plan_type = value
+    def planType(self, value: MultiConvPlanType | None):
+        """The multi-convolution plan; None restores the default (Parallel), as in PopTorch.
+
+        Raises:
+            AssertionError: anything else, a string included (PopTorch's exception type).
+        """
+        if value is not None and not isinstance(value, MultiConvPlanType):
+            raise AssertionError(f"Invalid plan type {value!r}: MultiConv.planType expects a "
+                                 f"poptorch.MultiConvPlanType (or None for the default)")
+        self.plan_type = MultiConvPlanType.Parallel if value is None else value
         return self
 
     _open = 0  # MultiConv blocks being traced now: PopTorch refuses nesting them

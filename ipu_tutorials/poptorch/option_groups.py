@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 
 import torch
 
@@ -261,6 +262,16 @@ class _DistributedOptions(_OptionGroup):
                              f"num_processes, got {process_id} of {num_processes}")
         self._set("num_distributed_processes", num_processes)
         return self._set("distributed_process_id", process_id)
+
+    def disable(self):
+        """One process: forget the process id and count (environment or configureProcessId)."""
+        self._set("num_distributed_processes", 1)
+        return self._set("distributed_process_id", 0)
+
+    def setEnvVarNames(self, var_num_processes: str, var_process_id: str):
+        """Read the process count and id from these environment variables (absent: 1 and 0)."""
+        return self.configureProcessId(int(os.environ.get(var_process_id, "0")),
+                                       int(os.environ.get(var_num_processes, "1")))
 
     @property
     def processId(self) -> int:

@@ -17,7 +17,6 @@ class CallRecord:
     simulated_seconds: float = 0.0  # IPU time of every call so far
     last_call_start: float | None = None  # simulated time the last call began
     host_seconds: float = 0.0  # wall-clock time the host spent running calls
-    compile_seconds: float = 0.0  # wall-clock time of the (simulated) compilation
 
     def add_call(self, call_seconds: float, host_seconds: float) -> None:
         self.last_call_start = self.simulated_seconds
@@ -29,9 +28,11 @@ class CallRecord:
 class PerfCounters:
     """PopTorch's latency, perf-counter and cycle queries over one plan and its calls."""
 
-    def __init__(self, plan, record: CallRecord, num_inputs: int, log_cycle_count: bool):
+    def __init__(self, plan, record: CallRecord, num_inputs: int, log_cycle_count: bool,
+                 progress_bar: bool = True):
         self.plan, self.record = plan, record
         self.num_inputs, self.log_cycle_count = num_inputs, log_cycle_count
+        self.progress_bar = progress_bar  # PopTorch times the compilation with its progress bar
 
     def phases(self) -> tuple[float, float, float]:
         """(host to IPU, compute, IPU to host) seconds of one call: the host work before the
@@ -79,8 +80,13 @@ class PerfCounters:
         return self.plan.cycles_per_call
 
     def compilation_time(self) -> datetime.timedelta:
-        self._require_compiled()
-        return datetime.timedelta(seconds=self.record.compile_seconds)
+        """The simulated compile time (plan.compile_seconds), with PopTorch's two refusals."""
+        if self.plan is None:
+            raise Error("Please compile the model before obtaining compilation time.")
+        if not self.progress_bar:
+            raise Error("Please set showCompilationProgressBar option to obtain compilation "
+                        "time.")
+        return datetime.timedelta(seconds=self.plan.compile_seconds)
 
 
 class PerfQueries:
@@ -114,5 +120,6 @@ class PerfQueries:
         return self._counters().cycle_count()
 
     def compilationTime(self):
-        """Host wall-clock time the simulated compilation took, as a datetime.timedelta."""
+        """The simulated compile time on hardware (plan.compile_seconds), a datetime.timedelta;
+        PopTorch measures it with the progress bar, so it needs showCompilationProgressBar."""
         return self._counters().compilation_time()

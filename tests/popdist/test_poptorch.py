@@ -23,3 +23,23 @@ def test_options_warn_when_poprun_was_given_other_ipus_per_replica(instance_1_of
     with pytest.warns(UserWarning, match="uses 2 IPU\\(s\\) per replica but poprun was given "
                                          "--ipus-per-replica 4"):
         popdist_poptorch.Options(ipus_per_replica=2)
+
+
+def test_the_setters_popdist_owns_are_refused_with_poptorchs_wording(instance_1_of_2):
+    opts = popdist_poptorch.Options()
+    refused = {"useIpuId": lambda: opts.useIpuId(0),
+               "replicationFactor": lambda: opts.replicationFactor(2),
+               "Distributed.disable": opts.Distributed.disable,
+               "Distributed.setEnvVarNames": lambda: opts.Distributed.setEnvVarNames("N", "I"),
+               "Distributed.configureProcessId": lambda: opts.Distributed.configureProcessId(1)}
+    for setter, call in refused.items():
+        with pytest.raises(RuntimeError, match=rf"^Cannot call `{setter}` with "
+                                               rf"popdist\.poptorch\.Options: poprun's"):
+            call()
+    assert opts.replication_factor == 4
+    assert (opts.Distributed.processId, opts.Distributed.numProcesses) == (1, 2)
+    clone = opts.clone()
+    with pytest.raises(RuntimeError, match="Cannot call `replicationFactor`"):
+        clone.replicationFactor(1)
+    with pytest.raises(RuntimeError, match="Cannot call `Distributed.configureProcessId`"):
+        clone.Distributed.configureProcessId(0, 2)

@@ -1,5 +1,7 @@
 """poptorch's control flow on the CPU: for_loop, cond and the dynamic slices equal plain
 PyTorch, run by value, and say where PopTorch refuses them."""
+import warnings
+
 import pytest
 import torch
 
@@ -104,6 +106,24 @@ def test_cond_runs_the_chosen_branch_on_copies():
     assert x.tolist() == [[1.0, 1.0]]
     with pytest.raises(ValueError, match=r"then_inps and else_inps tensors to be a list"):
         poptorch.cond(torch.tensor(True), lambda t: t, x, lambda t: t, [x])
+
+
+class BranchingOnConstants(torch.nn.Module):
+    """forward builds a constant operand, so the graph is captured on the CPU, not on meta."""
+
+    def forward(self, x, condition):
+        offset = torch.tensor([100.0, -100.0])
+        return poptorch.cond(condition, lambda a: a + x, [offset], lambda a: a - x, [offset])[0]
+
+
+def test_cond_tests_its_condition_at_every_run_even_with_constant_operands():
+    model = poptorch.inferenceModel(BranchingOnConstants())
+    x = torch.tensor([1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the condition is not a Python read frozen by tracing
+        assert model(x, torch.tensor([True])).tolist() == [101.0, -98.0]
+        assert model(x, torch.tensor([False])).tolist() == [99.0, -102.0]
+        assert model(x, torch.tensor([True])).tolist() == [101.0, -98.0]
 
 
 def test_cond_is_inference_only():

@@ -1,6 +1,5 @@
 """trainingModel / inferenceModel: output shapes, the batch rule, device state and errors."""
 import copy
-import datetime
 
 import pytest
 import torch
@@ -90,7 +89,9 @@ def test_every_input_must_divide_into_the_calls_micro_batches(options):
 def test_batch_size_is_fixed_after_compilation(options):
     model = poptorch.trainingModel(Regression(), options(a=2))
     model(torch.randn(8, 5), torch.randn(8, 3))
-    with pytest.raises(poptorch.Error, match=r"compiled for micro-batches of 4"):
+    with pytest.raises(poptorch.Error, match=r"Shape mismatch for x: expected torch.Size\(\[8, 5\]\) "
+                                             r"but got torch.Size\(\[4, 5\]\). Only the batch "
+                                             r"dimension changed: keep the batch size fixed"):
         model(torch.randn(4, 5), torch.randn(4, 3))
 
 
@@ -197,7 +198,6 @@ def test_simulated_latency_and_cycles(options):
     counters = model.getPerfCounters()
     assert counters["output_complete"][0][0] - counters["input"][0][0] == pytest.approx(
         model.plan.call_seconds)
-    assert isinstance(model.compilationTime(), datetime.timedelta)
 
 
 def test_cycle_count_needs_the_option():
@@ -721,19 +721,23 @@ class WithOptionalInputs(nn.Module):
 
 
 def test_missing_extra_and_changed_arguments_are_refused():
+    # as PopTorch's parser does, every input binds to forward's parameters (defaults included)
     model = poptorch.inferenceModel(WithOptionalInputs())
     x = torch.ones(2)
     model(x, z=torch.ones(2), u=5)
-    with pytest.raises(poptorch.Error, match=r"Missing arguments: z\."):
+    with pytest.raises(poptorch.Error, match=r"Type mismatch for z: expected <class "
+                                             r"'torch.Tensor'> but got <class 'NoneType'>"):
         model(x, u=5)
-    with pytest.raises(poptorch.Error, match=r"Unexpected arguments: y\."):
-        model(x, y=x, z=x, u=5)
+    for extra_y in (lambda: model(x, y=x, z=x, u=5), lambda: model(x, x, z=x, u=5)):
+        with pytest.raises(poptorch.Error, match=r"Type mismatch for y: expected <class "
+                                                 r"'NoneType'> but got <class 'torch.Tensor'>"):
+            extra_y()
     with pytest.raises(poptorch.Error, match=r"Value mismatch for u: expected 5 but got 3"):
         model(x, z=x, u=3)
-    with pytest.raises(poptorch.Error, match=r"Number of positional arguments mismatch: "
-                                             r"expected 1 arguments but got 2"):
-        model(x, x, z=x, u=5)
+    with pytest.raises(poptorch.Error, match=r"w is not a valid parameter"):
+        model(x, z=x, w=5)
     assert model(x, z=torch.zeros(2), u=5).tolist() == [5.0, 5.0]
+    assert model(x, None, torch.zeros(2), 5).tolist() == [5.0, 5.0]  # the same binding
 
 
 # --- buffers stay registered ---------------------------------------------------------------------
@@ -893,7 +897,8 @@ def test_inputs_with_requires_grad_are_detached_with_poptorchs_warning_when_comp
 def test_destroy_then_call_recompiles_for_the_new_batch():  # inputs_test::test_shape_change
     model = poptorch.inferenceModel(nn.Identity())
     model(torch.ones(1))
-    with pytest.raises(poptorch.Error, match="compiled for micro-batches of 1"):
+    with pytest.raises(poptorch.Error, match=r"expected torch.Size\(\[1\]\) but got "
+                                             r"torch.Size\(\[2\]\)"):
         model(torch.ones(2))
     model.destroy()
     assert model(torch.ones(2)).tolist() == [1.0, 1.0]

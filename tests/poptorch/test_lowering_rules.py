@@ -66,3 +66,17 @@ def test_a_boolean_mask_index_is_refused_as_a_dynamic_shape():
         compiled(lambda x: x[:, torch.tensor([True, False, True])], x.reshape(1, 3))
     assert torch.equal(compiled(lambda x: x[torch.tensor([0, 2])], x), x[[0, 2]])
     assert torch.equal(compiled(lambda x: torch.where(x > 0, x, 0), x), torch.tensor([1.0, 0, 3]))
+
+
+def test_a_legacy_constructor_in_forward_makes_a_cpu_tensor_poptorch_refuses():
+    x = torch.arange(4.0)
+    with pytest.raises(poptorch.Error, match=r"^Expected an IPU tensor but got tensor\(device=cpu, "
+                       r"shape=\[2\], dtype=Long\)\. A legacy constructor such as "
+                       r"torch\.LongTensor\(\.\.\.\)"):
+        compiled(lambda x: torch.index_select(x, 0, torch.LongTensor([1, 0])), x)
+    with pytest.raises(poptorch.Error, match=r"shape=\[1\], dtype=Float\)"):
+        compiled(lambda x: x * torch.Tensor([2.0]), x)
+    # a factory (torch.tensor, torch.ones) traces onto the IPU, and inputs made before are fine
+    assert compiled(lambda x: torch.index_select(x, 0, torch.tensor([1, 0])) + torch.ones(2),
+                    x).tolist() == [2.0, 1.0]
+    assert compiled(lambda x: x * 2, torch.FloatTensor([1.0, 2.0])).tolist() == [2.0, 4.0]

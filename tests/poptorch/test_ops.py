@@ -235,8 +235,12 @@ def test_multiconv_records_settings_and_leaves_convolutions_unchanged():
     with multi:
         a, b = conv_a(x), conv_b(x)
     assert torch.equal(a, conv_a(x)) and torch.equal(b, conv_b(x))
-    with pytest.raises(TypeError, match=r"MultiConv.planType expects a "
-                                        r"poptorch.MultiConvPlanType, got 'serial'"):
+    assert multi.planType(None).plan_type == poptorch.MultiConvPlanType.Parallel  # the default
+
+
+def test_multiconv_plan_type_given_as_a_string_is_refused_with_poptorchs_exception_type():
+    with pytest.raises(AssertionError, match=r"Invalid plan type 'serial': MultiConv.planType "
+                                             r"expects a poptorch.MultiConvPlanType"):
         poptorch.MultiConv().planType("serial")
 
 

@@ -69,3 +69,17 @@ def test_a_group_may_become_a_subclass_of_itself_and_nothing_else():
     assert isinstance(opts.Distributed, Wrapped) and opts.Distributed.num_distributed_processes == 1
     with pytest.raises(AttributeError, match=r"set options with their methods"):
         opts.Training.__class__ = Wrapped
+
+
+def test_distributed_reads_named_environment_variables_and_can_be_disabled(monkeypatch):
+    monkeypatch.setenv("MY_WORLD", "4")
+    monkeypatch.setenv("MY_RANK", "3")
+    opts = poptorch.Options()
+    opts.Distributed.setEnvVarNames("MY_WORLD", "MY_RANK")
+    assert (opts.Distributed.processId, opts.Distributed.numProcesses) == (3, 4)
+    opts.Distributed.disable()
+    assert (opts.Distributed.processId, opts.Distributed.numProcesses) == (0, 1)
+    monkeypatch.delenv("MY_WORLD")
+    monkeypatch.delenv("MY_RANK")
+    opts.Distributed.setEnvVarNames("MY_WORLD", "MY_RANK")  # absent: one process
+    assert (opts.Distributed.processId, opts.Distributed.numProcesses) == (0, 1)
