@@ -93,9 +93,9 @@ def test_shuffle_draws_whole_dataset_once_per_epoch(options):
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_async_mode_yields_the_same_batches_in_the_same_order(options, shuffle):
     def epoch(mode):
+        torch.manual_seed(0)  # before the loader: an asynchronous one starts reading when made
         loader = poptorch.DataLoader(options(d=2, a=2), numbered(50), batch_size=3, shuffle=shuffle,
                                      drop_last=True, mode=mode)
-        torch.manual_seed(0)
         return drain(loader)
 
     sync = epoch(poptorch.DataLoaderMode.Sync)
