@@ -129,7 +129,14 @@ class DataLoader(torch.utils.data.DataLoader):
         super().__init__(dataset, batch_size=torch_batch, shuffle=bool(shuffle),
                          num_workers=num_workers, drop_last=drop_last,
                          persistent_workers=persistent_workers, **kwargs)
+        self._next_epoch_drawn = self._draw_epoch()  # before the accessor starts reading it
         self._accessor = self._make_accessor(async_options, self._combined if rebatch else None)
+
+    def _draw_epoch(self) -> bool:
+        """A split dataset's order and leftovers for the next epoch; True when drawn."""
+        if isinstance(self.dataset, _InstanceShare):
+            self.dataset.next_epoch()
+        return True
 
     def _partition(self, dataset, shuffle: bool, auto_partition: bool, drop_last: bool):
         """With several host processes, each takes its own contiguous share of the data."""
@@ -182,8 +189,9 @@ class DataLoader(torch.utils.data.DataLoader):
         return self._combined
 
     def __iter__(self):
-        if isinstance(self.dataset, _InstanceShare):
-            self.dataset.next_epoch()
+        if not getattr(self, "_next_epoch_drawn", True):  # (a batch_sampler's loader has none)
+            self._draw_epoch()
+        self._next_epoch_drawn = False
         if self._accessor is not None:
             return iter(self._accessor)
         # torch's worker processes fetch batches ahead of the loop; without them the host
