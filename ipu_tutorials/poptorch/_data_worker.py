@@ -33,6 +33,25 @@ def rebatched(batches, size: int, drop_last: bool):
         yield tree_unflatten([torch.cat(parts) for parts in zip(*pending)], spec)
 
 
+def grouped(batches, count: int, drop_last: bool):
+    """Every `count` consecutive batches joined into one: a call's worth of a batch_sampler's
+    batches (PopTorch's rule); a short last group is kept unless drop_last."""
+    group = []
+    for batch in batches:
+        group.append(batch)
+        if len(group) == count:
+            yield _joined(group)
+            group = []
+    if group and not drop_last:
+        yield _joined(group)
+
+
+def _joined(batches: list):
+    flat = [tree_flatten(batch) for batch in batches]
+    leaves = [torch.cat(parts) for parts in zip(*(leaves for leaves, _ in flat))]
+    return tree_unflatten(leaves, flat[0][1])
+
+
 class _Failure:
     """What the loader thread raised, carried to the consumer (not a batch, whatever it is)."""
 

@@ -11,7 +11,7 @@ from torch.utils._pytree import tree_flatten
 from .. import host_memory
 from ..errors import Error
 from ._checks import check_int
-from ._data_worker import Worker, rebatched
+from ._data_worker import Worker, grouped, rebatched
 from ._to_simulator import PREPARED_AHEAD
 from .enums import DataLoaderMode
 from .options import Options
@@ -107,8 +107,10 @@ class DataLoader(torch.utils.data.DataLoader):
         options._freeze()
         self.options = options
         self._mode, self.rebatched_drop_last = mode, drop_last
+        self._per_call = _batches_per_call(options)
+        self._grouping = batch_sampler is not None and self._per_call > 1
         if batch_sampler is not None:
-            _check_sampler_alone(batch_size, shuffle, drop_last)
+            _check_sampler_alone(batch_size, shuffle)
             self._combined = None
             super().__init__(dataset, batch_sampler=batch_sampler, num_workers=num_workers, **kwargs)
             self._accessor = self._make_accessor(async_options, None)
@@ -197,21 +199,32 @@ class DataLoader(torch.utils.data.DataLoader):
         # torch's worker processes fetch batches ahead of the loop; without them the host
         # prepares each batch between calls, while the device waits
         ahead = self.num_workers > 0
-        return (mark_batch(batch, ahead) for batch in super().__iter__())
+        return (mark_batch(batch, ahead) for batch in self._plain_batches())
+
+    def _plain_batches(self):
+        """torch's batches, a batch_sampler's joined a call's worth at a time."""
+        batches = super().__iter__()
+        if not getattr(self, "_grouping", False):
+            return batches
+        return grouped(batches, self._per_call, self.rebatched_drop_last)
 
     def terminate(self):
         if self._accessor is not None:
             self._accessor.terminate()
 
 
+def _batches_per_call(options: Options) -> int:
+    """Batches one call consumes: deviceIterations x replica groups x gradientAccumulation."""
+    groups = options.replication_factor // options.input_group_size
+    return options.device_iterations * groups * options.Training.gradient_accumulation
+
+
 def _combined_batch_size(options: Options, batch_size: int | None) -> int | None:
-    """Samples one call consumes: batch_size x deviceIterations x replica groups x
-    gradientAccumulation; None with batch_size=None (torch's samples, unbatched)."""
+    """Samples one call consumes: batch_size x _batches_per_call; None with batch_size=None
+    (torch's samples, unbatched)."""
     if batch_size is None:
         return None
-    check_int("DataLoader(batch_size)", batch_size)
-    groups = options.replication_factor // options.input_group_size
-    return batch_size * options.device_iterations * groups * options.Training.gradient_accumulation
+    return check_int("DataLoader(batch_size)", batch_size) * _batches_per_call(options)
 
 
 def _rebatches(mode: DataLoaderMode, drop_last: bool, combined: int | None) -> bool:
@@ -270,22 +283,23 @@ class _SyncView:
 
     def __iter__(self):
         loader = self.loader()
-        return iter(()) if loader is None else torch.utils.data.DataLoader.__iter__(loader)
+        return iter(()) if loader is None else loader._plain_batches()
 
     def __len__(self):
         return len(self.loader())
 
 
-def _check_sampler_alone(batch_size: int, shuffle, drop_last: bool) -> None:
-    """A batch_sampler decides the batches: batch_size, shuffle and drop_last must stay unset."""
+def _check_sampler_alone(batch_size: int, shuffle) -> None:
+    """A batch_sampler decides the batches: batch_size and shuffle must stay unset (drop_last
+    decides whether a short last call's worth of its batches is kept)."""
     given = {name: value for name, value, unset in (
-        ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle),
-        ("drop_last", drop_last, drop_last is True)) if not unset}
+        ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle))
+        if not unset}
     if given:
         shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
-        raise ValueError(f"batch_sampler is exclusive with batch_size, shuffle and "
-                         f"drop_last, but {shown} was also given; the batch_sampler "
-                         f"decides the batches, so remove {', '.join(given)}")
+        raise ValueError(f"batch_sampler is exclusive with batch_size and shuffle, but {shown} "
+                         f"was also given; the batch_sampler decides the batches, so remove "
+                         f"{', '.join(given)}")
 
 
 class _InstanceShare(torch.utils.data.Dataset):

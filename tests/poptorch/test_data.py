@@ -162,17 +162,28 @@ def test_accessor_buffer_size_must_be_positive():
 
 
 # --- argument rules ----------------------------------------------------------------------------------
-def test_batch_sampler_is_exclusive_with_batch_size_shuffle_and_drop_last(options):
+def test_batch_sampler_is_exclusive_with_batch_size_and_shuffle(options):
     sampler = torch.utils.data.BatchSampler(range(10), batch_size=3, drop_last=False)
-    for kwargs, shown in [(dict(batch_size=4), "batch_size=4"), (dict(shuffle=True), "shuffle=True"),
-                          (dict(drop_last=False), "drop_last=False")]:
-        with pytest.raises(ValueError, match=rf"batch_sampler is exclusive with batch_size, shuffle "
-                                             rf"and drop_last, but {shown} was also given; the "
+    for kwargs, shown in [(dict(batch_size=4), "batch_size=4"), (dict(shuffle=True), "shuffle=True")]:
+        with pytest.raises(ValueError, match=rf"batch_sampler is exclusive with batch_size and "
+                                             rf"shuffle, but {shown} was also given; the "
                                              rf"batch_sampler decides the batches, so remove"):
             poptorch.DataLoader(options(), numbered(10), batch_sampler=sampler, **kwargs)
     loader = poptorch.DataLoader(options(), numbered(10), batch_sampler=sampler, shuffle=False)
     assert loader.combinedBatchSize is None
     assert [x.tolist() for x, _ in loader] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+
+
+@pytest.mark.parametrize("mode", [poptorch.DataLoaderMode.Sync, poptorch.DataLoaderMode.Async])
+@pytest.mark.parametrize("drop_last, expected", [
+    (True, [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]]),
+    (False, [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13]])])
+def test_a_call_joins_as_many_sampler_batches_as_it_consumes(options, mode, drop_last, expected):
+    # d=2: each call takes two of the sampler's batches of 3; drop_last decides the short end
+    sampler = torch.utils.data.BatchSampler(range(14), batch_size=3, drop_last=False)
+    loader = poptorch.DataLoader(options(d=2), numbered(14), batch_sampler=sampler,
+                                 drop_last=drop_last, mode=mode)
+    assert [x.tolist() for x, _ in drain(loader)] == expected
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
