@@ -88,21 +88,24 @@ def _wait(event: threading.Event, stop: threading.Event) -> bool:
 
 
 class Worker:
-    """One pass over the data in a daemon thread, `buffer_size` batches ahead of the consumer.
+    """One pass over the data, `buffer_size` batches ahead of the consumer.
 
-    It starts at once and reads the first batch, so a broken dataset fails where the loader is
-    made (as PopTorch's worker process does); it reads on only once iteration begins, unless
-    early_preload fills the whole buffer before. The thread holds the batches' source, never
-    the accessor, so dropping the accessor stops it (its __del__ sets `stop`)."""
+    The first batch is read at once, in the caller's thread: a broken dataset fails where the
+    loader is made (as PopTorch's worker process does), and the random draws that start an
+    epoch (torch's sampler seed) happen in the caller's order, so runs stay deterministic. A
+    daemon thread reads the rest once iteration begins, or at once with early_preload. The
+    thread holds the batches, never the accessor, so dropping the accessor stops it (its
+    __del__ sets `stop`)."""
 
     def __init__(self, make_batches, buffer_size: int, early_preload: bool):
         self.buffer: queue.Queue = queue.Queue(maxsize=buffer_size)
         self.buffer_size = buffer_size
-        self.stop, self.go, self.started = threading.Event(), threading.Event(), threading.Event()
+        self.stop, self.go = threading.Event(), threading.Event()
         if early_preload:
             self.go.set()
-        self.start_failure: list[BaseException] = []
-        self.thread = threading.Thread(target=self._fill, args=(make_batches,), daemon=True)
+        self.start_failure: list[Exception] = []
+        first, batches = self._read_first(make_batches)
+        self.thread = threading.Thread(target=self._fill, args=(first, batches), daemon=True)
         self.thread.start()
 
     @property
@@ -121,35 +124,35 @@ class Worker:
         # tests read; here the worker is its own buffer
         return self
 
-    def _fill(self, make_batches):
-        # a method, but the thread only reaches the Worker, which holds no accessor
+    def _read_first(self, make_batches):
+        """(first batch or the end marker, the batches after it); a failure is kept for
+        check_started, without its traceback, whose frames hold the data's iterator: that
+        iterator (and torch's worker processes) must go now, not at exit."""
         try:
-            for index, item in enumerate(make_batches()):
+            batches = iter(make_batches())
+            return next(batches, StopIteration()), batches
+        except Exception as error:  # pylint: disable=broad-except  (raised by check_started)
+            self.start_failure.append(error.with_traceback(None))
+            return None, iter(())
+
+    def _fill(self, first, batches):
+        if self.start_failure or not _put(self.buffer, first, self.stop):
+            return
+        if isinstance(first, StopIteration) or not _wait(self.go, self.stop):
+            return
+        try:
+            for item in batches:
                 if not _put(self.buffer, item, self.stop):
                     return
-                if index == 0:
-                    self.started.set()
-                    if not _wait(self.go, self.stop):
-                        return
         except BaseException as error:  # handed to the consumer, raised there (SystemExit too)
-            if not self.started.is_set():
-                # without its traceback, whose frames hold the data's iterator: that iterator
-                # (and torch's worker processes) must go when this thread ends, not at exit
-                self.start_failure.append(error.with_traceback(None))
-                self.started.set()
-            else:
-                _put(self.buffer, _Failure(error), self.stop)
+            _put(self.buffer, _Failure(error), self.stop)
             return
-        self.started.set()
         _put(self.buffer, StopIteration(), self.stop)
 
     def check_started(self) -> None:
-        """Wait for the first batch; if reading it failed, say why on stderr (where PopTorch's
-        worker process prints it; torch's message from a worker process holds the worker's
+        """If reading the first batch failed, say why on stderr (where PopTorch's worker
+        process prints it; torch's message from a worker process holds the worker's
         traceback) and raise one clear line."""
-        while not self.started.wait(POLL_SECONDS * 2):
-            if not self.thread.is_alive():
-                break
         if self.start_failure:
             error = self.start_failure[0]
             print(f"AsynchronousDataAccessor: reading the first batch raised "

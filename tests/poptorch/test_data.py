@@ -412,3 +412,20 @@ def test_a_dropped_loader_stops_its_reading_thread(options):
     gc.collect()
     thread.join(5.0)
     assert not thread.is_alive()
+
+
+def test_an_async_loader_draws_its_first_shuffle_when_made_in_the_callers_thread(options):
+    # the first batch is read while the loader is made, so the epoch's random draws come
+    # before anything the program draws next (here a model's weights), never in between
+    def first_epoch(mode):
+        torch.manual_seed(0)
+        loader = poptorch.DataLoader(options(), numbered(12), batch_size=3, shuffle=True,
+                                     mode=mode)
+        torch.nn.Linear(50, 50)  # draws from the same generator
+        return [x.tolist() for x, _ in drain(loader)]
+
+    made_first = first_epoch(poptorch.DataLoaderMode.Async)
+    assert made_first == first_epoch(poptorch.DataLoaderMode.Async)  # deterministic
+    torch.manual_seed(0)
+    sync = poptorch.DataLoader(options(), numbered(12), batch_size=3, shuffle=True)
+    assert made_first == [x.tolist() for x, _ in drain(sync)]
