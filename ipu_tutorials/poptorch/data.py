@@ -64,8 +64,9 @@ class AsynchronousDataAccessor:
         return worker
 
     def __iter__(self):
-        # the pass started at construction serves the first epoch; later ones start here
-        if not self._fresh:
+        # the pass started at construction serves the first epoch unless terminate() stopped
+        # it; later epochs start here
+        if not self._fresh or self._worker.stop.is_set():
             self.terminate()  # a pass left unfinished (break) must not read on
             self._worker = self._start()
         self._fresh = False

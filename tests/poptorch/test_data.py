@@ -429,3 +429,10 @@ def test_an_async_loader_draws_its_first_shuffle_when_made_in_the_callers_thread
     torch.manual_seed(0)
     sync = poptorch.DataLoader(options(), numbered(12), batch_size=3, shuffle=True)
     assert made_first == [x.tolist() for x, _ in drain(sync)]
+
+
+def test_a_loader_terminated_before_its_first_epoch_still_reads_it_whole(options):
+    loader = poptorch.DataLoader(options(), numbered(6), batch_size=2,
+                                 mode=poptorch.DataLoaderMode.Async)
+    loader.terminate()  # stops the pass that began when the loader was made
+    assert [x.tolist() for x, _ in drain(loader)] == [[0, 1], [2, 3], [4, 5]]
