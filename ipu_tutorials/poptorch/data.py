@@ -1,9 +1,9 @@
 """poptorch.DataLoader and AsynchronousDataAccessor: batches sized for a whole call."""
 from __future__ import annotations
 
-import queue
-import threading
+import functools
 import warnings
+import weakref
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -11,6 +11,7 @@ from torch.utils._pytree import tree_flatten
 from .. import host_memory
 from ..errors import Error
 from ._checks import check_int
+from ._data_worker import Worker, grouped, rebatched
 from ._to_simulator import PREPARED_AHEAD
 from .enums import DataLoaderMode
 from .options import Options
@@ -32,6 +33,7 @@ class AsynchronousDataAccessor:
     """Loads batches ahead of the model in a background thread, keeping their order.
 
     (PopTorch uses a separate process; a thread shows the same overlap without the start-up cost.)
+    Loading starts here: a dataset whose first batch fails raises at once.
     """
 
     def __init__(self, dataset, buffer_size: int = 3, miss_sleep_time_in_ms: float = 0.1,
@@ -39,91 +41,51 @@ class AsynchronousDataAccessor:
                  sharing_strategy=None, rebatched_size: int | None = None):
         self.dataset = dataset
         self.buffer_size = check_int("AsynchronousDataAccessor(buffer_size)", buffer_size)
+        self.rebatched_size = None if rebatched_size is None else check_int(
+            "AsynchronousDataAccessor(rebatched_size)", rebatched_size)
         self.load_indefinitely = load_indefinitely
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self.early_preload = bool(early_preload)
+        self._worker: Worker | None = None
+        self._worker, self._fresh = self._start(), True
 
     def __len__(self) -> int:
         return len(self.dataset)
 
-    @staticmethod
-    def _put(buffer: queue.Queue, item, stop: threading.Event) -> bool:
-        """Wait for room in the buffer; False if the consumer went away first."""
-        while not stop.is_set():
-            try:
-                buffer.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _produce(self, buffer: queue.Queue, stop: threading.Event):
+    def _start(self) -> Worker:
+        # PopTorch's rule: a dataset may say whether rebatching drops the short end (default yes)
+        drop_last = getattr(self.dataset, "rebatched_drop_last", True)
+        worker = Worker(functools.partial(_batches, self.dataset, self.rebatched_size, drop_last),
+                        self.buffer_size, self.early_preload)
         try:
-            for item in self.dataset:
-                if not self._put(buffer, item, stop):
-                    return
-        except BaseException as error:  # handed to the consumer, raised there (SystemExit too)
-            self._put(buffer, _Failure(error), stop)
-            return
-        self._put(buffer, StopIteration(), stop)
-
-    def _next(self, buffer: queue.Queue, thread: threading.Thread):
-        """The next item; if the loader thread died without a word, say so instead of waiting."""
-        while True:
-            try:
-                return buffer.get(timeout=0.1)
-            except queue.Empty:
-                if not thread.is_alive() and buffer.empty():
-                    raise Error("the asynchronous data loader's thread stopped without "
-                                "finishing the epoch or raising; the dataset ended it abruptly")
+            worker.check_started()
+        except BaseException:
+            worker.terminate()
+            raise
+        return worker
 
     def __iter__(self):
-        self.terminate()
-        # One stop event per pass: closing an old iterator must not stop a newer one.
-        stop = self._stop = threading.Event()
-        buffer: queue.Queue = queue.Queue(maxsize=self.buffer_size)
-        self._thread = threading.Thread(target=self._produce, args=(buffer, stop), daemon=True)
-        self._thread.start()
-        try:
-            while True:
-                item = self._next(buffer, self._thread)
-                if isinstance(item, StopIteration):
-                    return
-                if isinstance(item, _Failure):
-                    item.raise_here()
-                yield mark_batch(item, prepared_ahead=True)
-        finally:
-            stop.set()  # the consumer stopped early (break) or finished: release the loader
+        # the pass started at construction serves the first epoch unless terminate() stopped
+        # it; later epochs start here
+        if not self._fresh or self._worker.stop.is_set():
+            self.terminate()  # a pass left unfinished (break) must not read on
+            self._worker = self._start()
+        self._fresh = False
+        return (mark_batch(item, prepared_ahead=True) for item in self._worker.batches())
 
     def terminate(self):
         """Stop the background loader (it stops by itself at the end of an epoch)."""
-        if self._thread is not None:
-            self._stop.set()
-            # bounded: a dataset stuck inside one item must not hold up Ctrl-C or exit (the
-            # thread is a daemon and stops at its next item)
-            self._thread.join(timeout=5.0)
-            self._thread = None
+        if self._worker is not None:
+            self._worker.terminate()
 
     def __del__(self):
-        stop = getattr(self, "_stop", None)  # absent when __init__ refused its arguments
-        if stop is not None:
-            stop.set()
+        worker = getattr(self, "_worker", None)  # absent when __init__ refused its arguments
+        if worker is not None:
+            worker.stop.set()
 
 
-class _Failure:
-    """What the loader thread raised, carried to the consumer (not a batch, whatever it is)."""
-
-    def __init__(self, error: BaseException):
-        self.error = error
-
-    def raise_here(self):
-        if isinstance(self.error, Exception):
-            raise self.error
-        # SystemExit or KeyboardInterrupt raised by the dataset: stop the loop with an error
-        # that says so, rather than exiting from inside a background thread
-        raise Error(f"the dataset raised {type(self.error).__name__}"
-                    f"({', '.join(map(repr, self.error.args))}) while the asynchronous data "
-                    f"loader read a batch") from self.error
+def _batches(dataset, rebatched_size: int | None, drop_last: bool):
+    """The accessor's source: the dataset's batches, regrouped when rebatching."""
+    return dataset if rebatched_size is None else rebatched(dataset, rebatched_size, drop_last)
 
 
 class DataLoader(torch.utils.data.DataLoader):
@@ -145,21 +107,17 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError(f"mode must be a poptorch.DataLoaderMode, got {mode!r}")
         options._freeze()
         self.options = options
-        self._mode = mode
+        self._mode, self.rebatched_drop_last = mode, drop_last
+        self._per_call = _batches_per_call(options)
+        self._grouping = batch_sampler is not None and self._per_call > 1
         if batch_sampler is not None:
-            _check_sampler_alone(batch_size, shuffle, drop_last)
+            _check_sampler_alone(batch_size, shuffle)
             self._combined = None
             super().__init__(dataset, batch_sampler=batch_sampler, num_workers=num_workers, **kwargs)
-            self._accessor = self._make_accessor(async_options)
+            self._accessor = self._make_accessor(async_options, None)
             return
-        check_int("DataLoader(batch_size)", batch_size)
         check_int("DataLoader(num_workers)", num_workers, minimum=0)
-        groups = options.replication_factor // options.input_group_size
-        self._combined = (batch_size * options.device_iterations * groups
-                          * options.Training.gradient_accumulation)
-        if rebatched_worker_size is not None and rebatched_worker_size > self._combined:
-            raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
-                             f"combined batch size ({self._combined})")
+        self._combined = _combined_batch_size(options, batch_size)
         _check_batch_fits(dataset, self._combined)
         dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
         if isinstance(dataset, _InstanceShare):
@@ -167,16 +125,31 @@ class DataLoader(torch.utils.data.DataLoader):
         self._warn_remainder(dataset, drop_last)
         if persistent_workers is None:
             persistent_workers = num_workers > 0
-        super().__init__(dataset, batch_size=self._combined, shuffle=bool(shuffle),
+        worker_batch = _worker_batch(rebatched_worker_size, self._combined)
+        torch_batch, rebatch = self._combined, _rebatches(mode, drop_last, self._combined)
+        if rebatch:  # torch's batches may come short; the accessor joins them (and drops the end)
+            torch_batch, drop_last = worker_batch, False
+        super().__init__(dataset, batch_size=torch_batch, shuffle=bool(shuffle),
                          num_workers=num_workers, drop_last=drop_last,
                          persistent_workers=persistent_workers, **kwargs)
-        self._accessor = self._make_accessor(async_options)
+        self._next_epoch_drawn = self._draw_epoch()  # before the accessor starts reading it
+        self._accessor = self._make_accessor(async_options, self._combined if rebatch else None)
+
+    def _draw_epoch(self) -> bool:
+        """A split dataset's order and leftovers for the next epoch; True when drawn."""
+        if isinstance(self.dataset, _InstanceShare):
+            self.dataset.next_epoch()
+        return True
 
     def _partition(self, dataset, shuffle: bool, auto_partition: bool, drop_last: bool):
         """With several host processes, each takes its own contiguous share of the data."""
         processes = self.options.Distributed.num_distributed_processes
         if processes == 1 or not auto_partition:
             return dataset
+        if self._combined is None:
+            raise ValueError("auto_distributed_partitioning needs a batch_size (each process's "
+                             "share is a whole number of calls), not batch_size=None; pass a "
+                             "batch_size or auto_distributed_partitioning=False")
         if isinstance(dataset, torch.utils.data.IterableDataset):
             raise ValueError("auto_distributed_partitioning does not support an IterableDataset; "
                              "split the data yourself and pass auto_distributed_partitioning=False")
@@ -186,7 +159,7 @@ class DataLoader(torch.utils.data.DataLoader):
         return _InstanceShare(dataset, self.options, self._combined, drop_last, shuffle)
 
     def _warn_remainder(self, dataset, drop_last: bool):
-        if drop_last or not hasattr(dataset, "__len__"):
+        if drop_last or not hasattr(dataset, "__len__") or self._combined is None:
             return
         remainder = len(dataset) % self._combined
         if remainder:
@@ -195,10 +168,23 @@ class DataLoader(torch.utils.data.DataLoader):
                           f"batch holds {remainder}. Switch to drop_last=True to avoid this "
                           f"special case.", stacklevel=3)
 
-    def _make_accessor(self, async_options):
+    def _make_accessor(self, async_options, rebatched_size: int | None):
         if self._mode == DataLoaderMode.Sync:
             return None
-        return AsynchronousDataAccessor(_SyncView(self), **(async_options or {}))
+        async_options = dict(async_options or {})
+        if "rebatched_size" in async_options:
+            raise ValueError("async_options cannot hold rebatched_size: the DataLoader sets it "
+                             "(use mode=DataLoaderMode.AsyncRebatched and rebatched_worker_size)")
+        return AsynchronousDataAccessor(_SyncView(self), rebatched_size=rebatched_size,
+                                        **async_options)
+
+    def __len__(self) -> int:
+        """Calls in an epoch; when the accessor rebatches, counted from the samples."""
+        size = self._accessor.rebatched_size if self._accessor is not None else None
+        if size is None:
+            return super().__len__()
+        calls, short = divmod(len(self.dataset), size)
+        return calls + (1 if short and not self.rebatched_drop_last else 0)
 
     @property
     def combinedBatchSize(self) -> int | None:
@@ -206,56 +192,115 @@ class DataLoader(torch.utils.data.DataLoader):
         return self._combined
 
     def __iter__(self):
-        if isinstance(self.dataset, _InstanceShare):
-            self.dataset.next_epoch()
+        if not getattr(self, "_next_epoch_drawn", True):  # (a batch_sampler's loader has none)
+            self._draw_epoch()
+        self._next_epoch_drawn = False
         if self._accessor is not None:
             return iter(self._accessor)
         # torch's worker processes fetch batches ahead of the loop; without them the host
         # prepares each batch between calls, while the device waits
         ahead = self.num_workers > 0
-        return (mark_batch(batch, ahead) for batch in super().__iter__())
+        return (mark_batch(batch, ahead) for batch in self._plain_batches())
+
+    def _plain_batches(self):
+        """torch's batches, a batch_sampler's joined a call's worth at a time."""
+        batches = super().__iter__()
+        if not getattr(self, "_grouping", False):
+            return batches
+        return grouped(batches, self._per_call, self.rebatched_drop_last)
 
     def terminate(self):
         if self._accessor is not None:
             self._accessor.terminate()
 
 
-def _check_batch_fits(dataset, combined: int) -> None:
+def _batches_per_call(options: Options) -> int:
+    """Batches one call consumes: deviceIterations x replica groups x gradientAccumulation."""
+    groups = options.replication_factor // options.input_group_size
+    return options.device_iterations * groups * options.Training.gradient_accumulation
+
+
+def _combined_batch_size(options: Options, batch_size: int | None) -> int | None:
+    """Samples one call consumes: batch_size x _batches_per_call; None with batch_size=None
+    (torch's samples, unbatched)."""
+    if batch_size is None:
+        return None
+    return check_int("DataLoader(batch_size)", batch_size) * _batches_per_call(options)
+
+
+def _rebatches(mode: DataLoaderMode, drop_last: bool, combined: int | None) -> bool:
+    """PopTorch's rule: the accessor regroups torch's batches into whole calls with
+    AsyncRebatched, and with Async when drop_last=False could leave short batches mid-epoch."""
+    if combined is None or mode == DataLoaderMode.Sync:
+        return False
+    return mode == DataLoaderMode.AsyncRebatched or (not drop_last and combined > 1)
+
+
+def _worker_batch(rebatched_worker_size: int | None, combined: int | None) -> int | None:
+    """The batch torch builds when the accessor rebatches: rebatched_worker_size, at most a call's."""
+    if rebatched_worker_size is None or combined is None:
+        return combined
+    check_int("DataLoader(rebatched_worker_size)", rebatched_worker_size)
+    if rebatched_worker_size > combined:
+        raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
+                         f"combined batch size ({combined})")
+    return rebatched_worker_size
+
+
+def _check_batch_fits(dataset, combined: int | None) -> None:
     """One call's batch must fit in host memory (a map-style dataset: judged by its first sample)."""
     if isinstance(dataset, torch.utils.data.IterableDataset) or not hasattr(dataset, "__len__"):
         return
+    if combined is None:
+        combined = 1  # torch yields the samples one by one
     samples = min(combined, len(dataset))  # torch never builds a batch bigger than the dataset
-    if samples == 0:
+    first = _first_sample(dataset) if samples else None
+    if first is None:
         return
     host_memory.check_fits("one call's batch (batch_size x deviceIterations x "
                            "replicationFactor x gradientAccumulation)", samples,
-                           host_memory.sample_bytes(dataset[0]),
+                           host_memory.sample_bytes(first),
                            "lower batch_size or deviceIterations")
 
 
+def _first_sample(dataset):
+    """dataset[0], or None when reading it fails: the loader must not fail where PopTorch's
+    does not; the error comes again, with torch's or the accessor's message, where it is read."""
+    try:
+        return dataset[0]
+    except Exception:  # pylint: disable=broad-except  (any dataset's error, raised again later)
+        return None
+
+
 class _SyncView:
-    """The DataLoader iterated the plain way, for the background thread to read from."""
+    """The DataLoader iterated the plain way, for the background thread to read from.
+
+    It holds the loader weakly: the thread holds the view, and must not keep a loader the
+    user dropped (and its accessor, whose __del__ stops the thread) alive."""
 
     def __init__(self, loader: DataLoader):
-        self.loader = loader
+        self.loader = weakref.ref(loader)
+        self.rebatched_drop_last = loader.rebatched_drop_last
 
     def __iter__(self):
-        return torch.utils.data.DataLoader.__iter__(self.loader)
+        loader = self.loader()
+        return iter(()) if loader is None else loader._plain_batches()
 
     def __len__(self):
-        return len(self.loader)
+        return len(self.loader())
 
 
-def _check_sampler_alone(batch_size: int, shuffle, drop_last: bool) -> None:
-    """A batch_sampler decides the batches: batch_size, shuffle and drop_last must stay unset."""
+def _check_sampler_alone(batch_size: int, shuffle) -> None:
+    """A batch_sampler decides the batches: batch_size and shuffle must stay unset (drop_last
+    decides whether a short last call's worth of its batches is kept)."""
     given = {name: value for name, value, unset in (
-        ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle),
-        ("drop_last", drop_last, drop_last is True)) if not unset}
+        ("batch_size", batch_size, batch_size == 1), ("shuffle", shuffle, not shuffle))
+        if not unset}
     if given:
         shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
-        raise ValueError(f"batch_sampler is exclusive with batch_size, shuffle and "
-                         f"drop_last, but {shown} was also given; the batch_sampler "
-                         f"decides the batches, so remove {', '.join(given)}")
+        raise ValueError(f"batch_sampler is exclusive with batch_size and shuffle, but {shown} "
+                         f"was also given; the batch_sampler decides the batches, so remove "
+                         f"{', '.join(given)}")
 
 
 class _InstanceShare(torch.utils.data.Dataset):

@@ -39,7 +39,7 @@ from ._validation import (check_new_optimizer, check_optimizer, check_run_option
 from .control_flow import training_graph
 from .enums import ConnectionType
 from .options import Options
-from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters, PerfQueries
+from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters, PerfQueries, streams
 
 
 def _wrapped_module(model) -> torch.nn.Module:
@@ -169,7 +169,7 @@ class PoplarExecutor(PerfQueries):
             frozen=self._graph.value_reads)
         if buffers is not None:
             check_buffers_kept(buffers, watched)
-        self._record.add_call(self._plan.call_seconds, time.perf_counter() - started)
+        self._record.add_call(self._plan.call_seconds, time.perf_counter() - started, result)
         return ipu_output_types(result)
 
     def _train(self, args: tuple, kwargs: dict):
@@ -335,7 +335,8 @@ class PoplarExecutor(PerfQueries):
     # --- performance queries (simulated time; the PopTorch-named ones are PerfQueries') ---------
     def _counters(self) -> PerfCounters:
         inputs = sum(isinstance(t, torch.Tensor) for t in tree_flatten(self._example)[0])
-        return PerfCounters(self._plan, self._record, inputs, self._options.log_cycle_count,
+        streamed = streams(self._options, self._training, inputs, self._record.outputs)
+        return PerfCounters(self._plan, self._record, streamed, self._options.log_cycle_count,
                             self._options.show_compilation_progress_bar)
 
     # --- PopTorch attributes and simulator extras -----------------------------------------------

@@ -4,7 +4,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
+import torch
+from torch.utils._pytree import tree_flatten
+
 from ..errors import Error
+from ._option_rules import resolved_output_mode
+from .enums import OutputMode
 
 NOT_COMPILED = "the model has not been compiled, or has been destroyed: call it (or .compile()) first"
 
@@ -17,21 +22,81 @@ class CallRecord:
     simulated_seconds: float = 0.0  # IPU time of every call so far
     last_call_start: float | None = None  # simulated time the last call began
     host_seconds: float = 0.0  # wall-clock time the host spent running calls
+    outputs: int = 0  # tensors the last call returned
 
-    def add_call(self, call_seconds: float, host_seconds: float) -> None:
+    def add_call(self, call_seconds: float, host_seconds: float, result=None) -> None:
+        self.outputs = tensor_count(result)
         self.last_call_start = self.simulated_seconds
         self.simulated_seconds += call_seconds
         self.host_seconds += host_seconds
         self.calls += 1
 
 
+def tensor_count(tree) -> int:
+    return sum(isinstance(t, torch.Tensor) for t in tree_flatten(tree)[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Streams:
+    """What a call streams: how many input and output tensors, and how many times each."""
+
+    inputs: int
+    outputs: int
+    steps: int  # device iterations
+    replicas: int
+    accumulation: int
+    mode: OutputMode  # resolved: never Default
+    period: int  # OutputMode.EveryN's return period
+    synthetic: bool  # opts.enableSyntheticData(True): nothing crosses the host link
+
+    def input_counts(self) -> list[int]:
+        """Entries per device iteration of each input's counters: one per micro-batch per replica."""
+        return [] if self.synthetic else [self.accumulation * self.replicas] * self.steps
+
+    def output_counts(self) -> list[int]:
+        """Entries per device iteration of each output's counters, as the output mode returns
+        them: every micro-batch (All), every period-th iteration's (EveryN), one per replica at
+        the end (Final, Sum)."""
+        if self.synthetic:
+            return []
+        counts = [self.accumulation * self.replicas] * self.steps
+        if self.mode in (OutputMode.Final, OutputMode.Sum):
+            counts = [0] * (self.steps - 1) + [self.replicas]
+        elif self.mode == OutputMode.EveryN:
+            counts = [c if (s + 1) % self.period == 0 else 0 for s, c in enumerate(counts)]
+        return counts
+
+
+def streams(options, training: bool, inputs: int, outputs: int) -> Streams:
+    accumulation = options.Training.gradient_accumulation if training else 1
+    return Streams(inputs, outputs, options.device_iterations, options.replication_factor,
+                   accumulation, resolved_output_mode(options.output_mode, training),
+                   options.output_return_period, options.enable_synthetic_data)
+
+
+def step_windows(events, call_seconds: float) -> list[tuple[float, float, float, float]]:
+    """(input, input complete, output, output complete) seconds into the call of each device
+    iteration: its first host event streams the inputs, its last one the outputs. The first
+    input starts with the call and the last output ends with it, so that they span
+    getLatency() (which includes the host's wait for data, docs/cost-model.md)."""
+    steps = sorted({e.step for e in events if e.kind == "host" and e.step is not None})
+    windows = []
+    for step in steps:
+        host = sorted((e for e in events if e.kind == "host" and e.step == step),
+                      key=lambda e: e.start)
+        windows.append([host[0].start, host[0].end, host[-1].start, host[-1].end])
+    if windows:
+        windows[0][0], windows[-1][3] = 0.0, call_seconds
+    return [tuple(w) for w in windows]
+
+
 class PerfCounters:
     """PopTorch's latency, perf-counter and cycle queries over one plan and its calls."""
 
-    def __init__(self, plan, record: CallRecord, num_inputs: int, log_cycle_count: bool,
+    def __init__(self, plan, record: CallRecord, streamed: Streams, log_cycle_count: bool,
                  progress_bar: bool = True):
         self.plan, self.record = plan, record
-        self.num_inputs, self.log_cycle_count = num_inputs, log_cycle_count
+        self.streamed, self.log_cycle_count = streamed, log_cycle_count
         self.progress_bar = progress_bar  # PopTorch times the compilation with its progress bar
 
     def phases(self) -> tuple[float, float, float]:
@@ -52,8 +117,8 @@ class PerfCounters:
     def latency(self, part: str) -> tuple[float, float, float]:
         """(min, max, avg) simulated seconds of `part`: host_to_ipu, compute, ipu_to_host, call."""
         self._require_compiled()
-        if not self.record.calls:
-            return 0.0, 0.0, 0.0
+        if not self.record.calls or self.streamed.synthetic:
+            return 0.0, 0.0, 0.0  # as PopTorch: no streamed data, no time stamps to measure
         if part == "call":
             seconds = self.plan.call_seconds
         else:
@@ -61,14 +126,23 @@ class PerfCounters:
         return seconds, seconds, seconds
 
     def perf_counters(self) -> dict:
-        """Simulated timestamps (seconds) of the last call, as `[input index][iteration]` lists."""
+        """Simulated timestamps (seconds) of the last call, as `[tensor index][entry]` lists:
+        inputs stamped at each micro-batch of each replica, outputs as the output mode returns
+        them. Micro-batches and replicas of one device iteration share its stamps."""
         if self.plan is None or not self.record.calls:
             return {k: [[]] for k in ("input", "input_complete", "output", "output_complete")}
-        to_ipu, compute, _ = self.phases()
         t0 = self.record.last_call_start
-        stamps = {"input": t0, "input_complete": t0 + to_ipu, "output": t0 + to_ipu + compute,
-                  "output_complete": t0 + self.plan.call_seconds}
-        return {k: [[v] for _ in range(max(1, self.num_inputs))] for k, v in stamps.items()}
+        windows = step_windows(self.plan.timeline.events, self.plan.call_seconds)
+        streamed = self.streamed
+
+        def stamps(field: int, counts: list[int], tensors: int) -> list[list[float]]:
+            entries = [t0 + w[field] for w, n in zip(windows, counts) for _ in range(n)]
+            return [list(entries) for _ in range(tensors)] or [[]]
+        inputs, outputs = streamed.input_counts(), streamed.output_counts()
+        return {"input": stamps(0, inputs, streamed.inputs),
+                "input_complete": stamps(1, inputs, streamed.inputs),
+                "output": stamps(2, outputs, streamed.outputs),
+                "output_complete": stamps(3, outputs, streamed.outputs)}
 
     def cycle_count(self) -> int:
         if not self.log_cycle_count:

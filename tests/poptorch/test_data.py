@@ -1,4 +1,5 @@
 """poptorch.DataLoader and AsynchronousDataAccessor: batches hold one call's worth of samples."""
+import gc
 import threading
 import time
 import warnings
@@ -93,9 +94,9 @@ def test_shuffle_draws_whole_dataset_once_per_epoch(options):
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_async_mode_yields_the_same_batches_in_the_same_order(options, shuffle):
     def epoch(mode):
+        torch.manual_seed(0)  # before the loader: an asynchronous one starts reading when made
         loader = poptorch.DataLoader(options(d=2, a=2), numbered(50), batch_size=3, shuffle=shuffle,
                                      drop_last=True, mode=mode)
-        torch.manual_seed(0)
         return drain(loader)
 
     sync = epoch(poptorch.DataLoaderMode.Sync)
@@ -161,17 +162,28 @@ def test_accessor_buffer_size_must_be_positive():
 
 
 # --- argument rules ----------------------------------------------------------------------------------
-def test_batch_sampler_is_exclusive_with_batch_size_shuffle_and_drop_last(options):
+def test_batch_sampler_is_exclusive_with_batch_size_and_shuffle(options):
     sampler = torch.utils.data.BatchSampler(range(10), batch_size=3, drop_last=False)
-    for kwargs, shown in [(dict(batch_size=4), "batch_size=4"), (dict(shuffle=True), "shuffle=True"),
-                          (dict(drop_last=False), "drop_last=False")]:
-        with pytest.raises(ValueError, match=rf"batch_sampler is exclusive with batch_size, shuffle "
-                                             rf"and drop_last, but {shown} was also given; the "
+    for kwargs, shown in [(dict(batch_size=4), "batch_size=4"), (dict(shuffle=True), "shuffle=True")]:
+        with pytest.raises(ValueError, match=rf"batch_sampler is exclusive with batch_size and "
+                                             rf"shuffle, but {shown} was also given; the "
                                              rf"batch_sampler decides the batches, so remove"):
             poptorch.DataLoader(options(), numbered(10), batch_sampler=sampler, **kwargs)
     loader = poptorch.DataLoader(options(), numbered(10), batch_sampler=sampler, shuffle=False)
     assert loader.combinedBatchSize is None
     assert [x.tolist() for x, _ in loader] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+
+
+@pytest.mark.parametrize("mode", [poptorch.DataLoaderMode.Sync, poptorch.DataLoaderMode.Async])
+@pytest.mark.parametrize("drop_last, expected", [
+    (True, [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]]),
+    (False, [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13]])])
+def test_a_call_joins_as_many_sampler_batches_as_it_consumes(options, mode, drop_last, expected):
+    # d=2: each call takes two of the sampler's batches of 3; drop_last decides the short end
+    sampler = torch.utils.data.BatchSampler(range(14), batch_size=3, drop_last=False)
+    loader = poptorch.DataLoader(options(d=2), numbered(14), batch_sampler=sampler,
+                                 drop_last=drop_last, mode=mode)
+    assert [x.tolist() for x, _ in drain(loader)] == expected
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -310,3 +322,117 @@ class Batches(list):
     def __init__(self, options, batches):
         super().__init__(batches)
         self.options = options
+
+
+# --- PopTorch's rules for unbatched, rebatched and early-reading loaders ---------------------------
+class Counting(torch.utils.data.IterableDataset):
+    """0..n-1, split between torch's worker processes so each worker's last batch comes short."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        workers, index = (1, 0) if info is None else (info.num_workers, info.id)
+        return iter(range(index, self.n, workers))
+
+
+def test_batch_size_none_yields_torch_samples_unbatched(options):
+    loader = poptorch.DataLoader(options(), Counting(5), batch_size=None, drop_last=False,
+                                 mode=poptorch.DataLoaderMode.Async)
+    assert loader.combinedBatchSize is None
+    assert [int(t) for t in drain(loader)] == [0, 1, 2, 3, 4]
+
+
+def test_batch_size_none_cannot_be_split_between_processes():
+    opts = poptorch.Options()
+    opts.Distributed.configureProcessId(0, 2)
+    with pytest.raises(ValueError, match=r"auto_distributed_partitioning needs a batch_size"):
+        poptorch.DataLoader(opts, numbered(8), batch_size=None, drop_last=False)
+
+
+@pytest.mark.parametrize("mode, drop_last, calls", [
+    (poptorch.DataLoaderMode.Async, True, 4),  # each of 2 workers drops its 3 left over
+    (poptorch.DataLoaderMode.AsyncRebatched, True, 5),  # 22 // 4: only the epoch's end is short
+    (poptorch.DataLoaderMode.AsyncRebatched, False, 6),
+    (poptorch.DataLoaderMode.Async, False, 6)])  # Async with a remainder rebatches too
+def test_rebatching_joins_the_workers_short_batches(options, mode, drop_last, calls):
+    loader = poptorch.DataLoader(options(), Counting(22), batch_size=4, num_workers=2,
+                                 drop_last=drop_last, mode=mode)
+    batches = drain(loader, timeout=60)
+    assert len(batches) == calls and all(len(b) == 4 for b in batches[:5])
+    samples = torch.cat(batches).tolist()
+    assert len(set(samples)) == len(samples)  # none twice
+    loader.terminate()
+
+
+def test_a_rebatching_loader_counts_its_calls_from_the_samples(options):
+    kwargs = dict(batch_size=2, mode=poptorch.DataLoaderMode.AsyncRebatched,
+                  rebatched_worker_size=1)
+    assert len(poptorch.DataLoader(options(d=2), numbered(10), **kwargs)) == 2
+    assert len(poptorch.DataLoader(options(d=2), numbered(10), drop_last=False, **kwargs)) == 3
+    with pytest.raises(ValueError, match=r"async_options cannot hold rebatched_size"):
+        poptorch.DataLoader(options(), numbered(10), async_options={"rebatched_size": 2}, **kwargs)
+
+
+class Broken(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        raise RuntimeError("unreadable sample")
+
+
+def test_a_broken_dataset_fails_where_the_accessor_is_made(options, capsys):
+    loader = poptorch.DataLoader(options(), Broken(), batch_size=2)  # made: nothing read yet
+    with pytest.raises(poptorch.Error, match=r"worker thread failed to start: reading the "
+                                             r"first batch raised RuntimeError"):
+        poptorch.AsynchronousDataAccessor(loader)
+    assert "RuntimeError: unreadable sample" in capsys.readouterr().err
+
+
+def test_early_preload_fills_the_buffer_before_iteration(options):
+    def filled(early):
+        loader = poptorch.DataLoader(options(), numbered(10), mode=poptorch.DataLoaderMode.Async,
+                                     async_options={"early_preload": early, "buffer_size": 4})
+        deadline = time.monotonic() + 5
+        while loader._accessor._worker.filled < (4 if early else 1) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        return loader._accessor._worker.filled
+
+    assert (filled(False), filled(True)) == (1, 4)
+
+
+def test_a_dropped_loader_stops_its_reading_thread(options):
+    loader = poptorch.DataLoader(options(), numbered(10), mode=poptorch.DataLoaderMode.Async)
+    thread = loader._accessor._worker.thread
+    del loader  # never iterated: the thread waits to read on, and must not outlive the loader
+    gc.collect()
+    thread.join(5.0)
+    assert not thread.is_alive()
+
+
+def test_an_async_loader_draws_its_first_shuffle_when_made_in_the_callers_thread(options):
+    # the first batch is read while the loader is made, so the epoch's random draws come
+    # before anything the program draws next (here a model's weights), never in between
+    def first_epoch(mode):
+        torch.manual_seed(0)
+        loader = poptorch.DataLoader(options(), numbered(12), batch_size=3, shuffle=True,
+                                     mode=mode)
+        torch.nn.Linear(50, 50)  # draws from the same generator
+        return [x.tolist() for x, _ in drain(loader)]
+
+    made_first = first_epoch(poptorch.DataLoaderMode.Async)
+    assert made_first == first_epoch(poptorch.DataLoaderMode.Async)  # deterministic
+    torch.manual_seed(0)
+    sync = poptorch.DataLoader(options(), numbered(12), batch_size=3, shuffle=True)
+    assert made_first == [x.tolist() for x, _ in drain(sync)]
+
+
+def test_a_loader_terminated_before_its_first_epoch_still_reads_it_whole(options):
+    loader = poptorch.DataLoader(options(), numbered(6), batch_size=2,
+                                 mode=poptorch.DataLoaderMode.Async)
+    loader.terminate()  # stops the pass that began when the loader was made
+    assert [x.tolist() for x, _ in drain(loader)] == [[0, 1], [2, 3], [4, 5]]
