@@ -19,8 +19,8 @@ import traceback
 
 # torch and the package are imported in the functions that need them, after the arguments
 # are parsed: `-h` and a bad argument answer at once instead of after torch's import.
-# both about 120,000 training images: on the embedded digits, 96.9% test accuracy (45 epochs
-# reached 97.0% in 40% more time; docs/example-script.md)
+# both about 120,000 training images: on the embedded digits, 96.1% test accuracy (45 epochs
+# reach 96.9% in 40% more time; docs/example-script.md)
 MNIST_EPOCHS, EMBEDDED_EPOCHS = 2, 30
 # A test image costs the host about 0.6 of a training image (forward only, in micro-batches of
 # 8): measured with cProfile over the default run, 5 epochs, 2026-11-25.
