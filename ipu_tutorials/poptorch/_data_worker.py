@@ -1,9 +1,11 @@
 """The asynchronous loader's background pass over the data, and the rebatching of its batches."""
 from __future__ import annotations
 
+import atexit
 import queue
 import sys
 import threading
+import weakref
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -87,6 +89,17 @@ def _wait(event: threading.Event, stop: threading.Event) -> bool:
     return True
 
 
+_RUNNING: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """A daemon thread still inside torch when the interpreter shuts down aborts the whole
+    process ('terminate called without an active exception'): stop every loader thread first."""
+    for worker in list(_RUNNING):
+        worker.terminate()
+
+
 class Worker:
     """One pass over the data, `buffer_size` batches ahead of the consumer.
 
@@ -107,6 +120,7 @@ class Worker:
         first, batches = self._read_first(make_batches)
         self.thread = threading.Thread(target=self._fill, args=(first, batches), daemon=True)
         self.thread.start()
+        _RUNNING.add(self)
 
     @property
     def filled(self) -> int:
@@ -181,6 +195,9 @@ class Worker:
             try:
                 return self.buffer.get(timeout=POLL_SECONDS * 2)
             except queue.Empty:
+                if self.stop.is_set() and self.buffer.empty():
+                    raise Error("the asynchronous data loader was terminated or dropped "
+                                "before the epoch ended")
                 if not self.thread.is_alive() and self.buffer.empty():
                     raise Error("the asynchronous data loader's thread stopped without "
                                 "finishing the epoch or raising; the dataset ended it abruptly")

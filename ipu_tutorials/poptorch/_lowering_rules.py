@@ -110,8 +110,9 @@ def _refuse_host_tensors(host_made: weakref.WeakValueDictionary, inputs) -> None
             kind = tensor.type().removeprefix("torch.").removesuffix("Tensor")
             raise Error(f"Expected an IPU tensor but got tensor(device={tensor.device}, shape="
                         f"{list(tensor.shape)}, dtype={kind}). A legacy constructor such as "
-                        f"torch.{kind}Tensor(...) makes a CPU tensor that PopTorch does not "
-                        f"trace: make the constant with torch.tensor(..., dtype=...) instead")
+                        f"torch.{kind}Tensor(...), or torch.from_numpy, makes a CPU tensor that "
+                        f"PopTorch does not trace: make the constant with "
+                        f"torch.tensor(..., dtype=...) instead")
 
 
 @contextlib.contextmanager

@@ -49,7 +49,12 @@ class AsynchronousDataAccessor:
         self._worker, self._fresh = self._start(), True
 
     def __len__(self) -> int:
-        return len(self.dataset)
+        """Batches an epoch yields: a torch loader rebatched here yields its samples in
+        batches of rebatched_size (PopTorch's count; a poptorch.DataLoader counts its own)."""
+        batch_size = getattr(self.dataset, "batch_size", None)
+        if self.rebatched_size is None or not batch_size:
+            return len(self.dataset)
+        return len(self.dataset) * batch_size // self.rebatched_size
 
     def _start(self) -> Worker:
         # PopTorch's rule: a dataset may say whether rebatching drops the short end (default yes)
@@ -70,7 +75,8 @@ class AsynchronousDataAccessor:
             self.terminate()  # a pass left unfinished (break) must not read on
             self._worker = self._start()
         self._fresh = False
-        return (mark_batch(item, prepared_ahead=True) for item in self._worker.batches())
+        return _kept_alive(self, (mark_batch(item, prepared_ahead=True)
+                                  for item in self._worker.batches()))
 
     def terminate(self):
         """Stop the background loader (it stops by itself at the end of an epoch)."""
@@ -81,6 +87,13 @@ class AsynchronousDataAccessor:
         worker = getattr(self, "_worker", None)  # absent when __init__ refused its arguments
         if worker is not None:
             worker.stop.set()
+
+
+def _kept_alive(owner, batches):
+    """`batches`, holding `owner` until the epoch ends: a loop straight over a temporary
+    loader or accessor must not lose it mid-epoch, since its __del__ stops the loader thread."""
+    yield from batches  # closing this generator (a break) closes `batches` too
+    del owner
 
 
 def _batches(dataset, rebatched_size: int | None, drop_last: bool):
@@ -196,7 +209,7 @@ class DataLoader(torch.utils.data.DataLoader):
             self._draw_epoch()
         self._next_epoch_drawn = False
         if self._accessor is not None:
-            return iter(self._accessor)
+            return _kept_alive(self, iter(self._accessor))
         # torch's worker processes fetch batches ahead of the loop; without them the host
         # prepares each batch between calls, while the device waits
         ahead = self.num_workers > 0

@@ -119,6 +119,23 @@ def test_async_loader_can_stop_early_and_start_again(options):
     loader.terminate()
 
 
+def test_a_loop_over_a_temporary_async_loader_or_accessor_reads_the_whole_epoch(options):
+    # nothing but the loop holds them: the epoch's iterator must keep them alive to its end
+    loader_batches = [x for x, _ in poptorch.DataLoader(
+        options(), numbered(40), batch_size=2, mode=poptorch.DataLoaderMode.Async,
+        async_options={"buffer_size": 2})]
+    accessor_items = list(poptorch.AsynchronousDataAccessor(list(range(30)), buffer_size=2))
+    assert [x.tolist() for x in loader_batches] == [[i, i + 1] for i in range(0, 40, 2)]
+    assert accessor_items == list(range(30))
+
+
+def test_a_rebatching_accessor_counts_its_own_batches():
+    loader = torch.utils.data.DataLoader(numbered(40), batch_size=4)
+    accessor = poptorch.AsynchronousDataAccessor(loader, rebatched_size=8)
+    batches = drain(accessor)
+    assert len(accessor) == len(batches) == 5 and all(len(x) == 8 for x, _ in batches)
+
+
 def test_accessor_over_a_plain_iterable_keeps_the_order():
     accessor = poptorch.AsynchronousDataAccessor([torch.tensor(i) for i in range(10)],
                                                  buffer_size=3)

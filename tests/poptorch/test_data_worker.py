@@ -1,4 +1,8 @@
 """The accessor's background pass and rebatching: whole calls from short batches, early reads."""
+import os
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -74,3 +78,31 @@ def test_a_later_failure_reaches_the_consumer():
     assert next(batches) == 1
     with pytest.raises(KeyError, match="sample 1 is missing"):
         next(batches)
+
+
+EXIT_WHILE_READING = textwrap.dedent("""
+    import torch
+    from ipu_tutorials import poptorch
+
+    class Noise(torch.utils.data.Dataset):  # each read draws, so the thread is inside torch
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, index):
+            return torch.rand(1000)
+
+    loader = poptorch.DataLoader(poptorch.Options(), Noise(), batch_size=4,
+                                 mode=poptorch.DataLoaderMode.Async)
+    for epoch in range(2):
+        for batch in loader:
+            pass
+    # the program ends while the second epoch's thread may still be winding down
+""")
+
+
+def test_a_program_that_ends_with_its_loader_thread_alive_exits_cleanly():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for _ in range(2):  # the abort it guards against came at nearly every exit
+        done = subprocess.run([sys.executable, "-c", EXIT_WHILE_READING], env=env, timeout=120,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-500:]
