@@ -27,12 +27,12 @@ def rebatched(batches, size: int, drop_last: bool):
         pending.append(leaves)
         count += len(leaves[0])
         while count >= size:
-            joined = [torch.cat(parts) for parts in zip(*pending)]
+            joined = _cat(pending)
             yield tree_unflatten([leaf[:size] for leaf in joined], spec)
             count -= size
             pending = [[leaf[size:] for leaf in joined]] if count else []
     if count and not drop_last:
-        yield tree_unflatten([torch.cat(parts) for parts in zip(*pending)], spec)
+        yield tree_unflatten(_cat(pending), spec)
 
 
 def grouped(batches, count: int, drop_last: bool):
@@ -50,8 +50,12 @@ def grouped(batches, count: int, drop_last: bool):
 
 def _joined(batches: list):
     flat = [tree_flatten(batch) for batch in batches]
-    leaves = [torch.cat(parts) for parts in zip(*(leaves for leaves, _ in flat))]
-    return tree_unflatten(leaves, flat[0][1])
+    return tree_unflatten(_cat([leaves for leaves, _ in flat]), flat[0][1])
+
+
+def _cat(batches_leaves: list[list]) -> list:
+    """Several batches' leaves (each a list, in one tree order) joined leaf by leaf."""
+    return [torch.cat(parts) for parts in zip(*batches_leaves)]
 
 
 class _Failure:

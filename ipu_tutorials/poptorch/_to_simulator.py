@@ -33,8 +33,8 @@ from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhas
 if TYPE_CHECKING:
     from .options import Options
 
-__all__ = ["DeviceOptimizer", "Graph", "Plan", "compile_model", "micro_batch_of",
-           "options_spec", "replan", "replica_state", "run", "run_spec", "tracing"]
+__all__ = ["DeviceOptimizer", "Graph", "Plan", "compile_model", "options_spec", "replan",
+           "replica_state", "run", "run_spec", "tracing"]
 
 OUTPUT_NAMES = {OutputMode.All: sim.OUTPUT_ALL, OutputMode.Final: sim.OUTPUT_FINAL,
                 OutputMode.Sum: sim.OUTPUT_SUM, OutputMode.EveryN: sim.OUTPUT_EVERY_N}
@@ -224,11 +224,6 @@ def replan(graph: Graph, spec: sim.RunSpec, optimizer) -> tuple[sim.RunSpec, Pla
     """The spec and plan of the same graph with another optimizer (setOptimizer)."""
     spec = dataclasses.replace(spec, optimizer=optimizer_spec(optimizer))
     return spec, compile_plan(graph, spec)
-
-
-def micro_batch_of(spec: sim.RunSpec, args: tuple, kwargs: dict) -> int:
-    """The micro-batch a call's inputs imply under the spec's counts (raises Error if none)."""
-    return micro_batch_size(_tensors(args, kwargs), spec)
 
 
 def replica_state(model: torch.nn.Module, replication_factor: int,

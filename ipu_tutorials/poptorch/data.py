@@ -218,7 +218,7 @@ class DataLoader(torch.utils.data.DataLoader):
     def _plain_batches(self):
         """torch's batches, a batch_sampler's joined a call's worth at a time."""
         batches = super().__iter__()
-        if not getattr(self, "_grouping", False):
+        if not self._grouping:
             return batches
         return grouped(batches, self._per_call, self.rebatched_drop_last)
 

@@ -11,7 +11,7 @@ import time
 import warnings
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_map
 
 from .. import environment
 from ..atomic_io import atomic_open
@@ -39,7 +39,8 @@ from ._validation import (check_new_optimizer, check_optimizer, check_run_option
 from .control_flow import training_graph
 from .enums import ConnectionType
 from .options import Options
-from .perf_counters import NOT_COMPILED, CallRecord, PerfCounters, PerfQueries, streams
+from .perf_counters import (NOT_COMPILED, CallRecord, PerfCounters, PerfQueries, streams,
+                            tensor_count)
 
 
 def _wrapped_module(model) -> torch.nn.Module:
@@ -334,8 +335,8 @@ class PoplarExecutor(PerfQueries):
 
     # --- performance queries (simulated time; the PopTorch-named ones are PerfQueries') ---------
     def _counters(self) -> PerfCounters:
-        inputs = sum(isinstance(t, torch.Tensor) for t in tree_flatten(self._example)[0])
-        streamed = streams(self._options, self._training, inputs, self._record.outputs)
+        streamed = streams(self._options, self._training, tensor_count(self._example),
+                           self._record.outputs)
         return PerfCounters(self._plan, self._record, streamed, self._options.log_cycle_count,
                             self._options.show_compilation_progress_bar)
 
