@@ -10,11 +10,10 @@ figures, [2nd] one that only a secondary (third-party) source gives.
   (the July 2020 launch figures): 1,472 tiles, 900 MB In-Processor-Memory, 47.5 TB/s of memory
   bandwidth, 250 TFLOP/s FP16 and 62.5 TFLOP/s FP32, 10 IPU-Links of 320 GB/s in all.
 - [M2000] Graphcore, IPU-M2000 datasheet,
-  https://docs.graphcore.ai/projects/graphcore-ipu-m2000-datasheet/ : 4 IPUs, up to 256 GB
-  Streaming Memory.
+  https://docs.graphcore.ai/projects/graphcore-ipu-m2000-datasheet/ : 4 IPUs per machine.
 - [POPART] graphcore/popart@sdk/poplar/3.4.0:tests/integration/available_memory_proportion_test.py
   : a Mk2 tile's memory is 638,976 bytes (the per-tile limit PopLibs plans with is that times
-  the available memory proportion); the out-of-memory report gives the same figure.
+  the available memory proportion).
 - [HC33] S. Knowles, "Graphcore Colossus Mk2 IPU", Hot Chips 33 (2021),
   https://www.graphcore.ai/posts/designing-the-colossus-mk2-ipu-simon-knowles-at-hot-chips-2021
   : the GC200's design; Mk2 doubles the GC2's compute per tile.
@@ -136,7 +135,9 @@ class System:
     # Streaming Memory bandwidth has no public figure: 16 GB/s per direction is an assumption
     # (the order of one PCIe Gen4 x8 link), a teaching default, not a measurement.
     streaming_bandwidth: float = 16 * GB
-    streaming_bytes_per_ipu: int = 64 * GB  # [M2000] up to 256 GB per machine of 4 IPUs
+    # [BOW] up to 256 GB per machine of 4 IPUs (the M2000's 2020 launch coverage gave up to
+    # 448 GB [2nd]; the smaller figure is kept)
+    streaming_bytes_per_ipu: int = 64 * GB
 
     def __post_init__(self):
         if not isinstance(self.num_ipus, int) or self.num_ipus < 1:

@@ -10,15 +10,16 @@ Models are built on the meta device, so planning needs no weights and no downloa
   README.md, 15.04 and 14.89 it/s): 4 IPUs pipelined, micro-batch 40, D 10, A 10, AdamW,
   optimizer state off chip, OutputMode.All; about 15 calls of 4,000 images per second;
 - BERT-Large phase 1 on a Bow Pod16 as graphcore/examples nlp/bert/pytorch runs it
-  (graphcore/examples@v3.4.1:nlp/bert/pytorch/configs_pretraining.yml `pretrain_large_128`): embedding, 3 layers and the tied MLM head
-  over 20 masked tokens on IPU 0, 7 layers on each of IPUs 1-3, one block per layer with
-  AutoStage.AutoIncrement, a recomputation checkpoint after every layer, LAMB with float16
-  accumulators and its state off chip and sharded over 4 replicas, half partials, available
-  memory [0.15, 0.25, 0.25, 0.25]; 5,600 sequences/s;
+  (graphcore/examples@v3.4.1:nlp/bert/pytorch/configs_pretraining.yml `pretrain_large_128`):
+  embedding, 3 layers and the tied MLM head over 20 masked tokens on IPU 0, 7 layers on each of
+  IPUs 1-3, one block per layer with AutoStage.AutoIncrement, a recomputation checkpoint after
+  every layer, LAMB with float16 accumulators and its state off chip and sharded over 4
+  replicas, half partials, available memory [0.15, 0.25, 0.25, 0.25]; 5,600 sequences/s;
 - ResNet-50 on a Bow Pod16 as the TensorFlow 1 benchmark `resnet50_mlperf_pod16_bs20` ran it
-  (graphcore/examples@8ae588c:vision/cnns/tensorflow1/training/configs.yml): 16 replicas of one IPU,
-  micro-batch 20, A 6, float16, half partials, available memory 0.15, recomputation with six
-  checkpoints (RecomputeAll), 8-bit input, 8 host processes (poprun --num-instances 8); 42,029 images/s.
+  (graphcore/examples@8ae588c:vision/cnns/tensorflow1/training/configs.yml): 16 replicas of one
+  IPU, micro-batch 20, A 6, float16, half partials, available memory 0.15, recomputation with
+  six checkpoints (RecomputeAll), 8-bit input, 8 host processes (poprun --num-instances 8);
+  42,029 images/s.
 """
 from __future__ import annotations
 
