@@ -5,7 +5,8 @@ Compiles BertForPreTraining (transformers, float16, on meta tensors) pipelined b
 optimizer_state_offchip=True, recompute_checkpoint_every_layer=True)` on a simulated Bow Pod16,
 reports whether the memory plan fits, then the simulated throughput with the memory check
 off (as tests/simulator/test_costs.py does for the simulator's own BERT-Large), next to the
-published 5,600 sequences/s (shared/reference/ipu-hardware.md). Needs transformers.
+published 5,600 sequences/s (https://www.graphcore.ai/performance-results, PyTorch SDK 3.3).
+Needs transformers.
 
     python benchmarks/bert_large_ipuconfig.py
 """

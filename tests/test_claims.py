@@ -14,10 +14,14 @@ PLACES = sorted(glob.glob(os.path.join(ROOT, "walkthroughs", "*.py"))
                 + [os.path.join(ROOT, "README.md")])
 MARK = re.compile(r"(?:<!--\s*claim:\s*([\w.-]+)\s*-->|#\s*claim:\s*([\w.-]+))")
 COLUMNS = ["id", "where", "claim", "source", "release", "simulator"]
-# A public source: a web page, a repository at a release (owner/name@ref:path), or a paper.
-PUBLIC_SOURCE = re.compile(r"https://\S+|\b[\w.-]+/[\w.-]+@[\w.+-]+:\S+|arXiv:\d{4}\.\d{4,5}")
+# A public source: a web page, a repository at a release (owner/name@ref:path; a tag may hold
+# slashes, as PopTorch's `sdk/poptorch/3.4.0`), or a paper.
+PUBLIC_SOURCE = re.compile(r"https://\S+|\b[\w.-]+/[\w.-]+@[\w.+/-]+:\S+|arXiv:\d{4}\.\d{4,5}")
 # Planning notes and machine paths are not sources a learner can open.
 PRIVATE = re.compile(r"shared/|\bseeds?\b|/work/|\.\./|file://", re.I)
+# Where a row may quote the difference it names: the differences page, and the integrations'
+# pages that keep their own lists (optimum-graphcore, Lightning, poprun).
+DIFFERENCE_PAGES = ["differences.md", "ipuconfig.md", "lightning.md", "replication.md"]
 
 
 def table_rows(text: str, heading: str) -> list[list[str]]:
@@ -90,17 +94,25 @@ def test_every_source_is_public_and_names_its_release():
             f"docs/claims.md: {claim}'s source is not public: {row['source']}"
 
 
+def words(text: str) -> str:
+    """Text with its line breaks and runs of spaces made single spaces, as a reader sees it."""
+    return " ".join(text.split())
+
+
 def test_the_simulator_column_follows_or_quotes_a_difference():
-    with open(os.path.join(ROOT, "docs", "differences.md"), encoding="utf-8") as handle:
-        differences = handle.read()
+    pages = []
+    for name in DIFFERENCE_PAGES:
+        with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as handle:
+            pages.append(handle.read())
+    differences = words(" ".join(pages))
     for claim, row in ledger().items():
         verdict = row["simulator"]
         quoted = re.fullmatch(r'differs: "(.+)"', verdict)
         assert verdict in ("follows", "n/a") or quoted, \
             f"docs/claims.md: {claim}'s simulator column is not follows, n/a or differs: \"...\""
         if quoted:
-            assert quoted.group(1) in differences, \
-                f"docs/claims.md: {claim} quotes a difference docs/differences.md does not hold"
+            assert words(quoted.group(1)) in differences, \
+                f"docs/claims.md: {claim} quotes a difference no page of {DIFFERENCE_PAGES} holds"
 
 
 @pytest.mark.parametrize("lesson", sorted(glob.glob(os.path.join(ROOT, "walkthroughs", "*.py"))),
@@ -110,6 +122,24 @@ def test_every_lesson_was_reviewed(lesson):
         places = [row[0] for row in table_rows(handle.read(), "Reviews")]
     name = os.path.relpath(lesson, ROOT)
     assert any(name in place for place in places), f"docs/claims.md: no review of {name}"
+
+
+@pytest.mark.parametrize("page", [p for p in PLACES if not p.endswith(".py")],
+                         ids=lambda p: os.path.relpath(p, ROOT))
+def test_every_docs_page_and_the_readme_was_reviewed(page):
+    with open(LEDGER, encoding="utf-8") as handle:
+        places = [row[0] for row in table_rows(handle.read(), "Reviews")]
+    name = os.path.relpath(page, ROOT)
+    assert name in places, f"docs/claims.md: no review of {name}"
+
+
+def test_a_quoted_difference_may_break_across_lines():
+    assert words("the V-IPU and MPI\n  flags are noted") == "the V-IPU and MPI flags are noted"
+
+
+def test_a_release_tag_may_hold_slashes():
+    assert PUBLIC_SOURCE.fullmatch("graphcore/poptorch@sdk/poptorch/3.4.0:python/options.py")
+    assert not PUBLIC_SOURCE.search("graphcore/poptorch@sdk/poptorch/3.4.0")  # no path
 
 
 def test_the_row_splitter_keeps_pipes_in_code():

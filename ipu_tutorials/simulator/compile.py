@@ -20,7 +20,8 @@ from .spec import OUTPUT_ALL, OUTPUT_EVERY_N, RunSpec, StrategyKind
 from .timeline import COMPUTE_KINDS, Timeline
 
 # Simulated compile time. PopTorch's "Graph compilation" bar took 1:31 (training) and 0:35
-# (inference) for the pipelining tutorial on 4 IPUs (tutorials/pytorch/pipelining); every published pair in
+# (inference) for the pipelining tutorial on 4 IPUs (graphcore/tutorials@198c92b:
+# tutorials/pytorch/pipelining/README.md); every published pair in
 # graphcore/examples' tutorials has training/inference ~2.5-2.6, and even tiny one-IPU models
 # took 10-90 s. Calibrated on that tutorial: 10 s + 6 s per IPU + 0.3 s per distinct compute op.
 COMPILE_BASE_SECONDS = 10.0

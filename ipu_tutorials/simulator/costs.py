@@ -14,8 +14,9 @@ Where it is approximate (on purpose, to stay explainable):
   asynchronous, and each call pays a fixed synchronisation latency.
 
 Calibration (docs/cost-model.md, "Calibration against published runs"): OP_OVERHEAD_CYCLES and the host
-constants are fitted on the pipelining tutorial's published run (tutorials/pytorch/pipelining: about 15 calls of
-4,000 images per second, and its PopVision trace of about 85 k cycles per pipeline cycle) and
+constants are fitted on the pipelining tutorial's published run (graphcore/tutorials@198c92b:
+tutorials/pytorch/pipelining/README.md: about 15 calls of 4,000 images per second, and its
+PopVision trace of about 85 k cycles per pipeline cycle) and
 on Graphcore's efficient-data-loading tutorial; the matmul model's two constants on BERT-Large
 and ResNet-50.
 """
@@ -33,8 +34,8 @@ from .rules import recomputes
 from .spec import RunSpec
 
 # cycles per compute step (its BSP sync and exchange setup). Calibrated on the pipelining
-# tutorial's PopVision trace (graphcore/examples tutorials/pytorch/pipelining/static/
-# pipelined-execution.png: about 85 k cycles per pipeline cycle of a 4-IPU MNIST model) and on
+# tutorial's PopVision trace (graphcore/examples@v3.4.1:tutorials/tutorials/pytorch/pipelining/
+# static/pipelined-execution.png: about 85 k cycles per pipeline cycle of a 4-IPU MNIST model) and on
 # the efficient-data-loading tutorial's synthetic-data run (338 us per 16-image step).
 OP_OVERHEAD_CYCLES = 6_000
 # cycles per element-wise or reduction step (normalisation, activation, residual add, softmax):
@@ -45,7 +46,8 @@ ELEMENTWISE_OVERHEAD_CYCLES = 850
 LINK_LATENCY = 1e-6  # s per inter-IPU copy (assumption)
 # s per call, host <-> IPU synchronisation, half at the start and half at the end. Assumption,
 # bounded above by popxl's MNIST tutorial: 7,500 synchronous calls in 24 s, 3.3 ms per call
-# with everything included (graphcore/examples tutorials/popxl/1_basic_concepts/README.md).
+# with everything included (graphcore/examples@v3.4.1:tutorials/tutorials/popxl/1_basic_concepts/
+# README.md: 7500/7500 [00:24, 306.92it/s]).
 HOST_CALL_LATENCY = 1e-3
 HOST_LATENCY = HOST_CALL_LATENCY / 2  # s at each end of a call
 # s per micro-batch streamed from the host: the trace shows one StreamCopy per pipeline cycle
@@ -55,7 +57,8 @@ HOST_STREAM_LATENCY = 10e-6
 # HOST_SAMPLE_SECONDS per sample plus its input bytes at HOST_BYTES_PER_SECOND. Calibrated on
 # two published runs together: the pipelining tutorial's output (15 calls/s of 4,000 MNIST
 # images of 3,136 B: ~56 ms of a 66 ms call is host-side, ~14 us per image) and the
-# efficient-data-loading tutorial (tutorials/pytorch/efficient_data_loading/README.md: 17,956
+# efficient-data-loading tutorial (graphcore/examples@v3.4.1:tutorials/tutorials/pytorch/
+# efficient_data_loading/README.md: 17,956
 # items/s with real data against 47,323 synthetic, 64 KiB per item: ~35-45 us per item).
 HOST_SAMPLE_SECONDS = 13.5e-6
 HOST_BYTES_PER_SECOND = 2e9

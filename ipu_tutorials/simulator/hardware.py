@@ -6,18 +6,27 @@ figures, [2nd] one that only a secondary (third-party) source gives.
 
 - [JIA19] Z. Jia, B. Tillman, M. Maggioni, D. P. Scarpazza, "Dissecting the Graphcore IPU
   Architecture via Microbenchmarking", arXiv:1912.03413 (2019): the GC2 figures [2nd].
-- [GC200] Graphcore, Colossus Mk2 GC200 and IPU-M2000 announcement (July 2020),
-  https://www.graphcore.ai/products/ipu : 1,472 tiles, 900 MB In-Processor-Memory, 250 TFLOP/s.
-- [M2000] Graphcore, IPU-M2000 datasheet, https://docs.graphcore.ai/projects/ipu-m2000-datasheet/
-  : 4 IPUs, up to 256 GB Streaming Memory, PCIe Gen4 host link.
-- [MEMGUIDE] Graphcore, "Memory and Performance Optimisation on the IPU",
-  https://docs.graphcore.ai/projects/memory-performance-optimisation/ : 638,976 bytes per tile
-  (the out-of-memory report's figure), ~47.5 TB/s of tile memory bandwidth.
-- [HC33] S. Knowles, "Graphcore Colossus Mk2 IPU", Hot Chips 33 (2021): 10 IPU-Links,
-  320 GB/s per chip.
+- [GC200] Graphcore, Colossus Mk2 GC200 product page, https://www.graphcore.ai/products/ipu
+  (the July 2020 launch figures): 1,472 tiles, 900 MB In-Processor-Memory, 47.5 TB/s of memory
+  bandwidth, 250 TFLOP/s FP16 and 62.5 TFLOP/s FP32, 10 IPU-Links of 320 GB/s in all.
+- [M2000] Graphcore, IPU-M2000 datasheet,
+  https://docs.graphcore.ai/projects/graphcore-ipu-m2000-datasheet/ : 4 IPUs per machine.
+- [POPART] graphcore/popart@sdk/poplar/3.4.0:tests/integration/available_memory_proportion_test.py
+  : a Mk2 tile's memory is 638,976 bytes (the per-tile limit PopLibs plans with is that times
+  the available memory proportion).
+- [HC33] S. Knowles, "Graphcore Colossus Mk2 IPU", Hot Chips 33 (2021),
+  https://www.graphcore.ai/posts/designing-the-colossus-mk2-ipu-simon-knowles-at-hot-chips-2021
+  : the GC200's design; Mk2 doubles the GC2's compute per tile.
 - [BOW] Graphcore, Bow-2000 datasheet, https://docs.graphcore.ai/projects/bow-2000-datasheet/
-  (1.4 PFLOP/s FP16.16 over 4 Bow IPUs, IPU-Link 512 Gbit/s) and the Bow launch (March 2022):
-  1.85 GHz, Bow Pod256 ~89 PFLOP/s.
+  (4 Bow IPUs, 1.4 PFLOP/s FP16.16, 5,888 cores, 3.6 GB In-Processor-Memory, up to 256 GB
+  Streaming Memory, IPU-Links 512 Gbit/s, 2 x 100 Gbit/s GW-Links, a PCIe Gen4 RoCEv2 host
+  link) and Bow Pod256 datasheet, https://docs.graphcore.ai/projects/bow-pod256-datasheet/
+  (89.23 PFLOP/s FP16.16 and 22.31 PFLOP/s FP32 over 256 IPUs).
+
+PopTorch's version names are ipu1 (Mk1), ipu2 (Mk2: GC200 and Bow) and ipu21 (Mk2 with FP8
+support, the C600 card; graphcore/poptorch@sdk/poptorch/3.4.0:python/options.py,
+useOfflineIpuTarget). The simulator keeps the Bow under "ipu21" so that a Bow Pod can be chosen
+by name (docs/differences.md).
 """
 from __future__ import annotations
 
@@ -66,24 +75,28 @@ GC200 = IpuSpec(
     name="GC200",
     version="ipu2",
     tiles=1472,  # [GC200]
-    sram_per_tile=638_976,  # [MEMGUIDE]: the real OOM message's "638976 bytes" (624 KiB)
-    clock_hz=1.33e9,  # ~1.33 GHz [derived from the peak: 250e12 / (1472 tiles x 128 FLOP/cycle)]
+    sram_per_tile=638_976,  # [POPART] 624 KiB: 1,472 x 624 KiB = 897 MiB, the "900 MB" of [GC200]
+    # ~1.33 GHz [derived from the peak: 250e12 / (1472 tiles x 128 FLOP/cycle), assuming Mk2's
+    # AMP does twice GC2's 64 FLOP/cycle ([JIA19]: 124.5e12 / (1216 x 1.6e9)), as [HC33] says]
+    clock_hz=1.33e9,
     peak_fp16_flops=250e12,  # [GC200]
     peak_fp32_flops=62.5e12,  # [GC200] a quarter of the FP16 peak
-    memory_bandwidth=47.5e12,  # [MEMGUIDE] ~47.5 TB/s
-    link_bandwidth=32 * GB,  # [HC33] 320 GB/s over 10 links [derived per link]
+    memory_bandwidth=47.5e12,  # [GC200] 47.5 TB/s
+    link_bandwidth=32 * GB,  # [GC200] 320 GB/s over 10 links [derived per link]
 )
 
 BOW = IpuSpec(
     name="Bow",
     version="ipu21",
-    tiles=1472,  # [BOW] same processor die as the GC200
-    sram_per_tile=638_976,  # [BOW] 624 KiB, as the GC200
-    clock_hz=1.85e9,  # [BOW]
+    tiles=1472,  # [BOW] 5,888 cores over 4 IPUs
+    sram_per_tile=638_976,  # [BOW] 3.6 GB over 4 IPUs: 900 MB each, as the GC200 [POPART]
+    # 1.85 GHz [derived from [BOW]: 349e12 / (1472 x 128 FLOP/cycle); the March 2022 launch
+    # coverage gives the same clock [2nd]]
+    clock_hz=1.85e9,
     peak_fp16_flops=349e12,  # ~349 TFLOP/s [derived from [BOW]: Bow Pod256's 89.23 PF / 256]
-    peak_fp32_flops=87e12,  # ~87 TFLOP/s [derived: a quarter of the FP16 peak, as on GC200]
-    memory_bandwidth=47.5e12 * 1.85 / 1.33,  # [MEMGUIDE] GC200 figure scaled by clock [derived]
-    link_bandwidth=32 * GB,  # same IPU-Links as GC200 [derived from [HC33]]
+    peak_fp32_flops=87e12,  # ~87 TFLOP/s [derived from [BOW]: Bow Pod256's 22.31 PF / 256]
+    memory_bandwidth=47.5e12 * 1.85 / 1.33,  # [GC200] figure scaled by clock [derived]
+    link_bandwidth=32 * GB,  # same IPU-Links as GC200 [derived from [GC200]]
 )
 
 IPUS = {spec.version: spec for spec in (GC2, GC200, BOW)}
@@ -113,13 +126,18 @@ class System:
 
     ipu: IpuSpec = GC200
     num_ipus: int = 16
-    # table "host link": an IPU-M2000's host link is 100 GbE RoCE, 12.5 GB/s, shared by its
-    # 4 IPUs (the 64 GB/s PCIe Gen4 x16 figure is the host server's bus, not the M2000's link)
+    # An IPU-Machine reaches its host through one RoCEv2 NIC ([BOW]: "PCIe Gen4 RoCEv2
+    # NIC/SmartNIC Interface") on the Pod's 100 GbE network ([BOW] Pod256 datasheet: 100G
+    # switches): 12.5 GB/s shared by its 4 IPUs [derived]. The 64 GB/s PCIe Gen4 x16 of [GC200]
+    # is the chip's own interface, not the machine's host link.
     host_bandwidth: float = 12.5 * GB
-    ipus_per_host_link: int = 4  # IPUs of one IPU-M2000 / Bow-2000
-    # table "streaming memory": no reliable figure; ~16 GB/s per direction [derived, uncertain]
+    ipus_per_host_link: int = 4  # IPUs of one IPU-M2000 / Bow-2000 ([M2000], [BOW])
+    # Streaming Memory bandwidth has no public figure: 16 GB/s per direction is an assumption
+    # (the order of one PCIe Gen4 x8 link), a teaching default, not a measurement.
     streaming_bandwidth: float = 16 * GB
-    streaming_bytes_per_ipu: int = 64 * GB  # [M2000] up to 256 GB per machine of 4 IPUs
+    # [BOW] up to 256 GB per machine of 4 IPUs (the M2000's 2020 launch coverage gave up to
+    # 448 GB [2nd]; the smaller figure is kept)
+    streaming_bytes_per_ipu: int = 64 * GB
 
     def __post_init__(self):
         if not isinstance(self.num_ipus, int) or self.num_ipus < 1:

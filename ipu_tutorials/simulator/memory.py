@@ -21,7 +21,9 @@ CODE_BASE_BYTES = 16 * MiB  # per IPU: control program, runtime and host-exchang
 # kind on the same shapes, as in repeated layers) share code: PopART outlines them by default
 # (sessionoptions.hpp, enableOutlining = true), so code does not grow with the layer count.
 CODE_PER_OP_BYTES = 128 * KiB
-DEFAULT_AVAILABLE_MEMORY = 0.6  # availableMemoryProportion when unset (poptorch-api.md)
+# availableMemoryProportion when unset (graphcore/poptorch@sdk/poptorch/3.4.0:python/ops.py,
+# set_available_memory: "The default value is 0.6")
+DEFAULT_AVAILABLE_MEMORY = 0.6
 CATEGORIES = ("code", "weights", "gradients", "optimizer", "activations", "stash", "exchange",
               "temporaries")
 

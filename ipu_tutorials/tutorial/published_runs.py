@@ -1,21 +1,25 @@
 """Runs Graphcore published, rebuilt as simulator plans: the calibration of the cost model.
 
-Each run is configured as its published source configures it (shared/reference/ipu-hardware.md
-lists the figures; the "Calibration against published runs" table in docs/cost-model.md shows the result).
+Each run is configured as its published source configures it (the "Calibration against
+published runs" table in docs/cost-model.md shows the result; the throughputs of the Bow Pod
+runs are Graphcore's performance-results table, https://www.graphcore.ai/performance-results,
+Bow Pod "Training" rows as of SDK 3.3, 2023).
 Models are built on the meta device, so planning needs no weights and no download.
 
-- Graphcore's PyTorch pipelining tutorial (tutorials/pytorch/pipelining): 4 IPUs pipelined, micro-batch 40, D 10, A 10, AdamW,
+- Graphcore's PyTorch pipelining tutorial (graphcore/tutorials@198c92b:tutorials/pytorch/pipelining/
+  README.md, 15.04 and 14.89 it/s): 4 IPUs pipelined, micro-batch 40, D 10, A 10, AdamW,
   optimizer state off chip, OutputMode.All; about 15 calls of 4,000 images per second;
 - BERT-Large phase 1 on a Bow Pod16 as graphcore/examples nlp/bert/pytorch runs it
-  (configs_pretraining.yml `pretrain_large_128`): embedding, 3 layers and the tied MLM head
-  over 20 masked tokens on IPU 0, 7 layers on each of IPUs 1-3, one block per layer with
-  AutoStage.AutoIncrement, a recomputation checkpoint after every layer, LAMB with float16
-  accumulators and its state off chip and sharded over 4 replicas, half partials, available
-  memory [0.15, 0.25, 0.25, 0.25]; 5,600 sequences/s;
+  (graphcore/examples@v3.4.1:nlp/bert/pytorch/configs_pretraining.yml `pretrain_large_128`):
+  embedding, 3 layers and the tied MLM head over 20 masked tokens on IPU 0, 7 layers on each of
+  IPUs 1-3, one block per layer with AutoStage.AutoIncrement, a recomputation checkpoint after
+  every layer, LAMB with float16 accumulators and its state off chip and sharded over 4
+  replicas, half partials, available memory [0.15, 0.25, 0.25, 0.25]; 5,600 sequences/s;
 - ResNet-50 on a Bow Pod16 as the TensorFlow 1 benchmark `resnet50_mlperf_pod16_bs20` ran it
-  (graphcore/examples vision/cnns/tensorflow1 configs.yml): 16 replicas of one IPU,
-  micro-batch 20, A 6, float16, half partials, available memory 0.15, recomputation with six
-  checkpoints (RecomputeAll), 8-bit input, 8 host processes (poprun --num-instances 8); 42,029 images/s.
+  (graphcore/examples@8ae588c:vision/cnns/tensorflow1/training/configs.yml): 16 replicas of one
+  IPU, micro-batch 20, A 6, float16, half partials, available memory 0.15, recomputation with
+  six checkpoints (RecomputeAll), 8-bit input, 8 host processes (poprun --num-instances 8);
+  42,029 images/s.
 """
 from __future__ import annotations
 
@@ -34,7 +38,9 @@ from .models import Network, TrainingModelWithLoss, TransformerLayer
 
 CALIBRATED = 1.1  # a calibration run's accepted ratio either way (validation runs: 1.25)
 BERT_PACKING_RATIO = 1.17  # sequences per packed row at length 128 (the config's packing_factor)
-BERT_LARGE_SEQUENCES_PER_SECOND = 5_600  # phase 1, Bow Pod16 (shared/reference/ipu-hardware.md)
+# phase 1, Bow Pod16, PyTorch SDK 3.3: https://www.graphcore.ai/performance-results (Bow Pod
+# "Training" table, 2023)
+BERT_LARGE_SEQUENCES_PER_SECOND = 5_600
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +82,9 @@ def tutorial_run() -> PublishedRun:
     inputs = (torch.zeros(40, 1, 28, 28), torch.zeros(40, dtype=torch.long))
     plan = plan_run(model, inputs, opts, optimizer, 40, System(ipu_spec("ipu2"), 16))
     return PublishedRun("Pipelining tutorial, 4 GC200 pipelined, 4,000 images per call",
-                        "images/s", 60_000, "tutorials/pytorch/pipelining: ~15 calls/s x 4,000 images", CALIBRATED, plan)
+                        "images/s", 60_000,
+                        "graphcore/tutorials@198c92b:tutorials/pytorch/pipelining/README.md: "
+                        "~15 calls/s x 4,000 images", CALIBRATED, plan)
 
 
 class BertPretraining(nn.Module):

@@ -10,10 +10,12 @@ from ...simulator.hardware import set_system
 from .ipu_configuration import IPUConfig
 from .modeling_utils import to_pipelined
 
-# shared/reference/ipu-hardware.md, "Published results": BERT-Large phase 1 (sequence 128),
-# PyTorch SDK 3.3, Bow Pod16: 4 IPUs per replica, layers [3, 7, 7, 7], 4 replicas,
-# micro-batch 8, gradient accumulation 2048, optimizer state off chip, loss scale 4096,
-# recompute every layer -> 5,600 sequences/s.
+# BERT-Large phase 1 (sequence 128), PyTorch SDK 3.3, Bow Pod16: 5,600 sequences/s
+# (https://www.graphcore.ai/performance-results, Bow Pod "Training" table, 2023), configured
+# as graphcore/examples@v3.4.1:nlp/bert/pytorch/configs_pretraining.yml `pretrain_large_128`:
+# 4 IPUs per replica, layers [3, 7, 7, 7], 4 replicas, micro-batch 8, gradient accumulation
+# 2048, optimizer state off chip and sharded over the replicas, loss scale 4096, recompute
+# every layer, matmul proportions [0.15, 0.25, 0.25, 0.25], embedding serialised by 2.
 PUBLISHED_SEQUENCES_PER_SECOND = 5600
 MICRO_BATCH, SEQUENCE = 8, 128
 LOSS_SCALING = 4096

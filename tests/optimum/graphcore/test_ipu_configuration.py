@@ -160,7 +160,7 @@ def test_modes_switch_the_managed_attributes():
         config.mode = "testing"
 
 
-# --- to_options, option by option (lightning-and-ipuconfig.md section 3.5) ------------------------
+# --- to_options, option by option (optimum-graphcore v0.7.1's ipu_configuration.py) ---------------
 def test_training_options_follow_the_reference():
     config = IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4,
                        gradient_accumulation_steps=2048, device_iterations=2, seed=42,
