@@ -83,18 +83,34 @@ def kernelspec() -> dict:
     return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
 
 
+def alt_lines(source: str) -> list[tuple[int, str, bool]]:
+    """The lines of a code cell's `# alt:` markers: (line number, text, starts a marker)."""
+    found: list[tuple[int, str, bool]] = []
+    for number, line in enumerate(source.splitlines()):
+        marker, continued = ALT_MARKER.match(line), ALT_CONTINUED.match(line)
+        if marker:
+            found.append((number, marker.group(1).strip(), True))
+        elif continued and found and found[-1][0] == number - 1:
+            found.append((number, continued.group(1).strip(), False))
+    return found
+
+
 def alt_texts(source: str) -> list[str]:
     """The alt texts that a code cell's `# alt:` markers give its figures, in order."""
     texts: list[str] = []
-    continuing = False
-    for line in source.splitlines():
-        marker, continued = ALT_MARKER.match(line), ALT_CONTINUED.match(line)
-        if marker:
-            texts.append(marker.group(1).strip())
-        elif continuing and continued:
-            texts[-1] += " " + continued.group(1).strip()
-        continuing = bool(marker or (continuing and continued))
+    for _, text, starts in alt_lines(source):
+        if starts:
+            texts.append(text)
+        else:
+            texts[-1] += " " + text
     return texts
+
+
+def without_alt_markers(source: str) -> str:
+    """The code without its `# alt:` comments (a web page shows them as the images' alt)."""
+    markers = {number for number, _, _ in alt_lines(source)}
+    return "\n".join(line for number, line in enumerate(source.splitlines())
+                     if number not in markers)
 
 
 def describe_figures(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
@@ -124,10 +140,13 @@ def describe_figures(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
 
 
 def figures_with_alt(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy in which each plain figure with alt text is also an <img> that carries it:
-    nbconvert reads no alt text from metadata, and an HTML page prefers the HTML form."""
+    """A copy for a web page: each plain figure with alt text is also an <img> that carries it
+    (nbconvert reads no alt text from metadata, and a page prefers the HTML form), and the
+    code shows no `# alt:` comments."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = without_alt_markers(cell.source)
         for output in cell.get("outputs", []):
             data, alt = output.get("data", {}), output.get("metadata", {}).get("image/png", {})
             if "image/png" in data and "text/html" not in data and alt.get("alt"):

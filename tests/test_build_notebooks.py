@@ -269,6 +269,8 @@ def test_alt_markers_give_each_figure_its_text_in_order():
               "# a comment that is not alt text\n# alt: A line rising.\nplot(2 * x)\n")
     assert build_notebooks.alt_texts(source) == [
         "Two bars: the first taller than the second.", "A line rising."]
+    assert build_notebooks.without_alt_markers(source) == (
+        "x = 1\nplot(x)\n# a comment that is not alt text\nplot(2 * x)")
 
 
 def figure_cell(source: str, figures: int) -> nbformat.NotebookNode:
@@ -283,8 +285,10 @@ def test_each_figure_carries_its_alt_text_and_the_html_page_shows_it():
     nb = nbformat.v4.new_notebook(cells=[figure_cell("# alt: A line rising.\nplot()", 1)])
     described = build_notebooks.describe_figures(nb, "lesson")
     assert described.cells[0].outputs[0].metadata == {"image/png": {"alt": "A line rising."}}
-    html = build_notebooks.figures_with_alt(described).cells[0].outputs[0].data["text/html"]
-    assert html.startswith('<img alt="A line rising." src="data:image/png;base64,iVBORw0KGgo=')
+    page = build_notebooks.figures_with_alt(described).cells[0]
+    assert page.outputs[0].data["text/html"].startswith(
+        '<img alt="A line rising." src="data:image/png;base64,iVBORw0KGgo=')
+    assert page.source == "plot()"  # the page says it as the image's alt, not in the code
 
 
 def test_a_figure_without_alt_text_stops_the_build():

@@ -135,7 +135,9 @@ def test_a_solution_and_its_check_are_folded_and_left_out_of_search():
     assert lesson_pages.solution_groups(nb) == [["c2", "c3"]]
     html = "".join(f'<div class="jp-Cell jp-CodeCell"><div class="jp-Cell" id="cell-id={c.id}">'
                    f"{c.source}</div></div>" for c in nb.cells)
-    page, _ = lesson_pages.finish(f"<h1 id='t'>T</h1>{html}", nb, "01_x", None)
+    page, _, styles = lesson_pages.finish(f"<style>p {{}}</style><h1 id='t'>T</h1>{html}", nb,
+                                          "01_x", None)
+    assert styles == "p {}" and "<style" not in page
     soup = lesson_pages.BeautifulSoup(page, "html.parser")
     (details,) = soup.select("details.ipu-solution[data-search-exclude]")
     assert "open" not in details.attrs

@@ -40,6 +40,8 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 # there, Python-Markdown only after a blank line.
 LIST_ITEM = re.compile(r"^ {0,3}([-*+]|1[.)]) \S")
 _STAGE: list[Path] = []  # the temporary folder of this build's lesson copies
+NOTEBOOK_CSS = "assets/ipu-tutorials/notebook.css"  # the lessons' one notebook style sheet
+_NOTEBOOK_STYLES: dict[str, str] = {}  # its text, taken from the first lesson page built
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog"'
 
 
@@ -100,6 +102,7 @@ def lesson_copy(notebook: Path, folder: Path) -> Path:
     static = build_notebooks.figures_with_alt(
         build_notebooks.static_explorers(nbformat.read(notebook, as_version=4)))
     static = lesson_pages.without_empty_cells(static)
+    static = lesson_pages.figures_as_files(static, notebook.stem, ROOT / "static")
     for cell in static.cells:  # its links, written for GitHub, as the site needs them
         if cell.cell_type == "markdown":
             cell.source = rewrite_links(cell.source, f"lessons/{notebook.name}")
@@ -179,9 +182,12 @@ def on_page_content(html: str, page, config, files) -> str:
         return html
     name = Path(page.file.src_uri).stem
     nb = nbformat.read(page.file.abs_src_path, as_version=4)
-    html, tokens = lesson_pages.finish(html, nb, name, config.repo_url)
+    html, tokens, styles = lesson_pages.finish(html, nb, name, config.repo_url)
     page.toc = get_toc(tokens)
-    return html
+    shared = _NOTEBOOK_STYLES.setdefault("text", styles)
+    if styles != shared:  # a lesson styled otherwise keeps its own
+        return f"<style>{styles}</style>{html}"
+    return f'<link rel="stylesheet" href="../{NOTEBOOK_CSS}">{html}'
 
 
 def on_post_page(output: str, page, config) -> str:
@@ -191,6 +197,10 @@ def on_post_page(output: str, page, config) -> str:
 
 def on_post_build(config) -> None:
     """Each lesson's notebook beside its page, for the page's download link: the stored
-    notebook, as the repository holds it (and Colab and Binder open it)."""
+    notebook, as the repository holds it (and Colab and Binder open it); and the lessons'
+    shared notebook style sheet."""
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         shutil.copyfile(notebook, Path(config.site_dir) / "lessons" / notebook.name)
+    if "text" in _NOTEBOOK_STYLES:
+        css = Path(config.site_dir) / NOTEBOOK_CSS
+        css.write_text(_NOTEBOOK_STYLES["text"], encoding="utf-8")

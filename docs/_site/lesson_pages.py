@@ -7,7 +7,9 @@ reference solution, wherever it is, is folded away and left out of the search in
 """
 from __future__ import annotations
 
+import base64
 import re
+from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
@@ -43,6 +45,24 @@ def without_empty_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The notebook without Markdown cells that show nothing (the generated-file comment)."""
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown"
                 or re.sub(r"<!--.*?-->", "", c.source, flags=re.S).strip()]
+    return nb
+
+
+def figures_as_files(nb: nbformat.NotebookNode, name: str,
+                     static: Path) -> nbformat.NotebookNode:
+    """Each figure shown from its copy in static/ (build_notebooks.py writes one per figure)
+    instead of inline: lighter pages, and the lightbox opens the file. A figure with no
+    identical copy there (static/ not rebuilt) stays inline."""
+    copies = {path.read_bytes(): path.name for path in static.glob(f"{name}_*.png")}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" not in data:
+                continue
+            inline = f"data:image/png;base64,{data['image/png']}"
+            copy = copies.get(base64.b64decode(data["image/png"]))
+            if copy and inline in data.get("text/html", ""):
+                data["text/html"] = data["text/html"].replace(inline, f"../static/{copy}")
     return nb
 
 
@@ -123,12 +143,14 @@ def contents(soup: BeautifulSoup) -> list[dict]:
 
 
 def finish(html: str, nb: nbformat.NotebookNode, name: str,
-           repo_url: str | None) -> tuple[str, list[dict]]:
-    """The lesson page's HTML and its table of contents."""
+           repo_url: str | None) -> tuple[str, list[dict], str]:
+    """The lesson page's HTML, its table of contents, and its style sheets taken out of it
+    (nbconvert's notebook style, 0.6 MB, the same on every lesson: the site links one copy)."""
     soup = BeautifulSoup(html, "html.parser")
+    styles = "\n".join(style.extract().get_text() for style in soup.find_all("style"))
     for group in solution_groups(nb):
         fold(soup, group)
     exclude_from_search(soup)
     keyboard_scrollable(soup)
     notebook_links(soup, name, repo_url)
-    return str(soup), contents(soup)
+    return str(soup), contents(soup), styles
