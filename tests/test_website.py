@@ -222,3 +222,21 @@ def test_every_markdown_image_says_what_it_shows():
     assert len(images) >= 7  # README's figure and the lessons' diagrams
     short = [(name, alt) for name, alt in images if len(alt.split()) < 12]
     assert short == [], "alt text names the figure's parts and what they show, in a sentence"
+
+
+def test_the_website_page_lists_the_commands_the_tests_run():
+    """docs/website.md's commands: the browser tests build and serve the site with the last two
+    (read from the page), and the README's test command installs the first (`test` holds
+    `docs`)."""
+    from tests.browser.site_build import documented_commands
+
+    assert documented_commands() == [
+        'pip install -e ".[docs]"', "mkdocs build --strict",
+        "python -m http.server --bind 127.0.0.1 --directory site 8000"]
+    extras = tomllib_load()["project"]["optional-dependencies"]
+    assert "ipu-tutorials[docs]" in extras["test"]
+
+
+def tomllib_load() -> dict:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return hooks.tomllib.load(f)
