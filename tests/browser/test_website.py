@@ -195,8 +195,12 @@ def test_a_lesson_offers_its_notebook_colab_binder_and_the_next_lesson(site, pag
 def test_dark_mode_is_one_click_away(site, page):
     page.goto((site / "index.html").as_uri())
     before = page.evaluate("() => document.body.dataset.mdColorScheme")
-    page.locator("form[data-md-component='palette'] label:visible").first.click()
-    assert {before, page.evaluate("() => document.body.dataset.mdColorScheme")} == {"default", "slate"}
+    try:
+        page.locator("form[data-md-component='palette'] label:visible").first.click()
+        after = page.evaluate("() => document.body.dataset.mdColorScheme")
+        assert {before, after} == {"default", "slate"}
+    finally:  # the choice is remembered for every page: forget it for the other tests
+        page.evaluate("() => localStorage.clear()")
 
 
 def search_results(page, query: str) -> list[str]:
