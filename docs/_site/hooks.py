@@ -144,7 +144,8 @@ def stage() -> Path:
 def on_config(config):
     """The repository link (header and lesson pages) from pyproject.toml."""
     config.repo_url = repository()
-    config.repo_name = "/".join(config.repo_url.rstrip("/").split("/")[-2:]) if config.repo_url else None
+    if config.repo_url:  # "owner/name", as Material shows it in the header
+        config.repo_name = "/".join(config.repo_url.rstrip("/").split("/")[-2:])
     config.edit_uri = ""  # no "edit this page" link: pages are generated from other files
     return config
 

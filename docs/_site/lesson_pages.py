@@ -18,9 +18,9 @@ from bs4 import BeautifulSoup, Tag
 # nbgrader's solution markers (ipu_tutorials.classroom.editions reads the same ones)
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION", re.M)
 CHECK = re.compile(r"\bexercises\.\w+\.check\(")
-# Parts of a notebook page that a search must not find: prompts ("In [3]:"), the copy button
-# ("Copied!") and the hidden copy of each cell's code that it copies.
-NOT_SEARCHED = [".jp-InputPrompt", ".jp-OutputPrompt", "clipboard-copy", ".clipboard-copy-txt"]
+# Parts of a notebook page that a search must not find: the copy button ("Copied!") and the
+# hidden copy of each cell's code that it copies.
+NOT_SEARCHED = ["clipboard-copy", ".clipboard-copy-txt"]
 SOLUTION_SUMMARY = "A solution, and what the check says of it (try the exercise first)"
 
 
@@ -111,10 +111,10 @@ def notebook_links(soup: BeautifulSoup, name: str, repo_url: str | None) -> None
     links = [(f"{name}.ipynb", "Download the notebook", {"download": f"{name}.ipynb"})]
     github = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", repo_url or "")
     if github:
-        path = f"notebooks/{name}.ipynb"
-        links += [(f"https://colab.research.google.com/github/{github.group(1)}/blob/main/{path}",
+        repo, path = github.group(1), f"notebooks/{name}.ipynb"
+        links += [(f"https://colab.research.google.com/github/{repo}/blob/main/{path}",
                    "Open in Colab", {}),
-                  (f"https://mybinder.org/v2/gh/{github.group(1)}/HEAD?labpath={quote(path, safe='')}",
+                  (f"https://mybinder.org/v2/gh/{repo}/HEAD?labpath={quote(path, safe='')}",
                    "Open in Binder", {})]
     for href, text, extra in links:
         link = soup.new_tag("a", attrs={"href": href, "class": "md-button", **extra})
