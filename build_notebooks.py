@@ -115,7 +115,7 @@ def without_alt_markers(source: str) -> str:
 
 def describe_figures(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     """Each figure's alt text, from its cell's markers, in the output's metadata (`alt` of its
-    image/png) and in an explorer's stored picture (its <img alt>).
+    image/png). The outputs themselves stay as the kernel made them, for nbval to compare.
 
     Raises:
         ValueError: a cell shows more or fewer figures than it has `# alt:` markers.
@@ -132,26 +132,28 @@ def describe_figures(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
                 f"figure, in order, in walkthroughs/{name}.py")
         for output, text in zip(figures, texts):
             output.setdefault("metadata", {}).setdefault("image/png", {})["alt"] = text
-            if "text/html" in output["data"]:  # an explorer's stored picture
-                output["data"]["text/html"] = re.sub(
-                    r'<img alt="[^"]*"', f'<img alt="{html.escape(text)}"',
-                    output["data"]["text/html"], count=1)
     return nb
 
 
 def figures_with_alt(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy for a web page: each plain figure with alt text is also an <img> that carries it
-    (nbconvert reads no alt text from metadata, and a page prefers the HTML form), and the
-    code shows no `# alt:` comments."""
+    """A copy for a web page: each figure's alt text on its <img> (a plain figure gets an HTML
+    form, which a page prefers: nbconvert reads no alt text from metadata), and code without
+    its `# alt:` comments."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = without_alt_markers(cell.source)
         for output in cell.get("outputs", []):
             data, alt = output.get("data", {}), output.get("metadata", {}).get("image/png", {})
-            if "image/png" in data and "text/html" not in data and alt.get("alt"):
-                data["text/html"] = (f'<img alt="{html.escape(alt["alt"])}" '
-                                     f'src="data:image/png;base64,{data["image/png"]}"/>')
+            if "image/png" not in data or not alt.get("alt"):
+                continue
+            text = html.escape(alt["alt"])
+            if "text/html" in data:  # an explorer's stored picture: its figure's alt
+                data["text/html"] = re.sub(r'<img alt="[^"]*"', f'<img alt="{text}"',
+                                           data["text/html"], count=1)
+            else:
+                inline = f"data:image/png;base64,{data['image/png']}"
+                data["text/html"] = f'<img alt="{text}" src="{inline}"/>'
     return nb
 
 
