@@ -21,6 +21,7 @@ import argparse
 import base64
 import copy
 import hashlib
+import html
 import json
 import os
 import re
@@ -40,6 +41,9 @@ TIMEOUT = 300  # seconds per cell
 KERNEL = "python3"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+# A figure's alt text, written in the walkthrough's plotting cell: "# alt: what it shows", with
+# longer texts carried on comment lines indented under it; one marker per figure, in order.
+ALT_MARKER, ALT_CONTINUED = re.compile(r"^# alt:(.*)$"), re.compile(r"^#\s{2,}(\S.*)$")
 # The study-time estimate of the course map (assumptions, not measurements): technical prose
 # read at 120 words a minute, a minute to run and read each code cell, 8 minutes per exercise.
 WORDS_PER_MINUTE, MINUTES_PER_CELL, MINUTES_PER_EXERCISE = 120, 1, 8
@@ -77,6 +81,80 @@ def kernelspec() -> dict:
     ("Python 3 (ipykernel)"), so that saving does not rewrite it."""
     spec = KernelSpecManager().get_kernel_spec(KERNEL)
     return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
+
+
+def alt_lines(source: str) -> list[tuple[int, str, bool]]:
+    """The lines of a code cell's `# alt:` markers: (line number, text, starts a marker)."""
+    found: list[tuple[int, str, bool]] = []
+    for number, line in enumerate(source.splitlines()):
+        marker, continued = ALT_MARKER.match(line), ALT_CONTINUED.match(line)
+        if marker:
+            found.append((number, marker.group(1).strip(), True))
+        elif continued and found and found[-1][0] == number - 1:
+            found.append((number, continued.group(1).strip(), False))
+    return found
+
+
+def alt_texts(source: str) -> list[str]:
+    """The alt texts that a code cell's `# alt:` markers give its figures, in order."""
+    texts: list[str] = []
+    for _, text, starts in alt_lines(source):
+        if starts:
+            texts.append(text)
+        else:
+            texts[-1] += " " + text
+    return texts
+
+
+def without_alt_markers(source: str) -> str:
+    """The code without its `# alt:` comments (a web page shows them as the images' alt)."""
+    markers = {number for number, _, _ in alt_lines(source)}
+    return "\n".join(line for number, line in enumerate(source.splitlines())
+                     if number not in markers)
+
+
+def describe_figures(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """Each figure's alt text, from its cell's markers, in the output's metadata (`alt` of its
+    image/png). The outputs themselves stay as the kernel made them, for nbval to compare.
+
+    Raises:
+        ValueError: a cell shows more or fewer figures than it has `# alt:` markers.
+    """
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        figures = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        texts = alt_texts(cell.source)
+        if len(texts) != len(figures) or not all(texts):
+            raise ValueError(
+                f"{name}: cell {index} shows {len(figures)} figure(s) but has {len(texts)} "
+                f"`# alt:` marker(s): write one `# alt: what the figure shows` comment per "
+                f"figure, in order, in walkthroughs/{name}.py")
+        for output, text in zip(figures, texts):
+            output.setdefault("metadata", {}).setdefault("image/png", {})["alt"] = text
+    return nb
+
+
+def figures_with_alt(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy for a web page: each figure's alt text on its <img> (a plain figure gets an HTML
+    form, which a page prefers: nbconvert reads no alt text from metadata), and code without
+    its `# alt:` comments."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = without_alt_markers(cell.source)
+        for output in cell.get("outputs", []):
+            data, alt = output.get("data", {}), output.get("metadata", {}).get("image/png", {})
+            if "image/png" not in data or not alt.get("alt"):
+                continue
+            text = html.escape(alt["alt"])
+            if "text/html" in data:  # an explorer's stored picture: its figure's alt
+                data["text/html"] = re.sub(r'<img alt="[^"]*"', f'<img alt="{text}"',
+                                           data["text/html"], count=1)
+            else:
+                inline = f"data:image/png;base64,{data['image/png']}"
+                data["text/html"] = f'<img alt="{text}" src="{inline}"/>'
+    return nb
 
 
 def execute(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -231,7 +309,7 @@ def write_html(name: str, directory: str) -> str:
     """
     nb = nbformat.read(os.path.join(NOTEBOOKS, f"{name}.ipynb"), as_version=4)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(
-        inline_static_images(static_explorers(nb)))
+        inline_static_images(figures_with_alt(static_explorers(nb))))
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{name}.html")
     with open(path, "w", encoding="utf-8") as f:
@@ -242,7 +320,7 @@ def write_html(name: str, directory: str) -> str:
 def build(path: str) -> float:
     name = os.path.splitext(os.path.basename(path))[0]
     started = time.perf_counter()
-    nb = stable_widget_ids(execute(read_source(path)), name)
+    nb = describe_figures(stable_widget_ids(execute(read_source(path)), name), name)
     nbformat.write(nb, os.path.join(NOTEBOOKS, f"{name}.ipynb"))
     write_figures(nb, name)
     return time.perf_counter() - started

@@ -1,6 +1,7 @@
 """The generated notebooks are current, executed, deterministic in what nbval checks, and
 student copies hide the solutions."""
 import copy
+import html
 import json
 import os
 import re
@@ -261,3 +262,57 @@ def with_random_widget_ids(nb, state):
     for model_id in state:
         text = text.replace(model_id, uuid.uuid4().hex)
     return nbformat.from_dict(json.loads(text))
+
+
+def test_alt_markers_give_each_figure_its_text_in_order():
+    source = ("x = 1\n# alt: Two bars: the first\n#   taller than the second.\nplot(x)\n"
+              "# a comment that is not alt text\n# alt: A line rising.\nplot(2 * x)\n")
+    assert build_notebooks.alt_texts(source) == [
+        "Two bars: the first taller than the second.", "A line rising."]
+    assert build_notebooks.without_alt_markers(source) == (
+        "x = 1\nplot(x)\n# a comment that is not alt text\nplot(2 * x)")
+
+
+def figure_cell(source: str, figures: int) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = [nbformat.v4.new_output("display_data", {"image/png": "iVBORw0KGgo=",
+                                                            "text/plain": "<Figure>"})
+                    for _ in range(figures)]
+    return cell
+
+
+def test_each_figure_carries_its_alt_text_and_the_html_page_shows_it():
+    nb = nbformat.v4.new_notebook(cells=[figure_cell("# alt: A line rising.\nplot()", 1)])
+    described = build_notebooks.describe_figures(nb, "lesson")
+    assert described.cells[0].outputs[0].metadata == {"image/png": {"alt": "A line rising."}}
+    page = build_notebooks.figures_with_alt(described).cells[0]
+    assert page.outputs[0].data["text/html"].startswith(
+        '<img alt="A line rising." src="data:image/png;base64,iVBORw0KGgo=')
+    assert page.source == "plot()"  # the page says it as the image's alt, not in the code
+
+
+def test_a_figure_without_alt_text_stops_the_build():
+    nb = nbformat.v4.new_notebook(cells=[figure_cell("# alt: Only one.\nplot(); plot()", 2)])
+    with pytest.raises(ValueError, match=r"lesson: cell 0 shows 2 figure\(s\) but has 1 "
+                                         r"`# alt:` marker\(s\)"):
+        build_notebooks.describe_figures(nb, "lesson")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_figure_of_every_lesson_has_alt_text(lesson):
+    # was wrong: 16 plots showed nbconvert's "No description has been provided for this image"
+    for cell in notebook(lesson).cells:
+        figures = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        texts = [o.metadata["image/png"]["alt"] for o in figures]
+        assert texts == build_notebooks.alt_texts(cell.source) and all(texts)
+
+
+def test_a_page_shows_an_explorers_picture_with_its_figures_alt_text():
+    """The stored output stays as the kernel drew it (nbval compares it); a page says the alt."""
+    cell = figure_cell("# alt: Bars per IPU.\nexplorer()", 1)
+    cell.outputs[0].data["text/html"] = ('<div class="ipu-explorer-static"><b>Planner</b>'
+                                         '<img alt="Planner" src="data:image/png;base64,x"/></div>')
+    nb = build_notebooks.describe_figures(nbformat.v4.new_notebook(cells=[cell]), "lesson")
+    assert 'alt="Planner"' in nb.cells[0].outputs[0].data["text/html"]
+    page = build_notebooks.figures_with_alt(nb).cells[0].outputs[0].data["text/html"]
+    assert f'<img alt="{html.escape("Bars per IPU.")}"' in page

@@ -336,6 +336,11 @@ print("cache directory set:", cached.executable_cache_dir is not None)  # simula
 # %%
 from ipu_tutorials.classroom.explorers.basics import step_explorer
 
+# alt: Two charts over device iterations 1 to 64 at batch 16. Left: stacked bars of simulated time
+#   per sample (IPU compute, exchange and sync, host I/O, waiting for host data): host I/O
+#   dominates at 1 device iteration and shrinks as device iterations grow, while IPU compute stays
+#   the same. Right: simulated samples per second rising with device iterations, the chosen 1
+#   marked in red.
 step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
 
 # %% [markdown]

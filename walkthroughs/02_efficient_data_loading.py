@@ -178,6 +178,11 @@ for name, plan in plans.items():
 # it too. The timelines show it: the "host data" row is the loader.
 
 # %%
+# alt: Two timelines of one training call on IPU 0 on the same millisecond axis, with rows for the
+#   IPU, the host's I/O and the host's data. Top, the synchronous loader: the IPU's forward,
+#   backward and weight-update steps start only when the host has prepared the call's data. Bottom,
+#   the asynchronous loader: the data was prepared ahead, so the IPU starts sooner and the call
+#   ends earlier.
 figure, axes = plt.subplots(2, 1, figsize=(11, 5.2))
 longest_ms = max(plan.call_seconds for plan in plans.values()) * 1e3
 for ax, (name, plan) in zip(axes, plans.items()):
@@ -229,6 +234,10 @@ for replicas in (1, 2, 4):
 # %%
 from ipu_tutorials.classroom import data_loading_explorer
 
+# alt: Top: a timeline of one call on replica 0, with rows for IPU 0, the host's I/O and the host's
+#   data: host I/O and data preparation come first, then four micro-batches of forward, backward
+#   and weight update on the IPU. Bottom: one bar splitting the call into IPU compute, host I/O and
+#   waiting for host data, with their percentages.
 data_loading_explorer(device_iterations=4, micro_batch=32, loader="Async")
 
 # %% [markdown]

@@ -116,6 +116,9 @@ print(f"simulated compile time on hardware: {inference_model.plan.compile_second
 
 # %%
 report = inference_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
+# alt: Placement diagram: four boxes, IPU 0 to IPU 3, holding blocks B1 to B4 as stages 0 to 3,
+#   with an arrow from each IPU to the next labelled with the activation bytes one micro-batch
+#   sends across.
 report.plot_placement()
 plt.show()
 
@@ -126,6 +129,9 @@ plt.show()
 
 # %%
 print(report.placement_table())
+# alt: Horizontal bars of memory on IPUs 0 to 3, zoomed in: each IPU uses a small fraction of its
+#   897 MiB (off the scale), almost all of it code, with thin slices of weights, activations and
+#   temporaries.
 report.plot_memory(zoom=True)
 plt.show()
 
@@ -240,6 +246,9 @@ try_compile(Between([0, 1, 1]), poptorch.Options().deviceIterations(4), x)
 # %%
 from ipu_tutorials.classroom import memory_planner
 
+# alt: One stacked bar of memory on IPU 0 for a 0.37B-parameter model trained with AdamW: weights,
+#   gradients, optimizer state and activations add up to many times the 897 MiB capacity line,
+#   marked out of memory.
 memory_planner(size="350M", ipus=1, optimizer="AdamW")
 
 # %% [markdown]

@@ -75,7 +75,7 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
 # simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more IPU
 # per cycle, the *main* cycles keep every IPU busy, the *drain* empties the pipeline.
 #
-# ![The pipeline staircase: fill, main and drain](../static/diagram_pipeline.png)
+# ![Diagram of one pipelined training step on 4 IPUs with 8 micro-batches: forward passes F0 to F7 step down from IPU 0 to IPU 3 in a staircase and backward passes B0 to B7 climb back; fill 6 cycles, main 2, drain (the flush) 6](../static/diagram_pipeline.png)
 
 # %%
 model = Network()
@@ -104,6 +104,10 @@ print(f"N = {n}, A = {a}: A + 2N - 2 = {a + 2 * n - 2} cycles; the schedule has 
 
 # %%
 report = training_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
+# alt: Timeline of one pipelined training step on IPUs 0 to 3, one row each, and the host: the
+#   micro-batches' forward and backward passes move from IPU to IPU in a staircase, the pipeline
+#   filling, running with every IPU busy, then flushing, and each IPU ends the step with its weight
+#   update.
 report.plot_timeline(steps=1)
 plt.show()
 
@@ -232,6 +236,10 @@ print(training_model.plan.breakdown_text())
 # %%
 from ipu_tutorials.classroom import pipeline_explorer
 
+# alt: Timeline of one pipelined step on 4 IPUs with 8 micro-batches: forward passes fill the
+#   pipeline in a staircase from IPU 0 to IPU 3, the backward passes of micro-batches 0 to 7 follow
+#   on every IPU, and a weight update ends the step; rows below show the host's I/O and the host
+#   preparing the data before the IPUs start.
 pipeline_explorer(ipus=4, accumulation=8)
 
 # %% [markdown]

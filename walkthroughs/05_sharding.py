@@ -67,6 +67,10 @@ for name in ("pipelined", "sharded"):
     models[name] = training_model
 
 step = {name: m.plan.device_seconds / 10 for name, m in models.items()}  # simulator extra
+# alt: Two timelines of one training step on IPUs 0 to 3 on one time axis. Top, pipelined: the
+#   micro-batches' forward and backward passes overlap across the four IPUs. Bottom, sharded: one
+#   micro-batch at a time passes through the IPUs in turn, so each IPU works only now and then and
+#   the step takes longer.
 fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
 for ax, (name, m) in zip(axes, models.items()):
     plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
@@ -78,7 +82,7 @@ plt.show()
 # conceptual version, drawn from the same schedule functions with a forward of 1 time unit
 # and a backward of 2 on every IPU:
 #
-# ![Sharding against pipelining on one time axis](../static/diagram_sharding_vs_pipelining.png)
+# ![Two schedules of 4 micro-batches on 4 IPUs on one time axis: sharded, each micro-batch goes forward through IPUs 0 to 3 and back before the next starts, 48 time units; pipelined, forward and backward passes overlap across the IPUs, 21 time units](../static/diagram_sharding_vs_pipelining.png)
 #
 # The simulator's timeline says so directly:
 
@@ -210,6 +214,10 @@ for name in ("pipelined", "sharded"):
 # %%
 from ipu_tutorials.classroom import pipeline_explorer
 
+# alt: Timeline of one sharded step on 4 IPUs with 8 micro-batches: each micro-batch's forward pass
+#   runs on IPU 0, 1, 2 and 3 in turn and its backward pass returns before the next micro-batch
+#   starts, so only one IPU works at a time; the host's I/O and data preparation come first, the
+#   weight update last.
 pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 
 # %% [markdown]

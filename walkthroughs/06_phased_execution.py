@@ -86,7 +86,7 @@ print(always_live.memory.table())
 # each phase's weights stream in during the phase id before it computes and out during the
 # one after, so under `AlwaysLive` an IPU holds three phases at once.
 #
-# ![Serial phased execution: compute and streaming per phase id](../static/diagram_phases.png)
+# ![Diagram of serial phased execution, Liveness.AlwaysLive, 3 phases on 2 IPUs: each IPU computes F0, F1, F2, then B2, B1, B0, while its streaming row brings each phase's weights in before it and writes them out after](../static/diagram_phases.png)
 #
 # The weights are off chip now (the "off chip" column: phased execution puts every tensor
 # kind the user did not place into streaming memory), yet it still does not fit. The reason
@@ -133,6 +133,9 @@ for name in lesson.LIVENESS:
 # %%
 best = exercises.serial_outcome(exercises.fastest_fitting_liveness().name).plan
 first = [e for e in best.timeline.events if e.micro_batch == 0 and e.step == 0]
+# alt: Timeline of one micro-batch under serial phased execution on IPUs 0 to 3 with
+#   Liveness.OffChipAfterFwdNoOverlap: long blocks of streaming to and from streaming memory fill
+#   most of the time, with thin forward and backward compute between them.
 plot_timeline(first, best.placement.ipus_per_replica, show_host=False,
               title=f"One micro-batch, 4 serial phases, Liveness.{exercises.fastest_fitting_liveness().name}")
 plt.show()
@@ -212,6 +215,10 @@ for name in ("pipelined", "phased"):
           f"{plan.call_seconds * 1e3:7,.1f} ms per step")
 
 # %%
+# alt: Left: bars of on-chip memory per IPU, 0 to 3, for phased and pipelined execution, against a
+#   dashed line at the IPU's memory: the phased bars stay under it, the pipelined bars reach more
+#   than twice as high. Right: the time of one step split into compute and streaming, exchange and
+#   host: pipelined does not fit; phased is mostly streaming, with a small share of compute.
 phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverlap")
 
 # %% [markdown]

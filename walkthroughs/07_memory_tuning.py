@@ -191,6 +191,9 @@ for name, outcome in (("whole table", serialised), ("4 slices", sliced)):
 # %%
 from ipu_tutorials.classroom.explorers.memory_tuning import memory_tuning_explorer
 
+# alt: Stacked horizontal bars of memory on IPUs 0 to 3 (code, weights, gradients, optimizer,
+#   activations, stash, exchange, temporaries) against the 897 MiB capacity line: every IPU fits;
+#   IPU 3, the fullest, ends just under the line, most of it activations.
 memory_tuning_explorer("checkpoint every layer", 0.6, head_serialization=8)
 
 # %% [markdown]

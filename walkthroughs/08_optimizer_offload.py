@@ -43,7 +43,7 @@ print("Simulated system:", ipu_tutorials.default_system().describe())
 # IPU, one column per kind of memory. (The picture below is the same plan for IPU 0 of a small
 # pipelined transformer, drawn by `ipu_tutorials.profiling.diagrams`.)
 #
-# ![Where memory goes on one IPU](../static/diagram_memory.png)
+# ![One bar of IPU 0's memory for a pipelined transformer, 218.6 MiB of 897.0 MiB, split into code, weights, gradients, optimizer state, activations, stash, exchange and temporaries; the optimizer state is the largest part](../static/diagram_memory.png)
 
 # %%
 opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=10)
@@ -115,6 +115,9 @@ except poptorch.OutOfMemoryError as error:  # simulator extra; on IPUs: poptorch
 # The error carries the plan, so it can be drawn: the dashed line is each IPU's capacity.
 
 # %%
+# alt: Stacked horizontal bars of memory on IPUs 0 to 3 in float32 with the AdamW state on chip:
+#   the optimizer state is the largest part on every IPU, and IPUs 0 and 3 pass the 897 MiB
+#   capacity line, marked out of memory.
 plot_memory(failed.ipus, title="float32, AdamW state on chip")
 plt.show()
 
@@ -138,6 +141,8 @@ for before, after in zip(failed.ipus, offloaded.memory.ipus):
           f"{format_bytes(after.off_chip['optimizer'])})")
 
 # %%
+# alt: The same memory bars with the AdamW state off chip: the optimizer part is gone and every IPU
+#   is under the 897 MiB capacity line.
 plot_memory(offloaded.memory.ipus, title="float32, AdamW state off chip")
 plt.show()
 
@@ -174,6 +179,9 @@ print(f"assumed streaming bandwidth: {off_chip.spec.system.streaming_bandwidth /
 # %%
 update = max(e.duration for e in off_chip.timeline.of_kind("update"))
 print(f"weight update {update * 1e3:.2f} ms, against {streamed * 1e3:.1f} ms for each stream")
+# alt: Timeline of one training step on IPUs 0 to 3 with the optimizer state in streaming memory:
+#   the pipelined forward and backward passes take most of the step, then each IPU streams its
+#   optimizer state in and out for the weight update, IPUs 0 and 3 (the most weights) for longest.
 Report.from_plan(off_chip).plot_timeline(label_micro_batches=False)
 plt.show()
 
@@ -188,7 +196,7 @@ plt.show()
 # it, and with the state off chip each streams 1/R of it (below: a small transformer on 4
 # replicas, from its compiled memory plans).
 #
-# ![Replicated tensor sharding: 1/R of the optimizer state per replica](../static/diagram_replication.png)
+# ![Memory per replica for 4 replicas: without sharding each holds its weights on chip and a full copy of the optimizer state off chip, 74.8 MiB; with replicated tensor sharding each holds a quarter of it, 18.7 MiB](../static/diagram_replication.png)
 #
 # Both rows below are float32 weights
 # on 2 replicas, so compare them with each other, not with the float16 single-replica plans
@@ -213,6 +221,9 @@ for sharded_state in (False, True):
 # %%
 from ipu_tutorials.classroom import memory_planner
 
+# alt: Stacked bars of memory on IPUs 0 to 7 for a 0.78B-parameter model in float16 with the AdamW
+#   state off chip: mostly weights and gradients, and every IPU under the 897 MiB capacity line,
+#   IPUs 0 and 7 the fullest.
 memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
 
 # %% [markdown]

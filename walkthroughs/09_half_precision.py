@@ -124,6 +124,10 @@ print(f"smallest subnormal {tiny:.3g}, smallest normal {normal:.3g}, largest {la
 network, batch, batch_labels = small_loss_network()
 print(f"loss {small_loss():.2g}")
 result = survival(1.0, torch.float16)
+# alt: Histogram of the small-loss network's gradients by log2 of |gradient x loss scale| at loss
+#   scale 1, over float16's bands: underflow to zero (below -24), subnormal with fewer bits (-24 to
+#   -14) and overflow to infinity (above 16). Most gradients sit in the subnormal band, a small
+#   tail in the underflow band, none near overflow.
 fig, ax = plt.subplots(figsize=(10, 3.5))
 draw_histogram(result, torch.float16, 1.0, ax)
 plt.show()
@@ -284,6 +288,10 @@ for stochastic in (False, True):
 # %%
 from ipu_tutorials.classroom import precision_explorer
 
+# alt: The precision explorer's histogram of the network's gradients by log2 of |gradient x loss
+#   scale| for float16 at loss scale 1, over the underflow, subnormal and overflow bands: most
+#   gradients sit in the subnormal band and a small tail in the underflow band, far left of the
+#   overflow band.
 precision_explorer(loss_scale_log2=0, dtype="float16")
 
 # %% [markdown]

@@ -46,7 +46,7 @@ train_set = load_mnist(train=True, source="embedded")
 # optimizer state, unless replicated tensor sharding splits it (lesson 8; the picture is
 # drawn from compiled memory plans):
 #
-# ![Replicas and replicated tensor sharding](../static/diagram_replication.png)
+# ![Memory per replica for 4 replicas: without sharding each holds its weights on chip and a full copy of the optimizer state off chip, 74.8 MiB; with replicated tensor sharding each holds a quarter of it, 18.7 MiB](../static/diagram_replication.png)
 #
 # Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
 # DataLoader's combined batch now holds a share for each replica, and the model takes twice
@@ -149,6 +149,9 @@ for replicas in (1, 2, 4):
 # same time, just before the weight update:
 
 # %%
+# alt: Timeline of one device iteration of one replica, one row for each of IPUs 0 to 3: pipelined
+#   forward and backward passes, then a short all-reduce of the gradients across the 4 replicas and
+#   the weight update at the end.
 fig, ax = plt.subplots(figsize=(11, 3))
 plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
               title=f"{m.plan.spec.replication_factor} replicas: one device iteration of one replica")
@@ -265,6 +268,10 @@ for depth in DEPTHS:
 # %%
 from ipu_tutorials.classroom.explorers.replication import replication_explorer
 
+# alt: Two bar charts over the ways to split 16 IPUs, from 16 replicas of 1 IPU to 1 replica of 16.
+#   Left: memory of the fullest IPU against the IPU memory line, which only 16x1 passes. Right:
+#   simulated sequences per second: 16x1 does not fit, 8x2 is the fastest, and the chosen 4x4
+#   (highlighted) comes second.
 replication_explorer("40M", depth=4)
 
 # %% [markdown]

@@ -258,6 +258,9 @@ for part, seconds in schedule["breakdown"].items():
 # a row per IPU and one for the host. Sharded, one IPU computes at a time:
 
 # %%
+# alt: Left: memory on IPUs 0 to 3, zoomed in: almost all code, far below the 897 MiB capacity (off
+#   the scale). Right: timeline of one training step: the host's I/O first, then on each IPU a
+#   short burst of forward, inter-IPU copy, backward and weight update at the end.
 fig, (memory_axis, timeline_axis) = plt.subplots(1, 2, figsize=(12, 3.4),
                                                  gridspec_kw={"width_ratios": [2, 3]})
 report.plot_memory(ax=memory_axis, zoom=True)
@@ -285,6 +288,9 @@ for e in spans[:4]:
 # %%
 from ipu_tutorials.classroom.explorers.observing import report_explorer
 
+# alt: Left: memory on IPUs 0 to 3, zoomed in, almost all code and far below capacity. Right:
+#   timeline of one device iteration on IPUs 0 to 3 and the host: host I/O first, then 8 micro-
+#   batches' forward and backward passes pipelined across the IPUs, and the weight update.
 report_explorer("pipelined", device_iterations=1, accumulation=8)
 
 # %% [markdown]

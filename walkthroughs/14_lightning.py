@@ -6,8 +6,8 @@
 # That code lived inside Lightning up to 2.0.x (`lightning.pytorch.strategies.IPUStrategy`,
 # and `pytorch_lightning` from 1.4); Lightning 2.1.0 moved it to the separate
 # `lightning-graphcore` package (the old import paths raise an error that says so), kept the
-# hooks for that package through 2.2.x, and removed the integration entirely in 2.3.0 (PR
-# #19405, February 2024). This package brings it back on simulated IPUs, on a current
+# hooks for that package through 2.2.x, and removed the integration entirely in 2.3.0
+# (PR #19405, February 2024). This package brings it back on simulated IPUs, on a current
 # Lightning: Lightning 2.0's IPU examples run with one import changed.
 #
 # **What you will learn**
@@ -230,6 +230,10 @@ trainer = pl.Trainer(accelerator="ipu", devices=2, max_epochs=1, **QUIET,
 trainer.fit(MnistClassifier(), torch.utils.data.DataLoader(digits, batch_size=16))
 print(sorted(os.listdir(reports)), sorted(os.listdir(os.path.join(reports, "training"))))
 report = load_report(os.path.join(reports, "training"))
+# alt: Timeline of the training call that Lightning's IPUStrategy ran, from its automatic report,
+#   with rows for IPUs 0 to 3, the host's I/O and the host's data: most of the call is the host
+#   preparing and handing over the data, then short forward and backward passes on the IPUs, with
+#   host I/O at each end.
 timeline = report.plot_timeline()
 
 # %% [markdown]
@@ -247,6 +251,10 @@ timeline = report.plot_timeline()
 # %%
 from ipu_tutorials.classroom.explorers.lightning import lightning_explorer
 
+# alt: Timeline of one Lightning batch with 2 replicas, 8 accumulated micro-batches and 2 device
+#   iterations, rows for IPUs 0 to 3, the host's I/O and the host's data: the host prepares the
+#   data first, then the IPUs run two bursts of forward and backward passes, one per device
+#   iteration.
 lightning_explorer(devices=2, accumulate_grad_batches=8, device_iterations=2)
 
 # %% [markdown]

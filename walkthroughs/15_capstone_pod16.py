@@ -107,6 +107,9 @@ print(f"IPUs acquired: {plan.placement.ipus_acquired} = {plan.placement.ipus_per
 # %%
 print(f"word embedding {tuple(model.word.weight.shape)} on IPU 0")
 print(plan.memory)
+# alt: Stacked bars of memory on the 4 Bow IPUs of one BERT-Large replica (weights, gradients,
+#   activations, stash, exchange, temporaries), IPU 0 also holding the embedding: every IPU is well
+#   under the 897 MiB capacity line.
 _ = plot_memory(plan.memory.ipus, title="BERT-Large, one replica of 4 Bow IPUs")
 
 # %% [markdown]
@@ -162,6 +165,11 @@ for name, change in variants.items():
 # %%
 from ipu_tutorials.classroom.explorers.capstone import capstone_explorer
 
+# alt: The capstone explorer for BERT-Large on a Bow Pod16, 4 replicas of 4 IPUs. Left: memory on
+#   one replica's IPUs 0 to 3, all under capacity. Middle and right: the start and the end of one
+#   step's timeline: the pipeline filling with forward passes from IPU 0 to IPU 3, and at the close
+#   the last backward passes, the all-reduce across replicas and the optimizer state streaming for
+#   the weight update.
 capstone_explorer()
 
 # %% [markdown]

@@ -2,33 +2,47 @@
 
 The website is built from the repository as it is: nothing is executed. Each lesson page is
 the executed notebook in notebooks/, with every explorer shown as its stored picture (no
-widget manager, so no network); the home page is README.md; static/ figures are copied. A
-link that works on GitHub (docs/x.md -> ../notebooks/NN.ipynb, README.md -> docs/x.md) is
-rewritten to the page it names, so one text serves both.
+widget manager, so no network), every figure with its alt text, and every solution folded
+(lesson_pages.py); the notebook itself is copied beside the page for download. The home page
+is README.md; static/ figures and the site's own style sheet and scripts (docs/_site/assets/)
+are copied. A link that works on GitHub (docs/x.md -> ../notebooks/NN.ipynb, README.md ->
+docs/x.md) is rewritten to the page it names, so one text serves both. The repository's
+address is read from pyproject.toml's [project.urls], its one home.
 """
 from __future__ import annotations
 
 import atexit
-import logging
 import posixpath
 import re
 import shutil
 import sys
 import tempfile
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the docs extra installs tomli
+    import tomli as tomllib
 from pathlib import Path
 
 import nbformat
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.toc import get_toc
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+SITE_SOURCES = Path(__file__).resolve().parent
+sys.path[:0] = [str(ROOT), str(SITE_SOURCES)]
 import build_notebooks  # noqa: E402  (a script at the root, not a package module)
+import lesson_pages  # noqa: E402
 
-LOG = logging.getLogger("mkdocs.hooks.ipu_tutorials")
-HEADING_ID = re.compile(r'<h[1-6] id="([^"]+)"')
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+FENCE = re.compile(r"^\s*(```|~~~)")
+# A list item that starts right under a paragraph line: CommonMark (GitHub) starts the list
+# there, Python-Markdown only after a blank line.
+LIST_ITEM = re.compile(r"^ {0,3}([-*+]|1[.)]) \S")
 _STAGE: list[Path] = []  # the temporary folder of this build's lesson copies
+NOTEBOOK_CSS = "assets/ipu-tutorials/notebook.css"  # the lessons' one notebook style sheet
+_NOTEBOOK_STYLES: dict[str, str] = {}  # its text, taken from the first lesson page built
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog"'
 
 
 def site_path(repo_path: str) -> str | None:
@@ -82,14 +96,39 @@ def rewrite_links(markdown: str, page_src: str) -> str:
 
 
 def lesson_copy(notebook: Path, folder: Path) -> Path:
-    """The stored notebook with its explorers as pictures: what a page with no kernel shows."""
+    """The stored notebook as a page without a kernel shows it: explorers as their pictures,
+    figures with their alt text in the HTML, no empty cells."""
     copy = folder / notebook.name
-    static = build_notebooks.static_explorers(nbformat.read(notebook, as_version=4))
+    static = build_notebooks.figures_with_alt(
+        build_notebooks.static_explorers(nbformat.read(notebook, as_version=4)))
+    static = lesson_pages.without_empty_cells(static)
+    static = lesson_pages.figures_as_files(static, notebook.stem, ROOT / "static")
     for cell in static.cells:  # its links, written for GitHub, as the site needs them
         if cell.cell_type == "markdown":
             cell.source = rewrite_links(cell.source, f"lessons/{notebook.name}")
     nbformat.write(static, copy)
     return copy
+
+
+def separate_lists(markdown: str) -> str:
+    """The text with a blank line before each list that starts right under a paragraph, so
+    that the site shows the list GitHub shows (code blocks are left as they are)."""
+    lines, fenced, previous = [], False, ""
+    for line in markdown.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+        elif (not fenced and LIST_ITEM.match(line) and previous.strip()
+              and not LIST_ITEM.match(previous) and not previous.startswith((" ", "\t", "|", "#"))):
+            lines.append("")
+        lines.append(line)
+        previous = "" if fenced else line
+    return "\n".join(lines)
+
+
+def repository() -> str | None:
+    """The project's repository address, from pyproject.toml's [project.urls]."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"].get("urls", {}).get("Repository")
 
 
 def stage() -> Path:
@@ -100,6 +139,15 @@ def stage() -> Path:
         _STAGE.append(folder / "lessons")
         _STAGE[0].mkdir()
     return _STAGE[0]
+
+
+def on_config(config):
+    """The repository link (header and lesson pages) from pyproject.toml."""
+    config.repo_url = repository()
+    if config.repo_url:  # "owner/name", as Material shows it in the header
+        config.repo_name = "/".join(config.repo_url.rstrip("/").split("/")[-2:])
+    config.edit_uri = ""  # no "edit this page" link: pages are generated from other files
+    return config
 
 
 @event_priority(100)  # before mkdocs-jupyter turns .ipynb files into pages
@@ -113,32 +161,47 @@ def on_files(files: Files, config) -> Files:
                           dest_dir=config.site_dir, use_directory_urls=config.use_directory_urls))
     for figure in sorted((ROOT / "static").glob("*.png")):
         files.append(File.generated(config, f"static/{figure.name}", abs_src_path=str(figure)))
+    for asset in sorted((SITE_SOURCES / "assets").rglob("*")):
+        if asset.is_file():
+            uri = f"assets/ipu-tutorials/{asset.relative_to(SITE_SOURCES / 'assets').as_posix()}"
+            files.append(File.generated(config, uri, abs_src_path=str(asset)))
     return files
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return rewrite_links(markdown, page.file.src_uri)
-
-
-def toc_items(toc) -> list:
-    """The table of contents' entries in document order."""
-    return [entry for item in toc for entry in (item, *toc_items(item.children))]
+    return separate_lists(rewrite_links(markdown, page.file.src_uri))
 
 
 def on_page_content(html: str, page, config, files) -> str:
-    """A lesson's table of contents with the heading ids its page really has.
+    """A lesson page finished (lesson_pages.finish), its contents from its own headings.
 
-    mkdocs-jupyter makes the contents with Python-Markdown's ids, which leave out code
-    (`isRunningOnIpu` becomes "_1") while nbconvert's headings keep it; the headings come in
-    the same order, so each entry takes the id of its heading.
+    mkdocs-jupyter makes the contents with Python-Markdown from a Markdown copy, whose ids
+    and titles leave out code (`isRunningOnIpu` becomes an empty entry "_1") and read a line
+    such as "#19405" as a heading; the page's own headings are what a reader can jump to.
     """
     if not page.file.src_uri.startswith("lessons/"):
         return html
-    ids, entries = HEADING_ID.findall(html), toc_items(page.toc)
-    if len(ids) != len(entries):
-        LOG.warning("%s: %d headings but %d contents entries; its contents links may be broken",
-                    page.file.src_uri, len(ids), len(entries))
-        return html
-    for entry, heading_id in zip(entries, ids):
-        entry.id = heading_id
-    return html
+    name = Path(page.file.src_uri).stem
+    nb = nbformat.read(page.file.abs_src_path, as_version=4)
+    html, tokens, styles = lesson_pages.finish(html, nb, name, config.repo_url)
+    page.toc = get_toc(tokens)
+    shared = _NOTEBOOK_STYLES.setdefault("text", styles)
+    if styles != shared:  # a lesson styled otherwise keeps its own
+        return f"<style>{styles}</style>{html}"
+    return f'<link rel="stylesheet" href="../{NOTEBOOK_CSS}">{html}'
+
+
+def on_post_page(output: str, page, config) -> str:
+    """The search dialog named for screen readers (Material leaves it unnamed)."""
+    return output.replace(SEARCH_DIALOG, SEARCH_DIALOG + ' aria-label="Search"', 1)
+
+
+def on_post_build(config) -> None:
+    """Each lesson's notebook beside its page, for the page's download link: the stored
+    notebook, as the repository holds it (and Colab and Binder open it); and the lessons'
+    shared notebook style sheet."""
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        shutil.copyfile(notebook, Path(config.site_dir) / "lessons" / notebook.name)
+    if "text" in _NOTEBOOK_STYLES:
+        css = Path(config.site_dir) / NOTEBOOK_CSS
+        css.write_text(_NOTEBOOK_STYLES["text"], encoding="utf-8")

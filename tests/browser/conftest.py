@@ -180,6 +180,31 @@ def lab(chromium_path, tmp_path_factory):
     stop_server(process)
 
 
+@pytest.fixture(scope="session")
+def site(chromium_path, tmp_path_factory) -> Path:
+    """The course website as docs/website.md builds it (`mkdocs build --strict`: a page missing
+    from the nav, a link to a missing page or anchor fails the build, and its log says which)."""
+    pytest.importorskip("mkdocs", reason="the website needs the docs extra: pip install -e '.[docs]'")
+    from tests.browser import site_build
+
+    site_dir = tmp_path_factory.mktemp("site")
+    result = site_build.build(site_dir)
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr[-4000:]}"
+    return site_dir
+
+
+@pytest.fixture(scope="session")
+def served_site(site, tmp_path_factory) -> str:
+    """The built site served over HTTP as docs/website.md says; yields its base URL."""
+    from tests.browser import site_build
+
+    port = free_port()
+    process = start_server(site_build.serve_command(site, port), f"http://127.0.0.1:{port}/",
+                           tmp_path_factory.mktemp("http-server"), site)
+    yield f"http://127.0.0.1:{port}"
+    stop_server(process)
+
+
 @pytest.fixture
 def voila(chromium_path, tmp_path):
     """Start Voila on a notebook: voila(notebook_path) -> base URL; stopped after the test."""
