@@ -1,6 +1,7 @@
 """The course website's sources: every page is in the nav, and links written for GitHub are
 rewritten to the site's pages (docs/_site/hooks.py). tests/browser/test_website.py builds it."""
 import importlib.util
+import re
 from pathlib import Path
 
 import nbformat
@@ -106,3 +107,17 @@ def test_a_lessons_contents_take_the_ids_its_headings_have():
     assert hooks.on_page_content(html, page, None, None) == html
     assert [e.id for e in hooks.toc_items(page.toc)] == [
         "lesson-1", "isrunningonipu", "the-loss-inside-forward"]
+
+
+def test_every_link_from_a_page_to_a_lessons_heading_finds_it():
+    """`../notebooks/NN.ipynb#heading` links (the GPU bridge's to lesson 16's cells) name a
+    heading the lesson page has: its text lower-cased, as the site's heading ids are."""
+    from markdown.extensions.toc import slugify
+
+    for page in sorted(DOCS.glob("*.md")):
+        for name, fragment in re.findall(r"\.\./notebooks/(\w+)\.ipynb#([\w-]+)", page.read_text()):
+            lesson = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+            headings = [slugify(line.lstrip("#").strip(), "-") for cell in lesson.cells
+                        if cell.cell_type == "markdown" for line in cell.source.splitlines()
+                        if line.startswith("#")]
+            assert fragment in headings, f"docs/{page.name}: {name}.ipynb has no heading #{fragment}"
