@@ -29,8 +29,8 @@
 # **Prerequisites:** lessons 4, 8, 9 and 10.
 #
 # **Coming from GPUs:** this lesson is the runnable side of
-# [the GPU bridge](../docs/coming-from-gpus.md): each row there links to the cell here that
-# runs it.
+# [the GPU bridge](../docs/coming-from-gpus.md): the rows this lesson runs link to the cells
+# here that run them.
 
 # %%
 import inspect
