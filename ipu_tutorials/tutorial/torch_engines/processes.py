@@ -5,8 +5,11 @@ interpreters that each import torch would cost several seconds of CPU). Each one
 torch.distributed process group through a TCPStore that this process serves on a socket bound
 to 127.0.0.1 (a free port unless one is given), runs `jobs.JOBS[job]` for its rank and sends
 back plain JSON, never a pickle. Whatever happens (a failed rank, a run over time, Ctrl-C),
-`run` stops every process before it returns or raises; a process whose fork server dies is
-killed by the kernel (PR_SET_PDEATHSIG on Linux), so none outlives the notebook either.
+`run` stops every process before it returns or raises; and each process holds a pipe from this
+one and exits the moment it closes, so none outlives a notebook whose kernel is killed. (The
+fork server itself is multiprocessing's: it waits, idle, for the next run, and exits with the
+process that started it.) From a script, call `run` under `if __name__ == "__main__":`, as any
+multiprocessing program must.
 """
 from __future__ import annotations
 
@@ -18,11 +21,11 @@ import multiprocessing.connection
 import os
 import signal
 import socket
+import threading
 import time
 
 import torch
-
-from ..._launch import _prctl
+import torch.distributed as dist
 
 LOOPBACK = "127.0.0.1"
 TIMEOUT = 120.0  # seconds for a whole run; the lesson's runs take a few
@@ -86,28 +89,29 @@ def run(job: str, arguments: dict, world: int = 4, device: str = "cpu",
     check_device(device, world)
     listener = bind(port)
     port = listener.getsockname()[1]
-    import torch.distributed as dist
-
     # The store owns the socket from here and closes it when it goes.
     store = dist.TCPStore(LOOPBACK, port, None, is_master=True, master_listen_fd=listener.detach(),
                           wait_for_workers=False, timeout=datetime.timedelta(seconds=timeout))
     context = _context()
-    processes, readers = [], []
+    processes, readers, lifelines = [], [], []
     try:
         for rank in range(world):
-            reader, writer = context.Pipe(duplex=False)
+            reader, writer = context.Pipe(duplex=False)  # the rank's result, to us
+            watch, lifeline = context.Pipe(duplex=False)  # closes when we die, however we die
             process = context.Process(
                 target=_worker, daemon=True, name=f"{job}-rank-{rank}",
-                args=(job, rank, world, device, port, timeout, arguments, writer))
+                args=(job, rank, world, device, port, timeout, arguments, writer, watch))
             process.start()
-            writer.close()  # the child holds its end; EOF then means the child is gone
+            writer.close()  # the child holds its ends; EOF on `reader` means it is gone
+            watch.close()
             processes.append(process)
             readers.append(reader)
+            lifelines.append(lifeline)
         return _collect(job, readers, processes, time.monotonic() + timeout, timeout)
     finally:
         stop(processes)
-        for reader in readers:
-            reader.close()
+        for connection in readers + lifelines:
+            connection.close()
         del store
 
 
@@ -156,11 +160,9 @@ def stop(processes: list) -> None:
 
 
 def _worker(job: str, rank: int, world: int, device: str, port: int, timeout: float,
-            arguments: dict, writer) -> None:
+            arguments: dict, writer, watch) -> None:
     """One rank: join the group, run the job, send the result as JSON (an error as one line)."""
-    prctl = _prctl()
-    if prctl is not None:  # die with the fork server, which dies with the notebook
-        prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    threading.Thread(target=_exit_when_closed, args=(watch,), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the launcher's to handle
     try:
         result = _run_rank(job, rank, world, device, port, timeout, arguments)
@@ -175,10 +177,18 @@ def _worker(job: str, rank: int, world: int, device: str, port: int, timeout: fl
         os._exit(1)
 
 
+def _exit_when_closed(watch) -> None:
+    """End this process as soon as the launcher's end of `watch` closes: the launcher has
+    finished or died (the kernel closes a killed process's pipes)."""
+    try:
+        watch.recv_bytes()
+    except (EOFError, OSError):
+        pass
+    os._exit(1)
+
+
 def _run_rank(job: str, rank: int, world: int, device: str, port: int, timeout: float,
               arguments: dict):
-    import torch.distributed as dist
-
     from . import jobs
 
     if "lo" in {name for _, name in socket.if_nameindex()}:
@@ -197,10 +207,10 @@ def _run_rank(job: str, rank: int, world: int, device: str, port: int, timeout: 
     return result
 
 
-def _refuse_pickled_objects(dist) -> None:
+def _refuse_pickled_objects(distributed) -> None:
     """Peers exchange tensors only: unpickling what a peer sent (torch's *_object_list
     collectives) is refused, so a process that reaches the port cannot run code here."""
     def refuse(*args, **kwargs):
         raise EngineError("a peer sent a pickled object, which lesson 16's runs refuse")
 
-    dist.distributed_c10d._tensor_to_object = refuse
+    distributed.distributed_c10d._tensor_to_object = refuse

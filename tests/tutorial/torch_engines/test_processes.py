@@ -4,6 +4,9 @@ import multiprocessing
 import os
 import signal
 import socket
+import subprocess
+import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -97,3 +100,51 @@ def test_a_pickled_object_from_a_peer_is_refused():
     processes._refuse_pickled_objects(fake)
     with pytest.raises(processes.EngineError, match="a peer sent a pickled object"):
         fake.distributed_c10d._tensor_to_object(torch.zeros(4), 4)
+
+
+# A launcher that never collects (so its ranks wait ten minutes: rank 0 fails and waits to be
+# stopped, the others wait for rank 0), to be killed with SIGKILL.
+LAUNCHER = '''
+import time
+import torch
+from ipu_tutorials.tutorial.torch_engines import processes, runs
+if __name__ == "__main__":
+    processes._collect = lambda *args: time.sleep(600)
+    runs.run_pipeline("GPipe", torch.zeros(80, 3, 28, 28), torch.zeros(80, dtype=torch.long),
+                      micro_batches=10, steps=2, timeout=600)
+'''
+
+
+def processes_started_from(folder) -> list[int]:
+    """The fork server and the ranks of a launcher whose script lives in `folder` (its folder is
+    on their sys.path, so in their command lines)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        if "forkserver" in command and str(folder) in command:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the processes in /proc")
+def test_a_killed_launcher_leaves_no_process(tmp_path):
+    script = tmp_path / "launcher.py"
+    script.write_text(LAUNCHER)
+    launcher = subprocess.Popen([sys.executable, str(script)], env={**os.environ,
+                                "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        deadline = time.monotonic() + 120
+        while len(processes_started_from(tmp_path)) < 5 and time.monotonic() < deadline:
+            time.sleep(0.5)  # the fork server and its four ranks
+        assert len(processes_started_from(tmp_path)) == 5, "the run did not start"
+    finally:
+        launcher.kill()  # SIGKILL: no finally, no atexit in the launcher
+        launcher.wait()
+    deadline = time.monotonic() + 20
+    while processes_started_from(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_started_from(tmp_path) == []
