@@ -58,7 +58,8 @@ def _torch_side(name: str, micro_batches: int) -> tuple[str, Feedback | None]:
 def _ipu_side(options) -> tuple[str, Feedback | None]:
     """What the simulated IPUs do with the options on lesson 4's model."""
     if not isinstance(options, poptorch.Options):
-        return "", wrong(f"the IPU side should be a poptorch.Options, got {type(options).__name__}.")
+        return "", wrong(f"the IPU side should be a poptorch.Options, got "
+                         f"{type(options).__name__}.")
     a = options.Training.gradient_accumulation
     try:
         tutorial_plan(strategy("pipelined"), accumulation=a, options=options)
@@ -115,7 +116,8 @@ exercises.pick_a_schedule.check(Schedule1F1B, 12, opts)""",
         Mistake("o = poptorch.Options()\no.Training.gradientAccumulation(12)\n"
                 "exercises.pick_a_schedule.check(Schedule1F1B, 10, o)", "more micro-batches"),
         Mistake("o = poptorch.Options()\no.Training.gradientAccumulation(7)\n"
-                "exercises.pick_a_schedule.check(Schedule1F1B, 12, o)", "larger gradient accumulation"),
+                "exercises.pick_a_schedule.check(Schedule1F1B, 12, o)",
+                "larger gradient accumulation"),
         Mistake("o = poptorch.Options()\no.Training.gradientAccumulation(12)\n"
                 "exercises.pick_a_schedule.check(Schedule1F1B, 3, o)", "torch refuses it"),
         Mistake("o = poptorch.Options()\no.Training.gradientAccumulation(6)\n"

@@ -65,7 +65,8 @@ def describe(result: dict) -> str:
 def schedule_explorer(stages: int = 4, micro_batches: int = 10, schedule: str = "1F1B") -> Explorer:
     """Stages, micro-batches and torch's schedule; the IPU's step and torch's, side by side."""
     controls = {"stages": slider("stages (IPUs / processes)", stages, 2, 8),
-                "micro_batches": slider("micro-batches (gradient accumulation)", micro_batches, 1, 32),
+                "micro_batches": slider("micro-batches (gradient accumulation)", micro_batches,
+                                        1, 32),
                 "schedule": choice("torch schedule", SCHEDULES, schedule)}
 
     def compute(**values):

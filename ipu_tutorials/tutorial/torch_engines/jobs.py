@@ -1,13 +1,12 @@
 """What each process of a lesson-16 run does: its rank's share of lesson 4's model under one of
 torch.distributed's engines. Every job returns plain JSON data (lists, numbers, strings).
 
-These run in spawned processes (processes.run), so they live in the package: a process can
+These run in other processes (processes.run), so they live in the package: a process can
 import them, while it could not import a function defined in a notebook.
 """
 from __future__ import annotations
 
 import contextlib
-import time
 
 import torch
 import torch.distributed as dist
@@ -21,6 +20,7 @@ from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGP
 from torch.nn.parallel import DistributedDataParallel
 
 from ..models import Network
+
 
 def stage_modules(net: Network) -> list[nn.Module]:
     """Lesson 4's split of the network, one module per block B1..B4 (its four IPUs)."""
@@ -48,22 +48,22 @@ def pipeline(rank: int, world: int, device: torch.device, schedule: str, images:
 
     Returns:
         {"order": this stage's forward/backward order in the first step ("F0", "B0", ...),
-         "losses": every micro-batch's loss (last stage only), "seconds": the steps' wall time}.
+         "losses": every micro-batch's loss (last stage only)}.
     """
     torch.manual_seed(seed)  # every rank builds the same network, then keeps its own block
     module = stage_modules(Network())[rank].to(device)
     shapes = boundary_shapes(len(images) // (steps * micro_batches))
     # Example tensors give torch the shapes up front (its "static" mode: no shapes exchanged);
     # they must require grad, or torch sends no gradient back across that boundary.
-    stage = PipelineStage(module, rank, world, device,
-                          input_args=torch.empty(shapes[rank], device=device, requires_grad=rank > 0),
-                          output_args=torch.empty(shapes[rank + 1], device=device, requires_grad=True))
+    example_in = torch.empty(shapes[rank], device=device, requires_grad=rank > 0)
+    example_out = torch.empty(shapes[rank + 1], device=device, requires_grad=True)
+    stage = PipelineStage(module, rank, world, device, input_args=example_in,
+                          output_args=example_out)
     order = record_order(stage)
     kind = {"GPipe": ScheduleGPipe, "1F1B": Schedule1F1B}[schedule]
     runner = kind(stage, micro_batches, loss_fn=F.cross_entropy)  # mean over micro-batches
     optimizer = torch.optim.AdamW(module.parameters(), lr=lr)
     losses: list[float] = []
-    started = time.perf_counter()
     for x, y in zip(images.chunk(steps), labels.chunk(steps)):
         optimizer.zero_grad()
         step_losses: list[torch.Tensor] = []
@@ -72,8 +72,7 @@ def pipeline(rank: int, world: int, device: torch.device, schedule: str, images:
         runner.step(*inputs, target=target, losses=step_losses)
         optimizer.step()
         losses += [loss.item() for loss in step_losses]
-    return {"order": order[:2 * micro_batches], "losses": losses,
-            "seconds": time.perf_counter() - started}
+    return {"order": order[:2 * micro_batches], "losses": losses}
 
 
 def record_order(stage) -> list[str]:
@@ -128,8 +127,8 @@ def _sharded(kind: str, net: Network, lr: float, device: torch.device):
     if kind == "zero":
         optimizer = ZeroRedundancyOptimizer(net.parameters(), optimizer_class=torch.optim.AdamW,
                                             lr=lr)
-        ids = [device.index] if device.type == "cuda" else None
-        return DistributedDataParallel(net, device_ids=ids), optimizer, lambda: optimizer.optim
+        return (DistributedDataParallel(net, device_ids=_device_ids(device)), optimizer,
+                lambda: optimizer.optim)
     if kind == "fsdp":
         for layer in (net.layer1, net.layer2, net.layer3, net.layer4):
             fully_shard(layer)
@@ -137,6 +136,11 @@ def _sharded(kind: str, net: Network, lr: float, device: torch.device):
         optimizer = torch.optim.AdamW(net.parameters(), lr=lr)
         return net, optimizer, lambda: optimizer
     raise ValueError(f"unknown sharding {kind!r}; choose 'zero' or 'fsdp'")
+
+
+def _device_ids(device: torch.device) -> list[int] | None:
+    """DDP's device_ids: the process's one GPU, or None on the CPU."""
+    return [device.index] if device.type == "cuda" else None
 
 
 def _local(tensor: torch.Tensor) -> torch.Tensor:
@@ -165,7 +169,7 @@ def data_parallel(rank: int, world: int, device: torch.device, reduction: str,
     """
     torch.manual_seed(seed)
     net = Network().to(device)
-    model = DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None)
+    model = DistributedDataParallel(net, device_ids=_device_ids(device))
     if reduction == "sum":
         model.register_comm_hook(None, sum_hook)
     elif reduction != "mean":

@@ -128,7 +128,8 @@ def _collect(job: str, readers: list, processes: list, deadline: float,
     results: dict[int, dict] = {}
     while len(results) < len(readers):
         waiting = [r for i, r in enumerate(readers) if i not in results]
-        ready = multiprocessing.connection.wait(waiting, timeout=max(0.0, deadline - time.monotonic()))
+        left = max(0.0, deadline - time.monotonic())
+        ready = multiprocessing.connection.wait(waiting, timeout=left)
         if not ready:
             raise EngineError(f"the {job} run did not finish within {timeout:g} s; its "
                               f"{len(processes)} processes were stopped")

@@ -1,4 +1,4 @@
-"""The per-rank jobs' pure parts; tests/tutorial/torch_engines/test_runs.py runs them in processes."""
+"""The per-rank jobs' pure parts; test_runs.py beside this file runs them in processes."""
 import pytest
 import torch
 
@@ -33,7 +33,8 @@ def test_the_order_is_recorded_as_the_schedule_calls_the_stage():
 
     stage = Stage()
     order = record_order(stage)
-    assert stage.forward_one_chunk(0) == "forward 0" and stage.backward_one_chunk(0, loss=None) == "backward 0"
+    assert stage.forward_one_chunk(0) == "forward 0"
+    assert stage.backward_one_chunk(0, loss=None) == "backward 0"
     stage.forward_one_chunk(1)
     assert order == ["F0", "B0", "F1"]
 

@@ -6,7 +6,8 @@ from ipu_tutorials.tutorial.torch_engines.partition import (even_state_bytes, pa
 
 def test_largest_first_to_the_emptiest_rank_first_rank_on_ties():
     # b (9) -> rank 0; a (5), c (3), d (3) -> rank 1 while it is emptier; e (1) -> rank 0 (9 < 11)
-    assert zero_partition({"a": 5, "b": 9, "c": 3, "d": 3, "e": 1}, 2) == [["b", "e"], ["a", "c", "d"]]
+    sizes = {"a": 5, "b": 9, "c": 3, "d": 3, "e": 1}
+    assert zero_partition(sizes, 2) == [["b", "e"], ["a", "c", "d"]]
     assert zero_partition({"a": 2, "b": 2, "c": 2}, 3) == [["a"], ["b"], ["c"]]
 
 

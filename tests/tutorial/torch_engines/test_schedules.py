@@ -62,7 +62,7 @@ def test_bad_counts_and_names_are_one_clear_line(schedule, count, message):
 
 
 @pytest.mark.parametrize("stages, micro_batches", [(2, 3), (4, 10), (4, 12), (8, 15)])
-def test_with_equal_stages_every_schedule_idles_p_minus_1_over_m_plus_p_minus_1(stages, micro_batches):
+def test_equal_stages_idle_p_minus_1_over_m_plus_p_minus_1_on_every_schedule(stages, micro_batches):
     times, expected = unit_stages(stages), (stages - 1) / (micro_batches + stages - 1)
     for kind in ("GPipe", "1F1B"):
         events = replay(torch_orders(kind, stages, micro_batches), times)
@@ -82,7 +82,8 @@ def test_replay_starts_each_action_when_its_input_arrives():
 
 def test_an_order_that_waits_on_itself_is_refused():
     deadlock = [[Action("B", 0, 0), Action("F", 0, 0)], [Action("F", 1, 0), Action("B", 1, 0)]]
-    with pytest.raises(ValueError, match="wait on each other for ever: stage 0 at B0, stage 1 at F0"):
+    stuck = "wait on each other for ever: stage 0 at B0, stage 1 at F0"
+    with pytest.raises(ValueError, match=stuck):
         replay(deadlock, unit_stages(2))
 
 
