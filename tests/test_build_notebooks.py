@@ -40,7 +40,7 @@ def test_every_lesson_exists():
         "04_pipelining", "05_sharding", "06_phased_execution", "07_memory_tuning",
         "08_optimizer_offload", "09_half_precision", "10_replication",
         "11_observing_and_profiling", "12_custom_operations", "13_ipuconfig", "14_lightning",
-        "15_capstone_pod16"]
+        "15_capstone_pod16", "16_pytorch_engines"]
 
 
 def test_every_notebook_is_current_with_its_walkthrough():

@@ -240,3 +240,17 @@ def test_the_website_page_lists_the_commands_the_tests_run():
 def tomllib_load() -> dict:
     with open(ROOT / "pyproject.toml", "rb") as f:
         return hooks.tomllib.load(f)
+
+
+def test_every_link_from_a_page_to_a_lessons_heading_finds_it():
+    """`../notebooks/NN.ipynb#heading` links (the GPU bridge's to lesson 16's cells) name a
+    heading the lesson page has: its text lower-cased, as the site's heading ids are."""
+    from markdown.extensions.toc import slugify
+
+    for page in sorted(DOCS.glob("*.md")):
+        for name, fragment in re.findall(r"\.\./notebooks/(\w+)\.ipynb#([\w-]+)", page.read_text()):
+            lesson = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+            headings = [slugify(line.lstrip("#").strip(), "-") for cell in lesson.cells
+                        if cell.cell_type == "markdown" for line in cell.source.splitlines()
+                        if line.startswith("#")]
+            assert fragment in headings, f"docs/{page.name}: {name}.ipynb has no heading #{fragment}"

@@ -351,4 +351,25 @@ ANSWERS = {
                setup(off="poptorch.TensorLocationSettings()")]),
     "capstone.samples_per_update": dict(right=["65536", "8 * 2048 * 4", "2 ** 16"],
                                         wrong=["8 * 2048 * 4 * 4", "16384", "65535"]),
+    # --- lesson 16 --------------------------------------------------------------------------
+    "torch_engines.pick_a_schedule": dict(
+        right=["o = poptorch.Options()\no.Training.gradientAccumulation(16)\n"
+               "exercises.pick_a_schedule.check(Schedule1F1B, 20, o)",
+               "import torch.distributed.pipelining as pp\n"
+               "opts = poptorch.Options().deviceIterations(2)\n"
+               "opts.Training.gradientAccumulation(3 * 4)\n"
+               "exercises.pick_a_schedule.check(pp.Schedule1F1B, 12.0, opts)"],
+        wrong=["o = poptorch.Options()\no.Training.gradientAccumulation(12)\n"
+               "exercises.pick_a_schedule.check('1F1B', 12, o)",
+               "o = poptorch.Options()\no.Training.gradientAccumulation(12)\n"
+               "exercises.pick_a_schedule.check(Schedule1F1B, 12, o.Training)",
+               "o = poptorch.Options()\no.Training.gradientAccumulation(40)\n"
+               "exercises.pick_a_schedule.check(ScheduleGPipe, 40, o)",
+               "exercises.pick_a_schedule.check(Schedule1F1B, 12, poptorch.Options())",
+               "o = poptorch.Options()\no.Training.gradientAccumulation(12)\n"
+               "exercises.pick_a_schedule.check(Schedule1F1B, 12.5, o)"]),
+    "torch_engines.zero_fullest_rank": dict(
+        right=["655360", "8 * 320 * 256", "max(2 * 4 * p.numel() for p in Network().parameters())"],
+        wrong=["2 * 4 * sum(p.numel() for p in Network().parameters())",
+               "2 * 4 * Network().layer2.conv.weight.numel()", "655359"]),
 }

@@ -15,7 +15,7 @@ NUMBERS = {"blocks.ipus_reserved": 0, "pipelining.smallest_accumulation": 0,
            "offload.adamw_state_bytes": 0, "replication.samples_per_update": 0,
            "replication.sum_learning_rate": 1e-6, "observing.compute_share": 1e-3,
            "ipuconfig.pod64_batch": 0, "lightning.images_per_batch": 0,
-           "capstone.samples_per_update": 0}
+           "capstone.samples_per_update": 0, "torch_engines.zero_fullest_rank": 0}
 SLOW = settings(max_examples=8, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 FAST = settings(max_examples=40, deadline=None)
