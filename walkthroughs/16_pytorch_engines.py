@@ -163,6 +163,11 @@ print(f"simulated IPU:\n{engines.order_text(engines.orders_of(ipu, 4), 'IPU')}")
 panels = [("simulated IPU pipeline: 4 IPUs, gradientAccumulation(10)", "IPU", ipu)]
 panels += [(f"torch Schedule{run.schedule}: the order its 4 processes ran", "stage",
             engines.replay(run.orders, times)) for run in (gpipe, one_f_one_b)]
+# alt: Three schedules of micro-batches 0 to 9 over 4 rows on one time axis, forwards blue and
+#   backwards orange. Top, the simulated IPU pipeline: forwards fill a staircase, then each IPU
+#   alternates forward and backward, and backwards drain last. Middle, torch's GPipe: all ten
+#   forwards on every stage, then all ten backwards. Bottom, torch's 1F1B: a few forwards per
+#   stage, then one forward and one backward in turn, then the last backwards.
 draw_schedules(panels, 4)
 plt.show()
 for title, _, events in panels:
@@ -402,6 +407,9 @@ print(f"simulated all-reduce of the 4 IPU replicas: {allreduce * 1e6:.2f} µs pe
 # %%
 from ipu_tutorials.classroom.explorers.schedules import schedule_explorer
 
+# alt: The schedule explorer at 4 stages and 10 micro-batches: the simulated IPU pipeline above
+#   torch's 1F1B, micro-batches 0 to 9 as forward (blue) and backward (orange) boxes per stage,
+#   both filling a staircase, alternating forward and backward, then draining.
 schedule_explorer(stages=4, micro_batches=10, schedule="1F1B")
 
 # %% [markdown]
