@@ -174,12 +174,21 @@ class _IpuOptimizer(IpuStateDict):
                     new = self._update(p.detach().float(), g, state, group)
                     p.copy_(new.to(p.dtype))
 
+    @property
+    def accumulator_type(self) -> torch.dtype | None:
+        """The type the device accumulates gradients in (None: the weights' type)."""
+        return self.accum_type
+
     def _state_for(self, p, group: dict) -> dict:
         state = self.state[p]
         for name in self._group_state_tensors(group):
             if name not in state:
-                state[name] = torch.zeros_like(p, dtype=self._state_type(name))
+                state[name] = torch.zeros_like(p, dtype=self.state_dtype(name, p))
         return state
+
+    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
+        """The type of one weight's state tensor `name` on the device."""
+        return self._state_type(name)
 
     def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
         """The state tensors one param group needs (momentum can differ between groups)."""
@@ -223,7 +232,10 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
     """Stochastic gradient descent with optional momentum, dampening and weight decay.
 
     velocity_scaling keeps the stored velocity multiplied by a constant so that it does not
-    underflow in float16; PopTorch honours it with use_combined_accum=True.
+    underflow in float16; PopTorch honours it with use_combined_accum=True. That variant keeps
+    one tensor per weight for both the accumulated gradients and the velocity, and PopTorch
+    ignores accum_type and velocity_accum_type for it (python/optim.py; CompilerImpl.cpp passes
+    PopART no type): here it takes the weight's type, and there is no optimizer state to place.
     """
 
     flops_per_param = 4
@@ -254,6 +266,18 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
         # a momentum that may change after compile needs its velocity from the start (PopART)
         velocity = group["momentum"] or not self.variable_attrs.isConstant("momentum")
         return ("momentum_buffer",) if velocity else ()
+
+    @property
+    def accumulator_type(self) -> torch.dtype | None:
+        return None if self.use_combined_accum else self.accum_type
+
+    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
+        return weight.dtype if self.use_combined_accum else self._state_type(name)
+
+    @property
+    def state_per_param(self) -> int:
+        # the combined tensor is the gradient accumulator: no optimizer state besides it
+        return 0 if self.use_combined_accum else len(self._state_tensors)
 
     def _update(self, w, g, state, group):
         if group["weight_decay"]:
