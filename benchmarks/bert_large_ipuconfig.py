@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from ipu_tutorials.optimum.graphcore import to_pipelined
+from ipu_tutorials.optimum.graphcore.modeling_utils import to_pipelined
 from ipu_tutorials.optimum.graphcore.published import (LOSS_SCALING, MICRO_BATCH,
                                                        PUBLISHED_SEQUENCES_PER_SECOND, SEQUENCE,
                                                        bert_large_config,
