@@ -3,13 +3,14 @@ import torch
 
 from ... import poptorch
 from ...errors import Error
-from .base import Exercise, Feedback, Mistake, right, wrong
+from .base import Exercise, Feedback, Mistake, as_number, right, wrong
 from ..explorers.precision import survival
 
 
-def _check_loss_scale(scale) -> Feedback:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-        return wrong(f"a loss scale is a positive number, got {scale!r}.")
+def _check_loss_scale(answer) -> Feedback:
+    scale = as_number(answer)  # an int, a float, a NumPy number or a one-element tensor
+    if scale is None or not scale > 0:
+        return wrong(f"a loss scale is a positive number, got {answer!r}.")
     result = survival(float(scale), torch.float16)
     kept = result["survived"] / result["total"]
     largest = torch.finfo(torch.float16).max
