@@ -113,11 +113,13 @@ class System:
 
     ipu: IpuSpec = GC200
     num_ipus: int = 16
-    # table "host link": an IPU-M2000's host link is 100 GbE RoCE, 12.5 GB/s, shared by its
-    # 4 IPUs (the 64 GB/s PCIe Gen4 x16 figure is the host server's bus, not the M2000's link)
+    # an IPU-Machine's host link is a RoCE NIC ([BOW]: "PCIe Gen4 RoCEv2 NIC") on 100 GbE,
+    # 12.5 GB/s shared by its 4 IPUs (the 64 GB/s PCIe Gen4 x16 figure is the host server's
+    # bus, not the machine's link)
     host_bandwidth: float = 12.5 * GB
     ipus_per_host_link: int = 4  # IPUs of one IPU-M2000 / Bow-2000
-    # table "streaming memory": no reliable figure; ~16 GB/s per direction [derived, uncertain]
+    # streaming memory: no public figure gives its bandwidth; 16 GB/s per direction per IPU is
+    # an assumption of ours, not a measurement (lesson 8 and docs/cost-model.md say so)
     streaming_bandwidth: float = 16 * GB
     streaming_bytes_per_ipu: int = 64 * GB  # [M2000] up to 256 GB per machine of 4 IPUs
 
