@@ -60,15 +60,16 @@ def exact_backward(model: torch.nn.Module, images: torch.Tensor, labels: torch.T
         weight.grad = reference.grad.to(weight.dtype)
 
 
-def small_loss() -> float:
-    """The loss of `small_loss_network` on its batch, computed in float64."""
+def small_loss(dtype: torch.dtype = torch.float64) -> float:
+    """The loss of `small_loss_network` on its batch, computed in `dtype` (float64: exact)."""
     model, images, labels = small_loss_network()
     with torch.no_grad():
-        return copy.deepcopy(model).double()(images.double(), labels)[1].item()
+        return copy.deepcopy(model).to(dtype)(images.to(dtype), labels)[1].item()
 
 
-def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.Tensor:
-    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float64.
+def backward_in(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.nn.Module:
+    """A `dtype` copy of `small_loss_network` after one backward pass of its loss times
+    `loss_scale`: its weights hold the loss-scaled gradients, as an IPU's accumulators do.
 
     Float16 runs as the simulator runs it (simulator/half.py), every op's result rounded to
     float16, with the arithmetic before each rounding in float64: sums of float16 products are
@@ -79,6 +80,12 @@ def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> to
     with emulation(dtype == torch.float16, compute=torch.float64), one_thread():
         _, loss = model(images.to(dtype), labels)
         (loss * loss_scale).backward()
+    return model
+
+
+def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.Tensor:
+    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float64."""
+    model = backward_in(dtype, loss_scale)
     return torch.cat([p.grad.flatten().double() for p in model.parameters()]) / loss_scale
 
 
