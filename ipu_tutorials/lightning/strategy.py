@@ -120,7 +120,8 @@ class IPUStrategy(ParallelStrategy):
     # --- precision: whatever Lightning hands over becomes an IPUPrecisionPlugin ------------------
     @property
     def precision_plugin(self) -> IPUPrecisionPlugin:
-        return self._precision_plugin if self._precision_plugin is not None else IPUPrecisionPlugin()
+        plugin = self._precision_plugin
+        return plugin if plugin is not None else IPUPrecisionPlugin()
 
     @precision_plugin.setter
     def precision_plugin(self, plugin: Precision | None) -> None:
