@@ -1,12 +1,13 @@
 """BERT-Large phase 1 through an IPUConfig with the published Bow Pod16 configuration.
 
 Compiles BertForPreTraining (transformers, float16, on meta tensors) pipelined by
-`IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4, gradient_accumulation_steps=2048,
-optimizer_state_offchip=True, recompute_checkpoint_every_layer=True)` on a simulated Bow Pod16,
-reports whether the memory plan fits, then the simulated throughput with the memory check
-off (as tests/simulator/test_costs.py does for the simulator's own BERT-Large), next to the
-published 5,600 sequences/s (https://www.graphcore.ai/performance-results, PyTorch SDK 3.3).
-Needs transformers.
+the published configuration (`published.bert_large_pod16_ipu_config()`: layers [3, 7, 7, 7],
+4 replicas, gradient accumulation 2048, optimizer state off chip and sharded, matmul
+proportions [0.15, 0.25, 0.25, 0.25], a recomputation checkpoint every layer) on a simulated
+Bow Pod16, reports whether the memory plan fits, then the simulated throughput with the memory
+check off (as tests/simulator/test_costs.py does for the simulator's own BERT-Large), next to
+the published 5,600 sequences/s (https://www.graphcore.ai/performance-results, the SDK 3.3
+PyTorch row). Needs transformers.
 
     python benchmarks/bert_large_ipuconfig.py
 """
@@ -15,7 +16,7 @@ import time
 
 import torch
 
-from ipu_tutorials.optimum.graphcore import to_pipelined
+from ipu_tutorials.optimum.graphcore.modeling_utils import to_pipelined
 from ipu_tutorials.optimum.graphcore.published import (LOSS_SCALING, MICRO_BATCH,
                                                        PUBLISHED_SEQUENCES_PER_SECOND, SEQUENCE,
                                                        bert_large_config,

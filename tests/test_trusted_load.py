@@ -29,6 +29,20 @@ def test_a_module_and_its_options_load_back_with_their_values(tmp_path):
     assert loaded["options"].device_iterations == 4 and loaded["order"] == {"a": 1}
 
 
+def test_a_poptorch_optimizer_loads_back_with_its_variable_attributes(tmp_path):
+    # was refused: VariableAttributes lives in poptorch/_variable_attributes.py, re-exported
+    # by poptorch.optim; both names (files saved before and after the move) are allowed
+    model = torch.nn.Linear(3, 2)
+    optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    torch.save({"optimizer": optimizer}, tmp_path / "saved.pt")
+    loaded = load_trusted(tmp_path / "saved.pt")["optimizer"]
+    assert isinstance(loaded.variable_attrs, poptorch.optim.VariableAttributes)
+    assert allowed("ipu_tutorials.poptorch.optim.VariableAttributes") is \
+        poptorch.optim.VariableAttributes
+    assert allowed("ipu_tutorials.poptorch._variable_attributes.VariableAttributes") is \
+        poptorch.optim.VariableAttributes
+
+
 def test_an_empty_or_damaged_file_is_one_error_naming_it(tmp_path):
     (tmp_path / "empty.pt").write_bytes(b"")
     with pytest.raises(FileFormatError, match=r"empty.pt is empty; expected a checkpoint"):

@@ -1,13 +1,14 @@
 # %% [markdown]
 # # Lesson 9: Half precision
 #
-# A GC200 IPU's peak arithmetic is four times higher in float16 than in float32 (250 against
-# 62.5 TFLOP/s: Graphcore's GC200 product page and IPU-M2000 datasheet), and float16 tensors
-# take half the memory. The catch is range: float16 cannot hold numbers below its smallest subnormal
-# (printed below), and late in training many gradients are smaller than that. This lesson
-# uses real float16 numbers to show the problem, and PopTorch's tools against it. The
-# simulator computes each float16 operation in float32 and rounds its result to float16, as
-# the IPU does, so it runs at float32 speed.
+# A GC200 IPU's peak arithmetic is four times higher in float16 than in float32 (about 250
+# against 62.5 TFLOP/s: Graphcore's IPU-POD128 datasheet lists 31.955 petaFLOPS FP16.16 and
+# 7.989 petaFLOPS FP32 for its 128 GC200s), and float16 tensors take half the memory.
+# <!-- claim: L09-gc200-peak --> The catch is range: float16 cannot hold numbers below its
+# smallest subnormal (printed below), and late in training many gradients are smaller than
+# that. This lesson uses real float16 numbers to show the problem, and PopTorch's tools
+# against it. The simulator computes each float16 operation in float32 and rounds its result
+# to float16, as the IPU does, so it runs at float32 speed.
 #
 # **What you will learn**
 # - the two ways to run a PopTorch model in float16, and how PopTorch 3.x treats mixed inputs;
@@ -16,7 +17,7 @@
 #   them;
 # - what `accum_type` and the partials type control, and what stochastic rounding does.
 #
-# **Time:** about 50 minutes.
+# **Time:** about 55 minutes.
 #
 # **Prerequisites:** lessons 4 and 8. Coming from GPUs: this is AMP and loss scaling
 # ([docs/coming-from-gpus.md](../docs/coming-from-gpus.md#mixed-precision-and-loss-scaling)).
@@ -28,9 +29,9 @@ import matplotlib.pyplot as plt
 import torch
 
 from ipu_tutorials import poptorch, tutorial
-from ipu_tutorials.classroom.explorers.precision import (accumulate_in_half, draw_histogram,
-                                                         exact_backward, representable, small_loss,
-                                                         small_loss_network, survival)
+from ipu_tutorials.classroom.explorers.precision import (accumulate_in_half, backward_in,
+                                                         draw_histogram, representable, small_loss,
+                                                         survival)
 from ipu_tutorials.tutorial.datasets import load_mnist
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
@@ -55,8 +56,9 @@ except RuntimeError as error:
 # %% [markdown]
 # PopTorch 3.0 and later (Poplar SDK 3.0+) follow PyTorch's promotion rule instead: where a
 # float16 input meets a float32 weight, the op is upcast and computes in float32 (PopTorch
-# user guide, "16-bit float migration"). To compute in float16, cast on purpose: the whole
-# model with `model.half()`, or one layer with `layer.half()`, and the inputs to match.
+# user guide, "16-bit float migration"). <!-- claim: L09-mixed-upcast --> To compute in
+# float16, cast on purpose: the whole model with `model.half()`, or one layer with
+# `layer.half()`, and the inputs to match.
 
 # %%
 opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
@@ -65,17 +67,25 @@ for name, net in (("float32 weights", model), ("model.half()", copy.deepcopy(mod
     print(f"{name:>16}: output {output.dtype}, weights {net.layer1.conv.weight.dtype}")
 
 # %% [markdown]
-# Older PopTorch code may call `opts.Precision.halfFloatCasting(...)`. Before 3.0 its default
-# cast the float32 weights *down* to float16; since 3.0 the option only logs a deprecation
-# warning, and the simulator does the same (it still honours `FloatDowncastToHalf`, the old
-# default, so that old tutorials can be compared: [docs/differences.md](../docs/differences.md)).
+# Older PopTorch code may call `opts.Precision.halfFloatCasting(...)`. Under the tracing
+# frontend, the only one before 3.0, its default cast the float32 weights *down* to float16;
+# 3.0 made the dispatcher the default frontend, which upcasts, and from 3.1 the option only
+# logs a deprecation warning. <!-- claim: L09-half-float-casting --> The simulator warns too
+# (it still honours `FloatDowncastToHalf`, the old default, so that old tutorials can be
+# compared: [docs/differences.md](../docs/differences.md)).
 
 # %% [markdown]
 # ## Memory saved
 #
 # Compile the training model three ways and compare the plan for the first IPU. Float16
 # weights halve the weights; the gradient accumulators follow the optimizer's `accum_type`,
-# float32 by default, so they halve only when asked.
+# float32 by default, so they halve only when asked. <!-- claim: L09-accum-type-default -->
+# Graphcore's mixed-precision tutorial asks for it: with a float16 model, every
+# `poptorch.optim` optimizer but SGD needs `accum_type=torch.float16`.
+# <!-- claim: L09-tutorial-accum-type --> Graphcore's own ViT pretraining configuration
+# nevertheless trains a float16 ViT with LAMB's accumulators and moments in float32, so the
+# middle row below is a real (if memory-hungry) setting; this lesson follows the tutorial from
+# here on. <!-- claim: L09-vit-float32-accum -->
 
 # %%
 def first_ipu(half_model, accum_type=torch.float32, partials=torch.float32):
@@ -89,16 +99,18 @@ def first_ipu(half_model, accum_type=torch.float32, partials=torch.float32):
     return training_model.plan.memory[0], training_model  # simulator extra
 
 
-rows = [("float32 weights", first_ipu(False)[0]), ("float16 weights", first_ipu(True)[0]),
-        ("... and float16 accumulators", first_ipu(True, torch.float16)[0])]
+rows = [("float32 weights", first_ipu(False)[0]),
+        ("float16 weights, float32 accum", first_ipu(True)[0]),
+        ("float16 weights, float16 accum", first_ipu(True, torch.float16)[0])]
 print(f"{'':<30}{'weights':>10}{'gradients':>11}{'optimizer':>11}")
 for name, m in rows:
     print(f"{name:<30}{m.weights:>10,}{m.gradients:>11,}{m.optimizer:>11,}")
 
 # %% [markdown]
 # AdamW's two moments stay float32 unless you set `first_order_momentum_accum_type` and
-# `second_order_momentum_accum_type`. With float16 accumulators PopTorch also switches the
-# mean over micro-batches to a running mean, which cannot overflow:
+# `second_order_momentum_accum_type`. <!-- claim: L09-moment-types --> With float16
+# accumulators PopTorch also switches the mean over micro-batches to a running mean, whose
+# buffer never grows past the largest micro-batch gradient: <!-- claim: L09-running-mean -->
 
 # %%
 _, half_model = first_ipu(True, torch.float16)
@@ -116,12 +128,11 @@ print(f"smallest subnormal {tiny:.3g}, smallest normal {normal:.3g}, largest {la
 
 # %% [markdown]
 # Gradients get small once a network fits its data, because they scale with the loss. Here
-# the tutorial network has trained on one batch until its loss is about 1e-5. The histogram
+# the tutorial network has trained on one batch until its loss is a few times 1e-5. The histogram
 # shows its gradients on a log scale against float16's regions: red underflows to zero, orange
 # keeps fewer significant bits.
 
 # %%
-network, batch, batch_labels = small_loss_network()
 print(f"loss {small_loss():.2g}")
 result = survival(1.0, torch.float16)
 # alt: Histogram of the small-loss network's gradients by log2 of |gradient x loss scale| at loss
@@ -145,26 +156,37 @@ print(f"{result['survived'] / result['total']:.1%} of {result['total']:,} gradie
 # same factor, out of the underflow region (Micikevicius et al. 2018, section 3.2). PopTorch
 # multiplies the gradients by the inverse scale before it updates the optimizer state, so
 # "neither the training nor the hyper-parameters are affected" beyond fewer underflows
-# (PopTorch user guide, "Loss scaling"): `poptorch.optim.AdamW(..., loss_scaling=1024)`. Too
-# large a scale overflows instead, which the same paper notes is the only limit on the factor:
+# (PopTorch user guide, "Loss scaling"): `poptorch.optim.AdamW(..., loss_scaling=1024)`.
+# <!-- claim: L09-loss-scaling --> Too large a scale overflows instead, which the same paper
+# notes is the only limit on the factor:
 
 # %%
 print(" loss scale  survive  underflow  overflow")
 for scale in (1, 64, 1024, 8192, 65536):
     r = survival(float(scale), torch.float16)
     print(f"{scale:>11,}  {r['survived'] / r['total']:>7.2%}  {r['lost']:>9,}  {r['overflowed']:>8,}")
+print(f"float16's largest number: {torch.finfo(torch.float16).max:,.0f}; this network's "
+      f"largest gradient x 65,536: {float(r['reference'].abs().max()) * 65536:.1f}")
 
 # %% [markdown]
+# Here the first thing to overflow is the scale itself. The backward pass starts from the
+# gradient of (loss x scale) with respect to the loss, which is the scale; 65,536 is past
+# float16's largest number, so in a float16 model every gradient after it is inf or nan,
+# although the gradients themselves, times 65,536, stay far below it (the second line). A
+# network with larger gradients overflows at a smaller scale, in the gradients themselves.
+#
 # Powers of two scale without rounding (multiplying by 2^k only changes the exponent, until
 # something overflows or underflows). Graphcore's mixed-precision tutorial uses 1024 for a
-# small image classifier; its BERT pretraining configurations (graphcore/examples,
-# `nlp/bert/pytorch/configs_pretraining.yml`) range from 16 to 32768, and some use
-# automatic loss scaling instead (`opts.Training.setAutomaticLossScaling(True)`, a preview
-# feature in PopTorch 3.x), the IPU's version of the dynamic loss scaling of Micikevicius et
-# al. and of `torch.cuda.amp.GradScaler`. Loss scaling saves the gradients; the weights themselves are a
-# separate question. Train the tutorial network for one epoch from the same start twice, with
-# float32 and with float16 weights and inputs (loss scale 1024; float16 runs at about half
-# speed on a CPU), and compare:
+# small image classifier <!-- claim: L09-tutorial-loss-scale -->; its BERT pretraining
+# configurations (graphcore/examples, `nlp/bert/pytorch/configs_pretraining.yml`) range from
+# 16 to 32768, and some use automatic loss scaling instead
+# (`opts.Training.setAutomaticLossScaling(True)`, a preview feature in PopTorch 3.x), the
+# IPU's version of the dynamic loss scaling of Micikevicius et al. and of
+# `torch.cuda.amp.GradScaler`. <!-- claim: L09-bert-loss-scales --> Loss scaling saves the
+# gradients; the weights themselves are a separate question. Train the tutorial network for
+# one epoch from the same start twice, with float32 and with float16 weights and inputs (loss
+# scale 1024, and float16 accumulators with the float16 weights, as the tutorial asks; float16
+# runs at about half speed on a CPU), and compare:
 
 # %%
 def one_epoch(dtype):
@@ -174,61 +196,74 @@ def one_epoch(dtype):
     net = Network().to(dtype)
     opts = tutorial.training_options("pipelined", device_iterations=10, gradient_accumulation=10)
     opts.showCompilationProgressBar(False)
-    optimizer = poptorch.optim.AdamW(net.parameters(), lr=0.001, loss_scaling=1024.0)
+    optimizer = poptorch.optim.AdamW(net.parameters(), lr=0.001, loss_scaling=1024.0,
+                                     accum_type=dtype)
     training_model = poptorch.trainingModel(TrainingModelWithLoss(net), opts, optimizer)
     data = poptorch.DataLoader(opts, train_set, batch_size=40, shuffle=True)
     return tutorial.train(training_model, data, epochs=1, progress=False, log=None)[0]
 
 
-for dtype in (torch.float32, torch.float16):
+def report(dtype):
     stats = one_epoch(dtype)
     print(f"{str(dtype):<14} after one epoch: loss {stats.loss:.2f}, "
           f"training accuracy {stats.accuracy:.0f}%")
+
+
+report(torch.float32)
+
+# %%
+report(torch.float16)  # a separate cell: each epoch takes a while on a CPU
 
 # %% [markdown]
 # With loss scaling, the two runs are level after one epoch: compare epochs with epochs (the
 # first epoch of a run is far below the later epochs of lesson 4). Over long runs float16
 # weights do lose something: every weight update is rounded to float16, and an update smaller
 # than half the spacing between float16 numbers near the weight rounds away entirely (the
-# stochastic-rounding demo below shows the same effect on a sum). Real IPUs train float16
-# weights with `opts.Precision.enableStochasticRounding(True)`, which makes each rounded
-# update right on average, and Graphcore's BERT keeps its optimizer moments in float32. The
+# stochastic-rounding demo below shows the same effect on a sum). Graphcore's float16 runs
+# turn on `opts.Precision.enableStochasticRounding(True)`, which makes each rounded update
+# right on average, and its BERT keeps both of LAMB's moments in float32 (its accumulators in
+# float16). <!-- claim: L09-bert-precision --> The
 # run above leaves stochastic rounding off, so its float16 figure is the round-to-nearest one;
 # the simulator implements both (see "Stochastic rounding" below).
 #
 # ## Velocity scaling for SGD
 #
-# SGD with momentum keeps a velocity per weight. Stored in float16, it underflows like the
-# gradients. `velocity_scaling` stores it multiplied by a constant (PopTorch applies it with
-# `use_combined_accum=True`); the update divides it back out. One step from the small
-# gradients above:
+# SGD with momentum keeps a velocity per weight. PopTorch has two variants. The default keeps
+# separate float32 (or `accum_type`) gradient accumulators and `velocity_accum_type`
+# velocities, and ignores `velocity_scaling`. With `use_combined_accum=True` one tensor per
+# weight holds both: each micro-batch's gradient goes in with the loss scale removed and the
+# velocity scale applied, and PopTorch ignores both accumulation types.
+# <!-- claim: L09-combined-accum --> The simulator keeps that tensor in the weight's type, so
+# in a float16 model the velocity is stored in float16, where it underflows like the
+# gradients; `velocity_scaling` stores it multiplied by a constant, and the update divides it
+# back out. One update of the float16 network from gradients that loss scaling (1024) kept:
 
 # %%
 def zero_velocities(velocity_scaling):
-    net = copy.deepcopy(network)
-    exact_backward(net, batch, batch_labels)  # float32 gradients, the same on every CPU
-    sgd = poptorch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, use_combined_accum=True,
-                             velocity_accum_type=torch.float16, velocity_scaling=velocity_scaling)
-    sgd.step()
-    lost = sum(int(((sgd.state[p]["momentum_buffer"] == 0) & (p.grad != 0)).sum())
-               for p in net.parameters())
-    return lost, sum(int((p.grad != 0).sum()) for p in net.parameters())
+    net = backward_in(torch.float16, loss_scale=1024.0)  # its float16 loss-scaled gradients
+    sgd = poptorch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, loss_scaling=1024.0,
+                             use_combined_accum=True, velocity_scaling=velocity_scaling)
+    grads = {p: p.grad for p in net.parameters()}
+    sgd.apply_gradients(grads, scale=1 / 1024.0)  # simulator extra: the update an IPU call makes
+    return sum(int(((sgd.state[p]["momentum_buffer"] == 0) & (g != 0)).sum())
+               for p, g in grads.items())
 
 
 for scaling in (1.0, 1024.0):
-    lost, total = zero_velocities(scaling)
-    print(f"velocity_scaling {scaling:>6,.0f}: {lost:,} of {total:,} velocities stored as zero")
+    print(f"velocity_scaling {scaling:>6,.0f}: {zero_velocities(scaling):,} of the surviving "
+          f"gradients' velocities stored as zero")
 
 # %% [markdown]
 # ## Partials
 #
 # Matmuls and convolutions accumulate their partial sums in float32 by default, even on
 # float16 inputs: PopLibs documents `partialsType` "[=float]" (poplin's Convolution.hpp and
-# MatMul.hpp) and PopART imposes no other type unless asked. Graphcore's mixed-precision
-# tutorial says instead that partials default to the input's type; the library sources say
-# float, and Graphcore's published BERT and ResNet configurations set half partials
-# explicitly. `opts.Precision.setPartialsType(torch.half)` halves the working memory those
-# sums take, at some cost in accuracy:
+# MatMul.hpp). <!-- claim: L09-partials-default --> Graphcore's mixed-precision tutorial says
+# instead that partials default to the input's type; the library sources say float, and
+# Graphcore's published BERT configuration sets half partials explicitly
+# (`enable_half_partials: True`). <!-- claim: L09-tutorial-partials -->
+# `opts.Precision.setPartialsType(torch.half)` reduces the memory those sums take "at the cost
+# of precision", as its docstring says: <!-- claim: L09-set-partials-type -->
 
 # %%
 for partials in (torch.float32, torch.float16):
@@ -262,8 +297,9 @@ for partials in (torch.float32, torch.float16):
 # Adding a small number to a large one in float16 rounds the small one away: an addend below
 # half of float16's step at 1.0 rounds back to 1.0 every time. The IPU can round up or down
 # at random instead, with chances proportional to the distance, so that the sum is right on
-# average (`opts.Precision.enableStochasticRounding(True)`). Many additions of a small addend
-# to 1.0:
+# average (`opts.Precision.enableStochasticRounding(True)`; PopTorch recommends it for
+# training, not for inference, where its randomness is unwanted).
+# <!-- claim: L09-stochastic-rounding --> Many additions of a small addend to 1.0:
 
 # %%
 addend, count = 1e-4, 10_000
@@ -279,11 +315,24 @@ for stochastic in (False, True):
 # ## Explore
 #
 # Slide the loss scale and switch between float16, bfloat16 (float32's range, fewer bits) and
-# float32. Watch where the histogram sits against the red and purple regions. bfloat16 is
-# there for comparison with other accelerators only: GC200 and Bow IPUs have no bfloat16
-# arithmetic (Poplar's types are float16 and float32; PopTorch casts a bfloat16 input to
-# float16 on the host, in its `CastUnsupportedInputs` pass), so on an IPU the choice is
-# float16 with loss scaling.
+# float32. Watch where the histogram sits against the red and purple regions, and where the
+# dashed line, the loss scale itself, sits: past 2^15 it is in float16's overflow band. With
+# bfloat16 nothing underflows, but 120 gradients still become zero at every scale: bfloat16
+# keeps 8 significant bits, so the correct class's probability, 1 - 3e-5, rounds to exactly
+# 1, and the gradient through it is exactly 0 (the first line below). That is rounding, which
+# no loss scale undoes.
+
+# %%
+print(f"the loss in float64: {small_loss():.2g}; in bfloat16: {small_loss(torch.bfloat16)}")
+
+# %% [markdown]
+# bfloat16 is there for comparison with other accelerators only: the IPU computes in IEEE
+# float16 and float32 (the IPU programmer's guide), <!-- claim: L09-ipu-float-types -->
+# and PopTorch 3.4 converts a bfloat16 input to float32 on the host before copying it to the
+# IPU (`PoplarExecutable.cpp`; its `CastUnsupportedInputs` pass, which would cast it to
+# float16, is defined but no longer called). <!-- claim: L09-bfloat16-input --> On an IPU the
+# choice is float16 with loss scaling. The simulator runs a bfloat16 model in bfloat16, as
+# PyTorch does on a CPU, which no IPU does ([docs/differences.md](../docs/differences.md)).
 
 # %%
 from ipu_tutorials.classroom import precision_explorer
@@ -308,9 +357,9 @@ precision_explorer(loss_scale_log2=0, dtype="float16")
 # float16 matmuls at four times the float32 rate, as a GC200 does.
 #
 # On a Bow Pod the numbers above would be the same (float16 is IEEE binary16 on every IPU);
-# what changes is speed (a Bow IPU's clock is higher, about 349 against 250 TFLOP/s float16
-# peak per IPU) and the loss scale a large model needs, which is found by trying, or by
-# `opts.Training.setAutomaticLossScaling(True)`.
+# what changes is speed (a Bow-2000's four IPUs give 1.4 petaFLOPS FP16.16, about 350
+# TFLOP/s each against a GC200's 250) <!-- claim: L09-bow-peak --> and the loss scale a large
+# model needs, which is found by trying, or by `opts.Training.setAutomaticLossScaling(True)`.
 #
 # ## Exercises
 
@@ -351,11 +400,13 @@ exercises.half_partials.check(my_options)
 #
 # - To compute in float16, cast on purpose: `model.half()` (or one layer's `.half()`) and
 #   float16 inputs. Since PopTorch 3.0 a float16 input meeting float32 weights is upcast to
-#   float32, as in PyTorch; `halfFloatCasting` is deprecated.
-# - Float16 halves weights; `accum_type=torch.float16` halves the gradient accumulators and
-#   switches to a running mean; half partials shrink matmul working memory.
+#   float32, as in PyTorch; `halfFloatCasting` is deprecated since 3.1.
+# - Float16 halves weights; `accum_type=torch.float16` (which Graphcore's tutorial asks for
+#   with a float16 model) halves the gradient accumulators and switches to a running mean;
+#   half partials shrink matmul working memory.
 # - Small gradients underflow in float16. A loss scale (a power of two, chosen so nothing
-#   overflows) keeps them, and velocity scaling does the same for SGD's momentum.
+#   overflows, the scale itself included) keeps them, and velocity scaling does the same for
+#   the combined SGD accumulator.
 # - Stochastic rounding keeps small updates on average.
 #
 # **Next:** lesson 10 (replication) runs copies of a model side by side and adds up their
@@ -373,8 +424,11 @@ exercises.half_partials.check(my_options)
 # - Graphcore's BERT loss scales: graphcore/examples, `nlp/bert/pytorch/configs_pretraining.yml`.
 # - Memory and performance optimisation guide, "Partials type" and stochastic rounding:
 #   https://docs.graphcore.ai/projects/memory-performance-optimisation/
-# - GC200 peak FLOP/s: https://www.graphcore.ai/products/ipu and the IPU-M2000 datasheet,
-#   https://docs.graphcore.ai/projects/ipu-m2000-datasheet/
+# - GC200 peak FLOP/s: the IPU-POD128 datasheet,
+#   https://docs.graphcore.ai/projects/ipu-pod128-datasheet/en/latest/product-description.html;
+#   Bow: https://docs.graphcore.ai/projects/bow-2000-datasheet/en/latest/overview.html
+# - PopTorch 3.4's handling of bfloat16 inputs: graphcore/poptorch at tag sdk/poptorch/3.4.0,
+#   `poptorch/source/PoplarExecutable.cpp`.
 # - P. Micikevicius et al., "Mixed Precision Training", ICLR 2018 (arXiv:1710.03740): float32
 #   master weights, loss scaling (section 3.2), float32 accumulation.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -5,6 +5,7 @@
 # uses R times as many samples: each replica computes gradients on its own data, an all-reduce
 # adds them up, and every replica applies the same update. On a Pod the replicas are driven by
 # several host processes ("instances"), launched by `poprun` and written against `popdist`.
+# <!-- claim: L10-poprun-instances -->
 #
 # **What you will learn**
 # - `replicationFactor` in one process: batch sizes, IPU count, and identical numerics;
@@ -48,9 +49,9 @@ train_set = load_mnist(train=True, source="embedded")
 #
 # ![Memory per replica for 4 replicas: without sharding each holds its weights on chip and a full copy of the optimizer state off chip, 74.8 MiB; with replicated tensor sharding each holds a quarter of it, 18.7 MiB](../static/diagram_replication.png)
 #
-# Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`. The
-# DataLoader's combined batch now holds a share for each replica, and the model takes twice
-# the IPUs:
+# Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`.
+# <!-- claim: L10-combined-batch --> The DataLoader's combined batch now holds a share for
+# each replica, and the model takes twice the IPUs:
 
 # %%
 def replicated(replicas, accumulation=8, seed=0):
@@ -76,7 +77,8 @@ print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "  # simulat
 # ## The same weights as plain PyTorch
 #
 # Replication changes where the work runs, not the math: with `ReductionType.Mean` (the
-# default) the update uses the mean gradient over every micro-batch of every replica. A plain
+# default) the update uses the mean gradient over every micro-batch of every replica.
+# <!-- claim: L10-reduction-mean --> A plain
 # PyTorch loop over the same 16 micro-batches gives the same weights:
 
 # %%
@@ -125,9 +127,11 @@ print(f"Sum with lr 0.05 / 16 == Mean with lr 0.05 (within 1e-5): {gap < 1e-5}")
 #
 # ## The all-reduce on the timeline
 #
-# Before each update the replicas exchange gradients: a ring all-reduce sends
-# 2 (R - 1) / R of each IPU's gradient bytes over the IPU-Links. Its cost grows with R towards
-# twice the gradient size, and it is paid once per update, however long the accumulation:
+# Before each update the replicas exchange gradients. The simulator costs it as a ring
+# all-reduce (Graphcore does not publish how its collectives library lays out its rings),
+# which sends 2 (R - 1) / R of each IPU's gradient bytes over the IPU-Links: its cost grows
+# with R towards twice the gradient size, and it is paid once per update, however long the
+# accumulation:
 
 # %%
 for replicas in (1, 2, 4):
@@ -162,7 +166,8 @@ plt.show()
 #
 # On a Pod, one host process cannot feed every replica: `poprun` starts several instances and
 # each drives its share. The program asks `popdist` which share is its own, and
-# `popdist.poptorch.Options()` sets the local replication factor and the process id. Here is a
+# `popdist.poptorch.Options()` sets the local replication factor and the process id.
+# <!-- claim: L10-popdist-options --> Here is a
 # small program that trains on fixed data; each instance feeds only its replicas' rows:
 
 # %%
@@ -214,9 +219,11 @@ with open(program, "w") as f:
 print(f"{len(PROGRAM.splitlines())} lines written")
 
 # %% [markdown]
-# Launch it with 2 instances of 2 replicas each. `poprun` is a console script (here run as
-# `python -m ipu_tutorials.poprun`); every line an instance prints comes back with its prefix
-# `[1,<instance>]`. The two instances print in whatever order they finish, so we sort them:
+# Launch it with 2 instances of 2 replicas each (`--num-replicas` counts them all; poprun
+# divides them evenly among the instances). `poprun` is a console script (here run as
+# `python -m ipu_tutorials.poprun`); here every line an instance prints comes back with the
+# prefix `[1,<instance>]`. The two instances print in whatever order they finish, so we sort
+# them:
 
 # %%
 command = [sys.executable, "-m", "ipu_tutorials.poprun", "--num-instances", "2",
@@ -240,9 +247,9 @@ same = all(torch.allclose(two_instances[i][k], one_process[k], atol=1e-5)
 print(f"2 instances x 2 replicas == 1 process x 4 replicas (within 1e-5): {same}")
 
 # %% [markdown]
-# On the simulated timeline nothing changes: the Pod has 4 replicas either way, and their
-# all-reduce runs over the IPU-Links whichever host feeds them. What the instances change is
-# the host side: each one prepares and sends only its replicas' data.
+# On the simulated timeline the IPUs' part does not change: the Pod has 4 replicas either
+# way, and their all-reduce runs over the IPU-Links whichever host feeds them. What the
+# instances change is the host side: each one prepares and sends only its replicas' data.
 #
 # ## Pipeline depth x replicas on a Pod16
 #
@@ -277,17 +284,23 @@ replication_explorer("40M", depth=4)
 # %% [markdown]
 # ## What a real IPU would do, and where the simulator differs
 #
-# Real `poprun` starts the instances through MPI (`mpirun`) on the hosts of a Pod and reserves
-# an IPU partition for each; here `poprun` starts them itself and they meet over gloo on the
-# loopback interface (or, with a shared secret, at a store on the first host listed in `--host`). On hardware the gradients of all replicas are reduced by the IPUs
-# themselves over the IPU-Links (GW-Links between Pods); here the IPU time of that all-reduce is
-# simulated and the numbers are added by `torch.distributed.all_reduce` between the host
-# processes. The simulator gives every instance instance 0's weights at compile; on hardware,
-# seed the model the same way in every instance.
+# Real `poprun` starts the instances through MPI (`mpirun`) on the hosts of a Pod, with a
+# V-IPU partition of IPUs for the run; <!-- claim: L10-poprun-mpi --> here `poprun` starts
+# them itself and they meet over gloo on the loopback interface (or, with a shared secret, at
+# a store on the first host listed in `--host`). On hardware the gradients of all replicas
+# are reduced by the IPUs themselves; here the IPU time of that all-reduce is simulated and
+# the numbers are added by `torch.distributed.all_reduce` between the host processes. The
+# simulator gives every instance instance 0's weights at compile; on hardware, seed the model
+# the same way in every instance.
 #
-# **On a Bow Pod.** A Bow Pod16 is four Bow-2000s joined by IPU-Links; the all-reduce runs
-# over those links; Pods beyond 64 IPUs join racks through gateway links, which the
-# simulator's single all-reduce cost does not distinguish.
+# **On a Bow Pod.** IPU-Links join the IPUs of a Pod: a Bow Pod16's four Bow-2000s, and the
+# sixteen of a Bow Pod64 rack. GW-Links, two 100 Gbit/s ports per machine, join Pod64 racks
+# into a Pod128 or larger. <!-- claim: L10-gw-links --> The simulator's all-reduce models both
+# (`simulator/collectives.py`): a ring over the IPU-Links among the replicas of each group of
+# 16 IPUs, then the GW-Links between the groups. It starts the GW-Link stage at 16 IPUs, not
+# at 64, so its Pod64 all-reduce is slower than a Pod64's IPU-Links would make it
+# ([docs/differences.md](../docs/differences.md)); the Pod16s of this lesson use IPU-Links
+# only.
 #
 # ## Summary
 #
@@ -361,5 +374,8 @@ exercises.instance_options.check(options_for)
 #   "poptorch.Options.replicationFactor", and "Distributed execution without PopRun":
 #   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/experimental.html
 # - PopRun and PopDist user guide: https://docs.graphcore.ai/projects/poprun-user-guide/
+# - GW-Links: Graphcore, "Switched GW-Links in large scale Pod systems",
+#   https://docs.graphcore.ai/projects/switched-gwlinks/, and the IPU-POD128 datasheet,
+#   https://docs.graphcore.ai/projects/ipu-pod128-datasheet/en/latest/product-description.html
 # - Graphcore example "Distributed Training using PopDist Example", `tutorials/feature_examples/pytorch/popdist` in graphcore/examples (https://github.com/graphcore/examples).
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -7,23 +7,26 @@
 # `ipu_tutorials.optimum.graphcore` reproduces that API on simulated IPUs: optimum code runs
 # with `optimum.graphcore` replaced by `ipu_tutorials.optimum.graphcore`.
 #
-# **Which release.** optimum-graphcore changed its defaults between releases (PyPI has 0.1
-# to 0.7.1, the last from July 2023). This lesson follows **v0.5.0**: `matmul_proportion`
-# 0.6, `optimizer_state_offchip` True, and per-POD-type values with `pod_type`. v0.6.0 made
-# `matmul_proportion` 0.2; v0.6.1 removed `pod_type` (a trainer's `n_ipu` sets the replication
-# instead) and changed `optimizer_state_offchip`'s default to False. Later additions that
-# contradict nothing in v0.5.0 (`inference_*` attributes, `n_ipu`) work too; docs/ipuconfig.md
-# lists them all.
+# **Which release.** optimum-graphcore changed its defaults between releases. This lesson
+# follows **v0.7.1**, the last release (tagged July 2023), as the package does: its
+# attributes, its defaults (`matmul_proportion` 0.2, `optimizer_state_offchip` False) and its
+# module layout. <!-- claim: L13-v071-defaults --> The older releases differ: up to v0.5.0
+# `matmul_proportion` defaulted to 0.6, and up to v0.6.0 `optimizer_state_offchip` to True.
+# <!-- claim: L13-old-defaults --> From v0.2.1 to v0.6.0 any value could also be given per POD
+# type (`for_pod_type`); v0.6.1 removed that in favour of a trainer's `n_ipu`, deprecating the
+# trainer's own `pod_type` argument, which v0.7.0 removed. <!-- claim: L13-pod-type -->
+# One section below uses that older POD-type API, which the simulator keeps beside v0.7.1's
+# ([docs/ipuconfig.md](../docs/ipuconfig.md) lists what it adds).
 #
 # **What you will learn**
 # - what an `IPUConfig` holds and which `poptorch.Options` it stands for;
 # - how `layers_per_ipu` and `get_layer_ipu` pipeline a transformers BERT over 4 IPUs;
 # - how to read the per-IPU memory and the timeline of a pipelined BERT-Base;
-# - how one configuration served a Pod16 and a Pod64 (v0.5.0's POD types), and what
-#   `batch_size_factor` computes;
+# - how one configuration served a Pod16 and a Pod64 (the POD types of v0.2.1 to v0.6.0),
+#   and what `batch_size_factor` computes;
 # - how an `IPUConfig` travels as JSON, and how `IPUTrainer` uses it.
 #
-# **Time:** about 40 minutes.
+# **Time:** about 45 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, stages, pipelining) and lesson 8 (memory plans).
 # Needs `transformers` (`pip install -e ".[huggingface]"`); every model is built from a small
@@ -42,8 +45,8 @@ import transformers
 
 import ipu_tutorials
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import (IPUConfig, IPUTrainer, IPUTrainingArguments,
-                                             get_layer_ipu, to_pipelined)
+from ipu_tutorials.optimum.graphcore import IPUConfig, IPUTrainer, IPUTrainingArguments
+from ipu_tutorials.optimum.graphcore.modeling_utils import get_layer_ipu, to_pipelined
 
 _ = torch.manual_seed(0)  # the same numbers on every run
 transformers.logging.set_verbosity_error()
@@ -54,9 +57,8 @@ transformers.logging.set_verbosity_error()
 # `layers_per_ipu` says how many transformer layers each IPU of a replica takes; its length is
 # the number of IPUs per replica. The other fields size the batch (replication, gradient
 # accumulation, device iterations) and the memory (matmul proportion, optimizer offload,
-# recomputation). The examples follow optimum-graphcore v0.7.1, the last release, and its
-# defaults, except the POD-type section (v0.2-v0.5). Saved, only the values that differ from
-# the defaults are written:
+# recomputation). Saved, only the values that differ from v0.7.1's defaults are written, and
+# a new configuration keeps its optimizer state on chip, v0.7.1's default:
 
 # %%
 ipu_config = IPUConfig(layers_per_ipu=[1, 1, 1, 1], gradient_accumulation_steps=16,
@@ -70,7 +72,7 @@ print("ipus_per_replica:", ipu_config.ipus_per_replica,
 #
 # `to_options()` builds the training options (pipelined) and `to_options(for_inference=True)`
 # the inference ones (sharded). Both use `AutoStage.AutoIncrement`, so each block that
-# `parallelize()` begins is a stage on the IPU it names.
+# `parallelize()` begins is a stage on the IPU it names. <!-- claim: L13-to-options -->
 
 # %%
 for name, opts in [("training", ipu_config.to_options()),
@@ -89,6 +91,8 @@ print("optimizer state:", ipu_config.to_options().TensorLocations.location("opti
 # `to_pipelined` turns a transformers model into its pipelined twin (same weights), and
 # `parallelize()` places it: the embeddings begin block `Embedding` on IPU 0, encoder layer `i`
 # begins `Encoder{i}` on the IPU `get_layer_ipu` names, the classifier goes to the last IPU.
+# Both functions live in `optimum.graphcore.modeling_utils`: no release exports them from the
+# package itself. <!-- claim: L13-modeling-utils -->
 
 # %%
 tiny = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=4,
@@ -127,10 +131,10 @@ print(describe(even).replace("<b>", "").replace("</b>", ""))
 print(f"vocabulary: {transformers.BertConfig(**BERT_BASE).vocab_size:,} tokens")
 
 # %% [markdown]
-# The masked-LM head projects onto the whole vocabulary (its size is the cell's last line) and
-# shares its weight with the word embedding, so optimum-graphcore keeps it on IPU 0, beside
-# the embedding. IPU 0 ends up with more memory and more work than the others, which the
-# timeline shows:
+# The masked-LM head projects onto the whole vocabulary (its size is the cell's last line)
+# and shares its weight with the word embedding, so optimum-graphcore keeps it on IPU 0,
+# beside the embedding. <!-- claim: L13-mlm-head --> IPU 0 ends up with more memory and more
+# work than the others, which the timeline shows:
 
 # %%
 from ipu_tutorials.profiling.plots import plot_memory, plot_timeline
@@ -149,16 +153,17 @@ plt.show()
 # %% [markdown]
 # The long orange boxes at the end of the step are the optimizer state streaming in from
 # off-chip memory and back around the weight update: this BERT keeps `optimizer_state_offchip`
-# True, as the published BERT runs do (v0.7.1's default is False; v0.2-v0.5's was True), which
-# saves memory on every IPU and costs this time.
+# True, as Graphcore's BERT configurations do (v0.7.1's default is False; up to v0.6.0 it was
+# True), which saves memory on every IPU and costs this time.
 #
-# ## One file for a Pod16 and a Pod64 (the v0.2-v0.5 API)
+# ## One file for a Pod16 and a Pod64 (v0.2.1 to v0.6.0)
 #
-# In optimum-graphcore v0.2-v0.5 any value can be given per POD type, as a dict keyed by
-# `"default"`, `"pod4"` ... `"pod64"`.
+# From optimum-graphcore v0.2.1 to v0.6.0 any value can be given per POD type, as a dict keyed
+# by `"default"` or a POD type (`"pod4"`, `"pod8"`, `"pod16"`, `"pod32"`, `"pod64"` from
+# v0.2.3; v0.2.1 and v0.2.2 had `"pod4"`, `"pod16"`, `"pod64"`, `"pod128"`, `"pod256"`).
 # `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
-# values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). With more IPUs the same
-# pipeline is replicated more, and accumulates less.
+# values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). <!-- claim: L13-pod-values -->
+# With more IPUs the same pipeline is replicated more, and accumulates less.
 
 # %%
 pod_config = bert_ipu_config([3, 3, 3, 3], replication_factor={"pod16": 4, "pod64": 16},
@@ -241,14 +246,18 @@ ipuconfig_explorer(first=3, second=3, third=3)
 # %% [markdown]
 # ## What a real IPU would do, and where the simulator differs
 #
-# On an IPU system `to_options()` needs Mk2 hardware (or `compile_only=True`); here the IPUs are
-# simulated and nothing asks for hardware. optimum-graphcore also swaps BERT's attention for a
-# fused-QKV version and sets PopART outlining and scheduling flags: the flags are recorded in
-# the options but not simulated, and the attention is left as transformers wrote it (the same
-# math). Times and memory come from the simulator's cost model, so compare configurations with
-# them rather than quoting them as hardware figures. On a Bow Pod the same `ipu_config.json`
-# applies unchanged (`to_options()` accepts IPU versions 2 and 21, GC200 and Bow); the
-# faster Bow clock shortens the compute parts of the timeline, not the layer split.
+# On an IPU system `to_options()` refuses to run ("This requires an IPU Mk2 system to run")
+# unless `poptorch.ipuHardwareVersion()` is 2 or 21 or `compile_only=True`; here the IPUs are
+# simulated and nothing asks for hardware. <!-- claim: L13-mk2-check --> optimum-graphcore also
+# swaps BERT's attention for a fused-QKV version and sets PopART outlining and scheduling
+# flags: <!-- claim: L13-fused-qkv --> the flags are recorded in the options but not
+# simulated, and the attention is left as transformers wrote it (the same math). Times and
+# memory come from the simulator's cost model, so compare configurations with them rather
+# than quoting them as hardware figures. On a Bow Pod the same `ipu_config.json` applies
+# unchanged: Graphcore sells the Bow-2000 as backwards compatible with the IPU-M2000, "with no
+# code changes" (the 21 that `to_options()` also accepts is the C600's `ipu21`, Mk2 with
+# FP8); <!-- claim: L12-bow-arch --> the faster Bow clock shortens the compute parts of the
+# timeline, not the layer split.
 #
 # ## Exercises
 
@@ -306,9 +315,10 @@ exercises.pod64_batch.check(my_pod64_batch)
 #
 # ## References
 #
-# - optimum-graphcore, `optimum/graphcore/ipu_configuration.py` at tags v0.5.0 (the defaults
-#   and POD types this lesson follows), v0.6.0, v0.6.1 and v0.7.1, and `modeling_utils.py`
-#   (`get_layer_ipu`, the `-1` wildcard): https://github.com/huggingface/optimum-graphcore
+# - optimum-graphcore, `optimum/graphcore/ipu_configuration.py` at tag v0.7.1 (the release this
+#   lesson follows) and at v0.2.1 to v0.6.0 (the POD types), `training_args.py` at v0.6.1
+#   (`pod_type` deprecated), and `modeling_utils.py` (`get_layer_ipu`, `to_pipelined`, the `-1`
+#   wildcard): https://github.com/huggingface/optimum-graphcore
 # - optimum-graphcore documentation, "IPUConfig" and "IPUTrainer":
 #   https://huggingface.co/docs/optimum/graphcore/index
 # - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies" (`AutoStage`, pipelined

@@ -5,10 +5,11 @@
 # loop's pieces into PopTorch: a `trainingModel`, `inferenceModel`s and `poptorch.DataLoader`s.
 # That code lived inside Lightning up to 2.0.x (`lightning.pytorch.strategies.IPUStrategy`,
 # and `pytorch_lightning` from 1.4); Lightning 2.1.0 moved it to the separate
-# `lightning-graphcore` package (the old import paths raise an error that says so), kept the
-# hooks for that package through 2.2.x, and removed the integration entirely in 2.3.0
-# (PR #19405, February 2024). This package brings it back on simulated IPUs, on a current
-# Lightning: Lightning 2.0's IPU examples run with one import changed.
+# `lightning-graphcore` package (the old classes, when built, raise an error that says so),
+# kept the hooks for that package through 2.2.x, and removed the integration entirely in
+# 2.3.0 (PR #19405, February 2024). <!-- claim: L14-history --> This package brings it back on
+# simulated IPUs, on a current Lightning: Lightning 2.0's IPU examples run with one import
+# changed.
 #
 # **What you will learn**
 # - the same model trained by a PopTorch loop and by a Lightning `Trainer`, with equal weights;
@@ -96,6 +97,8 @@ print(f"Lightning: {trainer.global_step} steps (one per IPU call); largest weigh
 # Without `training_opts`, the strategy builds the options from the Trainer: `devices` is
 # the replication factor, `accumulate_grad_batches` the gradient accumulation and the
 # strategy's `device_iterations` the device iterations; `seed_everything` sets the seed.
+# <!-- claim: L14-default-options --> With `training_opts`, it trains with those options as
+# they are, whatever the Trainer's `accumulate_grad_batches` says.
 # Here a small linear classifier is enough to see it.
 
 # %%
@@ -126,8 +129,11 @@ print(f"each batch: {trainer.train_dataloader.combinedBatchSize} images = 8 x 4 
 
 # %% [markdown]
 # One Lightning batch is one IPU call holding every micro-batch of every replica, and making
-# `deviceIterations` weight updates; `global_step` counts calls. Even a bare `pl.Trainer(accelerator="ipu", devices=8, precision=16)` picks this
-# strategy (not DDP, which Lightning would pick for 8 devices of an unknown accelerator):
+# `deviceIterations` weight updates; `global_step` counts calls. Even a bare
+# `pl.Trainer(accelerator="ipu", devices=8, precision=16)` picks this strategy and Lightning
+# 2.0.9's precision plugin for IPUs, `IPUPrecisionPlugin` (not DDP, which Lightning would pick
+# for 8 devices of an unknown accelerator), and `devices="auto"` means 4 IPUs, "the minimal
+# unit they are shipped in": <!-- claim: L14-auto-strategy -->
 
 # %%
 bare = pl.Trainer(accelerator="ipu", devices=8, precision=16, **QUIET)
@@ -141,10 +147,10 @@ print(f"{type(bare.strategy).__name__}, {type(bare.precision_plugin).__name__}"
 #
 # `precision=16` (Lightning's `"16-mixed"` on IPUs) keeps the weights float32 and casts each
 # batch to float16 on the host, which halves the bytes sent to the IPU (Lightning 1.7's
-# changelog, PR #13880). With PopTorch 3.0 and later a float16 input meeting float32
-# weights is upcast, so the layer still computes in float32 (lesson 9). Call `model.half()`
-# as well and the weights, and the arithmetic, are float16: pure 16-bit. Neither scales the
-# loss automatically, as with Lightning on real IPUs.
+# changelog, PR #13880). <!-- claim: L14-precision-16 --> With PopTorch 3.0 and later a
+# float16 input meeting float32 weights is upcast, so the layer still computes in float32
+# (lesson 9). Call `model.half()` as well and the weights, and the arithmetic, are float16:
+# pure 16-bit. Neither scales the loss automatically, as with Lightning on real IPUs.
 
 # %%
 class Watched(Linear):
@@ -165,8 +171,10 @@ for name, half in (("precision=16", False), ("precision=16 + model.half()", True
 # ## What a real IPU refuses
 #
 # On hardware the step functions are traced into one graph that runs forward, backward and
-# the update in a single call, so some Lightning features cannot work. The strategy refuses
-# them up front, saying what to do instead:
+# the update in a single call, so some Lightning features cannot work: Lightning 2.0.9
+# refuses gradient clipping, a second optimizer and a step that returns `None`, and its
+# documentation asks for a power-of-two device count. <!-- claim: L14-limits --> The
+# strategy here refuses all four up front, saying what to do instead:
 
 # %%
 class TwoOptimizers(Linear):
@@ -190,7 +198,8 @@ for name, (module, flags) in cases.items():
         print(f"{name}: {type(error).__name__}: {error}\n")
 
 # %% [markdown]
-# `self.log` inside a step is different: real IPUs could not run it (the step is traced), but
+# `self.log` inside a step is different: real IPUs could not run it (the step is traced, and
+# Lightning 2.0.9's documentation lists it as unsupported), <!-- claim: L14-self-log --> but
 # the simulator runs each step in PyTorch, so it works here. You get a `RealIPUWarning` once
 # per stage, naming the hook to log in on hardware (`on_train_batch_end`).
 
@@ -213,7 +222,9 @@ print(f"train_loss {trainer.callback_metrics['train_loss']:.4f}; warning: "
 # ## Reports
 #
 # `IPUStrategy(autoreport_dir=...)` writes the simulator's report of each stage there when
-# the stage ends (real Lightning also needed `autoreport=True`; both spellings work here).
+# the stage ends (Lightning 2.0.9's code also needed `autoreport=True`, though its
+# documentation shows `autoreport_dir` alone; both spellings work here).
+# <!-- claim: L14-autoreport -->
 # Each report is a `summary.json` and a Chrome `trace.json`, loaded back with
 # `ipu_tutorials.profiling.load_report`.
 
@@ -237,8 +248,12 @@ report = load_report(os.path.join(reports, "training"))
 timeline = report.plot_timeline()
 
 # %% [markdown]
-# One training call of the two replicas: each shards B1..B4 over its four IPUs, and before
-# each of the two weight updates the replicas all-reduce their gradients (blue).
+# The report holds one replica's four IPUs, the plot's rows IPU 0 to IPU 3; the other replica
+# runs the same schedule on its own four IPUs at the same time. The host rows come first: the
+# host prepares the call's images and hands them over. Then, in each of the call's two device
+# iterations, the IPUs run B1..B4 one after another (sharded), and the iteration ends with
+# the replicas' all-reduce of their gradients (blue) and the weight update (purple), thin
+# boxes at this scale.
 
 # %% [markdown]
 # ## Explore
@@ -348,7 +363,7 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 # - Lightning's in-tree IPU support, 1.4 to 2.0.x: `src/lightning/pytorch/strategies/ipu.py`,
 #   `accelerators/ipu.py`, `plugins/precision/ipu.py` at tag 2.0.9 of
 #   https://github.com/Lightning-AI/lightning, and its "Accelerator: IPU training" pages in
-#   the 2.0 documentation.
+#   the 2.0 documentation (`docs/source-pytorch/accelerators/ipu_basic.rst` at 2.0.9).
 # - Lightning 2.1.0, `src/lightning/pytorch/_graveyard/ipu.py` (the move to
 #   lightning-graphcore); PR #19405 (removal, in 2.3.0).
 # - lightning-graphcore: https://github.com/Lightning-AI/lightning-Graphcore

@@ -54,13 +54,22 @@ print("one layer:", model.layers[0])
 # %% [markdown]
 # ## The published recipe in PopTorch options
 #
-# Graphcore's BERT-Large phase 1 on a Bow Pod16 runs 4 replicas of a 4-IPU pipeline,
-# accumulates 2048 micro-batches of 8 sequences per update, keeps LAMB's state in streaming
-# memory sharded over the replicas, and computes in float16. `useOfflineIpuTarget(21)` asks
-# for a Bow IPU and a compiled plan without running anything:
+# Graphcore's BERT-Large phase 1 on a Bow Pod16 (`pretrain_large_128`) runs 4 replicas of a
+# 4-IPU pipeline, accumulates 2048 micro-batches of 8 sequences per update, keeps LAMB's state
+# in streaming memory sharded over the replicas, scales the loss by 4096 and computes in
+# float16 with half partials. <!-- claim: L15-recipe --> The cell below writes that in
+# PopTorch options; Graphcore's script also turns on stochastic rounding, returns the outputs
+# summed (`OutputMode.Sum`) and sets PopART flags, none of which changes the plan here.
+# <!-- claim: L15-script-options --> `useOfflineIpuTarget` compiles for an offline target,
+# without running anything. In PopTorch's docstring its 21 is "Mk2 with FP8 support" (the C600
+# card's `ipu21`), and a Bow IPU compiles for 2, the GC200's target: Graphcore's BERT script
+# calls `useOfflineIpuTarget()`, 2 by default, for its Bow Pod runs. <!-- claim: L15-offline-21 -->
+# The simulator reads 21 as its Bow chip, which it needs for the Bow's clock
+# ([docs/differences.md](../docs/differences.md)):
 
 # %%
-opts = poptorch.Options().replicationFactor(4).useOfflineIpuTarget(21)
+opts = poptorch.Options().replicationFactor(4)
+opts.useOfflineIpuTarget(21)  # the simulator's Bow chip; on a real Bow: useOfflineIpuTarget(2)
 opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
 opts.Training.gradientAccumulation(2048)
 opts.outputMode(poptorch.OutputMode.Final).showCompilationProgressBar(False)
@@ -116,8 +125,11 @@ _ = plot_memory(plan.memory.ipus, title="BERT-Large, one replica of 4 Bow IPUs")
 # ## Throughput: simulated against published
 #
 # The simulator's cost model is calibrated on this very run (the calibration table of [docs/cost-model.md](../docs/cost-model.md)).
-# Graphcore counts packed sequences (several short ones per 128-token row); the simulator
-# counts rows, and multiplies by the run's packing ratio:
+# Graphcore's Performance Results page lists 5,600 sequences/s for this run (Bow Pod16, SDK
+# 3.3, PyTorch; https://www.graphcore.ai/performance-results, an SDK 3.3 row of mid-2023).
+# <!-- claim: L15-published-throughput --> Graphcore counts packed sequences (several short
+# ones per 128-token row, 1.17 on average in its configuration); the simulator counts rows,
+# and multiplies by the run's packing ratio: <!-- claim: L15-packing -->
 
 # %%
 print(f"packed sequences per row: {capstone.BERT_PACKING_RATIO}")
@@ -150,7 +162,8 @@ for name, change in variants.items():
 
 # %% [markdown]
 # Half precision and offload are both needed to fit. The checkpoints cost no time here
-# (pipelined PopTorch recomputes each stage's forward anyway), but without them the fullest
+# (the simulator's pipelined training recomputes each stage's forward anyway: a difference,
+# [docs/differences.md](../docs/differences.md)), but without them the fullest
 # IPU, the table shows, comes close to its limit: they are the margin that leaves room for a
 # longer sequence or a bigger micro-batch. The dashboard below tries the rest: a shorter
 # accumulation, or a deeper pipeline with fewer replicas.
@@ -233,7 +246,8 @@ print(f"Pod16 recipe, shrunk == plain PyTorch (rtol and atol 1e-5): {same}")
 # ## What a real IPU would do
 #
 # Graphcore's run packs several short sequences into each 128-token row, serialises the
-# embedding and its tied head, and sets the matmuls' available memory per IPU; the simulator
+# embedding and its tied head (`embedding_serialization_factor: 2`), and sets the matmuls'
+# available memory per IPU; the simulator
 # plans the rows with a per-op cost model, so its memory plan is an estimate of what the Poplar
 # compiler would allocate tile by tile, and only the published configuration is calibrated:
 # other rows of the table above are the model's extrapolation. Compiling BERT-Large for real
@@ -241,12 +255,19 @@ print(f"Pod16 recipe, shrunk == plain PyTorch (rtol and atol 1e-5): {same}")
 # Poplar program is built. Real float16 training needs loss scaling that keeps gradients
 # representable; the plan shows the memory and the time, but only a real run shows whether
 # the loss goes down at this scale. A Pod16's replicas reduce their gradients over IPU-Links,
-# and a Pod64 or larger adds GW-Links, which the simulator does not model.
+# as do a Pod64 rack's; GW-Links join Pod64 racks into larger Pods. The simulator models both
+# kinds, but puts the GW-Links between groups of 16 IPUs (lesson 10,
+# [docs/differences.md](../docs/differences.md)); this lesson's Pod16 uses IPU-Links only.
+# <!-- claim: L10-gw-links -->
 #
-# Lesson 13 (IPUConfig) writes this recipe as `IPUConfig(layers_per_ipu=[3, 7, 7, 7],
-# replication_factor=4, gradient_accumulation_steps=2048, optimizer_state_offchip=True,
-# recompute_checkpoint_every_layer=True)`: `ipu_tutorials.optimum.graphcore.published`
-# builds it, and `benchmarks/bert_large_ipuconfig.py` plans it.
+# In lesson 13's terms (optimum-graphcore's `IPUConfig`) the recipe is
+# `IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4,
+# gradient_accumulation_steps=2048, optimizer_state_offchip=True,
+# replicated_tensor_sharding=True, matmul_proportion=[0.15, 0.25, 0.25, 0.25],
+# embedding_serialization_factor=2, recompute_checkpoint_every_layer=True)`.
+# `ipu_tutorials.optimum.graphcore.published` builds it but for the embedding serialization
+# (the simulator's BERT does not serialize an embedding tied to its head), and
+# `benchmarks/bert_large_ipuconfig.py` plans it.
 #
 # **On a Bow Pod.** The published run this lesson compares with *is* a Bow Pod16 run, so here
 # the simulator's figures are already for Bow IPUs; what differs is what it cannot model

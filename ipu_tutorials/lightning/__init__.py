@@ -1,4 +1,4 @@
-"""PyTorch Lightning on simulated IPUs: IPUAccelerator, IPUStrategy and IPUPrecision.
+"""PyTorch Lightning on simulated IPUs: IPUAccelerator, IPUStrategy and IPUPrecisionPlugin.
 
 Importing this package registers the accelerator "ipu" and the strategy "ipu_strategy" in the
 installed `lightning`, and makes `Trainer(accelerator="ipu")` choose them, as Lightning 2.0
@@ -16,11 +16,8 @@ from lightning.pytorch.strategies import StrategyRegistry  # noqa: E402
 from . import _auto, _compat  # noqa: E402
 from ._steps import RealIPUWarning  # noqa: E402
 from .accelerator import IPUAccelerator  # noqa: E402
-from .precision import IPUPrecision  # noqa: E402
+from .precision import IPUPrecision, IPUPrecisionPlugin  # noqa: E402
 from .strategy import IPUStrategy  # noqa: E402
-
-# lightning-graphcore's and Lightning 2.0's names for the precision plugin
-IPUPrecisionPlugin = IPUPrecision
 
 __all__ = ["IPUAccelerator", "IPUPrecision", "IPUPrecisionPlugin", "IPUStrategy", "RealIPUWarning",
            "register"]
@@ -33,7 +30,7 @@ def register() -> None:
                                      description="Simulated Graphcore IPUs (ipu_tutorials)")
     if IPUStrategy.strategy_name not in StrategyRegistry:
         IPUStrategy.register_strategies(StrategyRegistry)
-    _compat.install(IPUStrategy, IPUPrecision, IPUAccelerator)
+    _compat.install(IPUStrategy, IPUPrecisionPlugin, IPUAccelerator)
     _auto.install(IPUStrategy, IPUAccelerator)
 
 

@@ -1,4 +1,4 @@
-"""IPUPrecision: 32-bit, mixed 16-bit and pure 16-bit training on the simulated IPU."""
+"""IPUPrecisionPlugin: 32-bit, mixed 16-bit and pure 16-bit training on the simulated IPU."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -22,7 +22,7 @@ def check_precision(precision: Any) -> str:
     return name
 
 
-class IPUPrecision(Precision):
+class IPUPrecisionPlugin(Precision):
     """Precision on the simulated IPU.
 
     "32-true": float32 weights and inputs. "16-mixed": float32 weights, inputs cast to float16
@@ -86,3 +86,7 @@ class IPUPrecision(Precision):
                 f"update happens on the device, inside the training call. Remove "
                 f"`gradient_clip_val` from the Trainer and any `clip_gradients` call; lower the "
                 f"learning rate or use loss scaling instead.")
+
+
+# lightning-graphcore 0.1.0's name for the same plugin (Lightning 2.0.9's is IPUPrecisionPlugin)
+IPUPrecision = IPUPrecisionPlugin

@@ -18,7 +18,7 @@ from . import _checks
 from ._compat import KeepPoptorchLoaders
 from ._data import to_poptorch_loader
 from ._steps import LightningStep
-from .precision import IPUPrecision
+from .precision import IPUPrecisionPlugin
 
 REPORT_NAMES = {RunningStage.TRAINING: "training", RunningStage.VALIDATING: "validation",
                 RunningStage.TESTING: "test", RunningStage.PREDICTING: "predict"}
@@ -117,15 +117,16 @@ class IPUStrategy(ParallelStrategy):
         self._pushed_settings: list[dict] | None = None  # optimizer hyperparameters on the IPU
         self._keep_loaders = KeepPoptorchLoaders(poptorch.DataLoader)
 
-    # --- precision: whatever Lightning hands over becomes an IPUPrecision ------------------------
+    # --- precision: whatever Lightning hands over becomes an IPUPrecisionPlugin ------------------
     @property
-    def precision_plugin(self) -> IPUPrecision:
-        return self._precision_plugin if self._precision_plugin is not None else IPUPrecision()
+    def precision_plugin(self) -> IPUPrecisionPlugin:
+        plugin = self._precision_plugin
+        return plugin if plugin is not None else IPUPrecisionPlugin()
 
     @precision_plugin.setter
     def precision_plugin(self, plugin: Precision | None) -> None:
-        if plugin is not None and not isinstance(plugin, IPUPrecision):
-            plugin = IPUPrecision(plugin.precision)
+        if plugin is not None and not isinstance(plugin, IPUPrecisionPlugin):
+            plugin = IPUPrecisionPlugin(plugin.precision)
         self._precision_plugin = plugin
 
     # --- options -------------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def state_tensors(optimizer, names: dict, accumulation: int = 1) -> dict[str, to
             for ours, prefix in _state_names(optimizer, group, velocity).items():
                 value = state.get(ours)
                 tensors[f"{prefix}___{names[p]}"] = torch.zeros_like(
-                    p, dtype=optimizer._state_type(ours)) if value is None else value.clone()
+                    p, dtype=optimizer.state_dtype(ours, p)) if value is None else value.clone()
             if family(optimizer) == "Adam" and getattr(optimizer, "bias_correction", True):
                 tensors[f"{STEP_PREFIX}___{names[p]}"] = torch.tensor(
                     float(state.get("step", 0)))
@@ -148,7 +148,7 @@ def write_state_tensors(optimizer, names: dict, tensors: dict, accumulation: int
             for ours, prefix in _state_names(optimizer, group, velocity).items():
                 value = tensors.get(f"{prefix}___{names[p]}")
                 if value is not None and ours in held:
-                    state[ours] = value.detach().to(optimizer._state_type(ours)).clone()
+                    state[ours] = value.detach().to(optimizer.state_dtype(ours, p)).clone()
                     if family(optimizer) == "SGD":
                         state["step"] = max(int(state.get("step", 0)), 1)
             step = tensors.get(f"{STEP_PREFIX}___{names[p]}")

@@ -88,7 +88,8 @@ def optimizer_spec(optimizer) -> sim.OptimizerSpec:
     name = type(optimizer).__name__
     if isinstance(optimizer, DeviceOptimizer):
         return sim.OptimizerSpec(name, optimizer.state_per_param, optimizer.state_bytes,
-                                 _width(optimizer.accum_type), optimizer.flops_per_param)
+                                 optimizer.accumulator_type and _width(optimizer.accumulator_type),
+                                 optimizer.flops_per_param)
     group = optimizer.param_groups[0]
     state = {"SGD": 1 if group.get("momentum") else 0, "RMSprop": 1}.get(name, 2)
     return sim.OptimizerSpec(name, state, 4, None, 12 if state == 2 else 4)

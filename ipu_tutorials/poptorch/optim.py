@@ -8,7 +8,6 @@ the update, in float32, so scaled gradients never round to zero on the way.
 from __future__ import annotations
 
 import collections
-import inspect
 import math
 import warnings
 
@@ -17,6 +16,7 @@ import torch
 from . import _sliced_update
 from ._checks import check_finite_hyperparameters
 from ._ipu_state import IpuStateDict
+from ._variable_attributes import VariableAttributes, allowed_attributes, explicit_arguments
 
 ACCUM_TYPES = (torch.float32, torch.float16)
 
@@ -35,60 +35,6 @@ def _check_positive(name: str, value: float) -> float:
     return float(value)
 
 
-class VariableAttributes:
-    """Which attributes of an optimizer may change after compile (through setOptimizer).
-
-    The others are compiled in as constants. By default the attributes passed to the
-    constructor are variable, and lr always is.
-    """
-
-    def __init__(self, variable: list[str], allowed: list[str]):
-        # PopTorch's private names: some user code (and PopTorch's tests) set them directly
-        self._variable_attributes, self._allowed_attributes = list(variable), list(allowed)
-
-    def isConstant(self, attr: str) -> bool:
-        return attr not in self._variable_attributes
-
-    def markAsConstant(self, attr: str) -> None:
-        self._check(attr)
-        self._variable_attributes = [a for a in self._variable_attributes if a != attr]
-
-    def markAsVariable(self, attr: str) -> None:
-        self._check(attr)
-        self._variable_attributes.append(attr)
-
-    def _check(self, attr: str) -> None:
-        assert attr in self._allowed_attributes, (
-            f"Unknown attribute {attr}, allowed values: {self._allowed_attributes}")
-
-
-def _explicit_arguments(cls, args: tuple, kwargs: dict) -> list[str]:
-    """The constructor arguments given a value other than None (params excluded)."""
-    signature = inspect.signature(cls.__init__)
-    bound = signature.bind_partial(None, *args, **kwargs).arguments
-    names = []
-    for name, value in list(bound.items())[1:]:
-        kind = signature.parameters[name].kind
-        if kind == inspect.Parameter.VAR_KEYWORD:
-            names += [k for k, v in value.items() if v is not None]
-        elif name != "params" and value is not None and kind != inspect.Parameter.VAR_POSITIONAL:
-            names.append(name)
-    return names
-
-
-def _allowed_attributes(cls) -> list[str]:
-    """Every named constructor argument of the class and its poptorch.optim bases (a subclass
-    taking *args, **kwargs, or AdamW passing loss_scaling on to Adam, still allows them)."""
-    allowed = []
-    for klass in cls.__mro__:
-        if klass.__module__ == __name__ and "__init__" in vars(klass) or klass is cls:
-            for name, param in inspect.signature(klass.__init__).parameters.items():
-                if name not in ("self", "params", *allowed) and param.kind not in (
-                        inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                    allowed.append(name)
-    return allowed
-
-
 class _IpuOptimizer(IpuStateDict):
     """Mixin: the IPU extras and one float32 update loop shared by every optimizer."""
 
@@ -100,8 +46,8 @@ class _IpuOptimizer(IpuStateDict):
         self = super().__new__(cls)
         if args or kwargs:  # not when unpickling or copying, which restore variable_attrs
             self.variable_attrs = VariableAttributes(
-                list(dict.fromkeys(["lr", *_explicit_arguments(cls, args, kwargs)])),
-                _allowed_attributes(cls))
+                list(dict.fromkeys(["lr", *explicit_arguments(cls, args, kwargs)])),
+                allowed_attributes(cls, __name__))
         return self
 
     def _setup(self, loss_scaling: float | None, accum_type, max_grad_norm: float | None,
@@ -174,12 +120,19 @@ class _IpuOptimizer(IpuStateDict):
                     new = self._update(p.detach().float(), g, state, group)
                     p.copy_(new.to(p.dtype))
 
+    @property
+    def accumulator_type(self) -> torch.dtype | None:  # the device's (None: the weights' type)
+        return self.accum_type
+
     def _state_for(self, p, group: dict) -> dict:
         state = self.state[p]
         for name in self._group_state_tensors(group):
             if name not in state:
-                state[name] = torch.zeros_like(p, dtype=self._state_type(name))
+                state[name] = torch.zeros_like(p, dtype=self.state_dtype(name, p))
         return state
+
+    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:  # on the device
+        return self._state_type(name)
 
     def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
         """The state tensors one param group needs (momentum can differ between groups)."""
@@ -223,7 +176,10 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
     """Stochastic gradient descent with optional momentum, dampening and weight decay.
 
     velocity_scaling keeps the stored velocity multiplied by a constant so that it does not
-    underflow in float16; PopTorch honours it with use_combined_accum=True.
+    underflow in float16; PopTorch honours it with use_combined_accum=True. That variant keeps
+    one tensor per weight for both the accumulated gradients and the velocity, and PopTorch
+    ignores accum_type and velocity_accum_type for it (python/optim.py; CompilerImpl.cpp passes
+    PopART no type): here it takes the weight's type, and there is no optimizer state to place.
     """
 
     flops_per_param = 4
@@ -254,6 +210,18 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
         # a momentum that may change after compile needs its velocity from the start (PopART)
         velocity = group["momentum"] or not self.variable_attrs.isConstant("momentum")
         return ("momentum_buffer",) if velocity else ()
+
+    @property
+    def accumulator_type(self) -> torch.dtype | None:
+        return None if self.use_combined_accum else self.accum_type
+
+    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
+        return weight.dtype if self.use_combined_accum else self._state_type(name)
+
+    @property
+    def state_per_param(self) -> int:
+        # the combined tensor is the gradient accumulator: no optimizer state besides it
+        return 0 if self.use_combined_accum else len(self._state_tensors)
 
     def _update(self, w, g, state, group):
         if group["weight_decay"]:

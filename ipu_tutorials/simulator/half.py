@@ -276,7 +276,7 @@ def involves_half(model: torch.nn.Module, inputs, optimizer=None, mixed: bool = 
     if any(isinstance(x, torch.Tensor) and x.dtype == HALF for x in tree_leaves(inputs)):
         return True
     types = getattr(optimizer, "state_types", {}) or {}
-    return getattr(optimizer, "accum_type", None) == HALF or HALF in types.values()
+    return getattr(optimizer, "accumulator_type", None) == HALF or HALF in types.values()
 
 
 def emulation(active: bool, rounding: Rounding = Rounding(), compute: torch.dtype = FLOAT):

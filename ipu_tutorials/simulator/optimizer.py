@@ -17,7 +17,7 @@ class DeviceOptimizer(Protocol):
 
     param_groups: list[dict]
     loss_scaling: float  # the loss is multiplied by it before backward; gradients divided after
-    accum_type: torch.dtype | None  # gradient accumulator dtype (None: the weights' dtype)
+    accumulator_type: torch.dtype | None  # gradient accumulator dtype (None: the weights' dtype)
     state_per_param: int  # tensors of optimizer state kept per weight
     state_bytes: int  # width of one element of that state
     flops_per_param: int  # arithmetic of one update, per weight element

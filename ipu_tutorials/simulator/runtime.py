@@ -177,7 +177,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     for p in params:  # the IPU's accumulators start at zero: gradients left on the host
         p.grad = None  # (e.g. by a CPU training loop before wrapping) never join the update
     device = isinstance(optimizer, DeviceOptimizer)
-    gradients = _Gradients(params, optimizer.accum_type if device else None,
+    gradients = _Gradients(params, optimizer.accumulator_type if device else None,
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
     float16 = half.involves_half(model, (args, kwargs), optimizer,

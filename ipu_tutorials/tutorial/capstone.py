@@ -20,7 +20,9 @@ POD_IPUS = 16  # a Pod16: 4 IPU-M2000 (or Bow-2000) machines of 4 IPUs
 BERT_LARGE_LAYERS = 24
 HEAD_LAYERS = 4  # IPU 0's embedding and tied MLM head weigh about 4 layers: (3, 7, 7, 7) on 4 IPUs
 MICRO_BATCH, SEQUENCE, MASKED = 8, 128, 20  # phase 1: length 128, 20 masked tokens per sequence
-LOSS_SCALING = 512.0  # keeps float16 gradients above the underflow threshold (lesson 9)
+# pretrain_large_128's loss_scaling (graphcore/examples@v3.4.1 nlp/bert/pytorch/
+# configs_pretraining.yml): keeps float16 gradients above the underflow threshold (lesson 9)
+LOSS_SCALING = 4096.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +96,8 @@ def options(config: PodConfig, plan_only: bool = True) -> poptorch.Options:
 
     Args:
         config: the six choices.
-        plan_only: compile for an offline Bow IPU (useOfflineIpuTarget(21)): a plan, no run.
+        plan_only: compile offline for the simulator's Bow chip (useOfflineIpuTarget(21), which
+            PopTorch reads as the C600's ipu21; docs/differences.md): a plan, no run.
     """
     opts = poptorch.Options().replicationFactor(config.replicas)
     opts.outputMode(poptorch.OutputMode.Final).showCompilationProgressBar(False)

@@ -1,9 +1,7 @@
 """Runs Graphcore published, rebuilt as simulator plans: the calibration of the cost model.
 
 Each run is configured as its published source configures it (the "Calibration against
-published runs" table in docs/cost-model.md shows the result; the throughputs of the Bow Pod
-runs are Graphcore's performance-results table, https://www.graphcore.ai/performance-results,
-Bow Pod "Training" rows as of SDK 3.3, 2023).
+published runs" table in docs/cost-model.md names each source and shows the result).
 Models are built on the meta device, so planning needs no weights and no download.
 
 - Graphcore's PyTorch pipelining tutorial (graphcore/tutorials@198c92b:tutorials/pytorch/pipelining/
@@ -38,8 +36,11 @@ from .models import Network, TrainingModelWithLoss, TransformerLayer
 
 CALIBRATED = 1.1  # a calibration run's accepted ratio either way (validation runs: 1.25)
 BERT_PACKING_RATIO = 1.17  # sequences per packed row at length 128 (the config's packing_factor)
-# phase 1, Bow Pod16, PyTorch SDK 3.3: https://www.graphcore.ai/performance-results (Bow Pod
-# "Training" table, 2023)
+# BERT-Large phase 1, Bow Pod16: Graphcore's Performance Results page,
+# https://www.graphcore.ai/performance-results (Bow Pod training table, "BERT Large Ph1
+# Pre-Training (SL128) - Packed, Bow Pod16, SDK 3.3, PyTorch", 5,600 items/s; an SDK 3.3 row,
+# graphcore/examples v3.3.0 being tagged 2023-06-30; mirrored at
+# https://www.graphcore.cn/performance-results/)
 BERT_LARGE_SEQUENCES_PER_SECOND = 5_600
 
 

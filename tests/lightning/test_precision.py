@@ -148,3 +148,18 @@ def test_lightning_half_training_equals_poptorch_bit_for_bit(trainer_kwargs, pre
                                               "16-mixed": torch.float32}[precision]
         assert torch.equal(ours.detach(), theirs.detach())
     assert not torch.equal(lightning.net.fc.weight.detach(), HalfNet().fc.weight.to(ours.dtype))
+
+
+def test_the_plugin_has_lightning_2_0_9s_class_name():
+    # was wrong: the plugin's class was named IPUPrecision (lightning-graphcore's name), so a
+    # Trainer printed it under that name where Lightning 2.0.9 names it IPUPrecisionPlugin
+    import lightning.pytorch as pl
+
+    from ipu_tutorials.lightning import IPUPrecisionPlugin
+
+    trainer = pl.Trainer(accelerator="ipu", devices=8, precision=16, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False)
+    assert type(trainer.precision_plugin).__name__ == "IPUPrecisionPlugin"
+    assert isinstance(trainer.precision_plugin, IPUPrecisionPlugin)
+    assert trainer.precision_plugin.precision == "16-mixed"
+    assert IPUPrecision is IPUPrecisionPlugin  # lightning-graphcore's name still works

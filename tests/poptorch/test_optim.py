@@ -401,6 +401,45 @@ def test_state_size_reported_to_the_simulator():
         torch.float16
 
 
+def test_the_combined_sgd_accumulator_ignores_the_accumulation_types():
+    # was wrong: use_combined_accum=True honoured velocity_accum_type, which PopTorch ignores for
+    # the combined tensor (python/optim.py); it takes the weight's type, and is no extra state
+    for weight_type, given in ((torch.float32, torch.float16), (torch.float16, torch.float32)):
+        weights = [torch.nn.Parameter(torch.ones(3, dtype=weight_type))]
+        sgd = optim.SGD(weights, lr=0.1, momentum=0.9, use_combined_accum=True,
+                        accum_type=given, velocity_accum_type=given)
+        sgd.apply_gradients({weights[0]: torch.ones(3, dtype=weight_type)}, 1.0)
+        assert sgd.state[weights[0]]["momentum_buffer"].dtype == weight_type
+        assert sgd.accum_type == given  # kept, as PopTorch keeps it
+        assert sgd.accumulator_type is None and sgd.state_per_param == 0
+    separate = optim.SGD(params(), lr=0.1, momentum=0.9, accum_type=torch.float16)
+    assert separate.accumulator_type == torch.float16 and separate.state_per_param == 1
+
+
+def test_the_combined_sgd_accumulator_is_the_gradient_accumulator_in_the_memory_plan():
+    def first_ipu(**kwargs):
+        net = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Linear(64, 1))
+        model = poptorch.trainingModel(_WithLoss(net),
+                                       poptorch.Options().showCompilationProgressBar(False),
+                                       optim.SGD(net.parameters(), lr=0.1, momentum=0.9, **kwargs))
+        model.compile(torch.zeros(4, 64), torch.zeros(4, 1))
+        return model.plan.memory[0]
+    separate, combined = first_ipu(), first_ipu(use_combined_accum=True,
+                                                velocity_accum_type=torch.float16)
+    assert separate.optimizer == separate.weights and combined.optimizer == 0
+    assert combined.gradients == separate.gradients == separate.weights  # float32, as the weights
+
+
+class _WithLoss(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        out = self.net(x)
+        return out, torch.nn.functional.mse_loss(out, y)
+
+
 @pytest.mark.parametrize("cls", [poptorch.optim.AdamW, poptorch.optim.LAMB])
 def test_an_optimizer_resumed_from_its_state_dict_takes_the_same_steps(cls):
     """torch's load_state_dict turns "step" into a float tensor; the bias correction must not change."""

@@ -3,20 +3,25 @@ import torch
 
 from ... import poptorch
 from ...errors import Error
-from .base import Exercise, Feedback, Mistake, right, wrong
+from .base import Exercise, Feedback, Mistake, as_number, right, wrong
 from ..explorers.precision import survival
 
 
-def _check_loss_scale(scale) -> Feedback:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-        return wrong(f"a loss scale is a positive number, got {scale!r}.")
+def _check_loss_scale(answer) -> Feedback:
+    scale = as_number(answer)  # an int, a float, a NumPy number or a one-element tensor
+    if scale is None or not scale > 0:
+        return wrong(f"a loss scale is a positive number, got {answer!r}.")
     result = survival(float(scale), torch.float16)
     kept = result["survived"] / result["total"]
+    largest = torch.finfo(torch.float16).max
+    if result["scale_overflows"]:
+        return wrong(f"a loss scale of {scale:,} is itself past float16's largest number, "
+                     f"{largest:,.0f}: the backward pass starts from inf and all "
+                     f"{result['overflowed']:,} gradients overflow; scale down.")
     if result["overflowed"]:
         return wrong(f"{result['overflowed']:,} gradients overflow at {scale:,}: the largest "
-                     f"scaled gradient passes float16's maximum, "
-                     f"{torch.finfo(torch.float16).max:,.0f} (an inf poisons the "
-                     f"whole update); scale down.")
+                     f"scaled gradient passes float16's maximum, {largest:,.0f} (an inf poisons "
+                     f"the whole update); scale down.")
     if scale <= 1:
         return wrong(f"a loss scale of {scale:,} does not lift anything: only {kept:.1%} of the "
                      f"gradients survive; multiply the loss by a large power of two.")
@@ -31,9 +36,9 @@ loss_scale = Exercise(
     skill='choose a loss scale from a gradient histogram',
     hint="move the precision explorer's slider until the histogram sits between the red and the "
          "purple regions; powers of two are exact to undo.",
-    solution="1024  # anything from about 2**8 to 2**13 works for this network",
+    solution="1024  # anything from 16 (2**4) to 32768 (2**15) works for this network",
     mistakes=(Mistake("1", "does not lift anything"),
-              Mistake("2 ** 16", "scale down"),
+              Mistake("2 ** 16", "is itself past float16's largest number"),
               Mistake("8", "scale up")))
 
 

@@ -9,7 +9,7 @@ from ...errors import Error
 from ...optimum.graphcore import IPUConfig
 from ...simulator.compile import compile_plan
 from ..explorers.ipuconfig import bert_ipu_config, plan_bert
-from .base import Exercise, Feedback, Mistake, check_number, right, wrong
+from .base import Exercise, Feedback, Mistake, as_number, check_number, right, wrong
 
 LAYERS, IPUS = 12, 4  # BERT-Base over a 4-IPU pipeline
 # A split is right when its throughput is within MARGIN of the best split's. Splits whose
@@ -59,11 +59,24 @@ def best_split() -> list[int]:
     return list(best)
 
 
+def _whole_numbers(values) -> list[int] | None:
+    """A list, tuple or 1-D array of whole numbers (ints, NumPy or torch integers), as ints."""
+    if hasattr(values, "tolist") and not isinstance(values, (list, tuple)):
+        values = values.tolist()  # a NumPy array or a torch tensor
+    if not isinstance(values, (list, tuple)):
+        return None
+    numbers = [as_number(n) for n in values]
+    if any(not isinstance(n, int) for n in numbers):
+        return None
+    return numbers
+
+
 def _check_balance(layers_per_ipu) -> Feedback:
-    if not isinstance(layers_per_ipu, (list, tuple)) or len(layers_per_ipu) != IPUS \
-            or any(isinstance(n, bool) or not isinstance(n, int) for n in layers_per_ipu):
+    layers = _whole_numbers(layers_per_ipu)
+    if layers is None or len(layers) != IPUS:
         return wrong(f"layers_per_ipu should be a list of {IPUS} whole numbers, one per IPU, "
                      f"got {layers_per_ipu!r}.")
+    layers_per_ipu = layers
     if -1 in layers_per_ipu:
         return wrong("-1 shares layers evenly; the point here is to choose the counts yourself.")
     if sum(layers_per_ipu) != LAYERS:

@@ -93,16 +93,23 @@ def _digits(n: int = 64):
 
 
 def _fit(module_class):
-    """Fit the learner's class for one epoch on the simulated IPU; returns (trainer, warnings)."""
+    """Fit the learner's class for one epoch on the simulated IPU; returns (trainer, warnings,
+    the loss each training step returned)."""
     import lightning.pytorch as pl
+
+    losses = []
+
+    class StepLosses(pl.Callback):
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            losses.append(float(outputs["loss"].float().mean()))
 
     with tempfile.TemporaryDirectory() as logs, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         trainer = pl.Trainer(accelerator="ipu", devices=1, max_epochs=1, default_root_dir=logs,
                              logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                             enable_model_summary=False)
+                             enable_model_summary=False, callbacks=[StepLosses()])
         trainer.fit(module_class(), _digits())
-    return trainer, caught
+    return trainer, caught, losses
 
 
 def _check_logging(module_class) -> Feedback:
@@ -111,7 +118,7 @@ def _check_logging(module_class) -> Feedback:
     if not isinstance(module_class, type):
         return wrong("pass the class itself (LoggedOnHost), not an instance of it.")
     try:
-        trainer, caught = _fit(module_class)
+        trainer, caught, losses = _fit(module_class)
     except Exception as error:  # the learner's code: show whatever went wrong
         return wrong(f"training failed: {type(error).__name__}: {error}")
     if any(issubclass(w.category, RealIPUWarning) for w in caught):
@@ -120,9 +127,15 @@ def _check_logging(module_class) -> Feedback:
     if "train_loss" not in trainer.callback_metrics:
         return wrong("nothing was logged as 'train_loss': in on_train_batch_end, call "
                      "self.log('train_loss', outputs['loss'].mean()).")
+    logged = float(trainer.callback_metrics["train_loss"])
+    # the last step's loss, or the epoch's mean of them (self.log(..., on_epoch=True))
+    expected = (losses[-1], sum(losses) / len(losses)) if losses else ()
+    if not any(abs(logged - value) <= 1e-4 * max(1.0, abs(value)) for value in expected):
+        return wrong(f"train_loss is {logged:.4f}, but the last training step returned a loss "
+                     f"of {losses[-1]:.4f}: log the loss the step returned, which "
+                     f"on_train_batch_end receives as outputs['loss'].")
     return right(f"training_step only computes; on_train_batch_end logged train_loss = "
-                 f"{float(trainer.callback_metrics['train_loss']):.4f} from the step's output, "
-                 f"which works on real IPUs too.")
+                 f"{logged:.4f} from the step's output, which works on real IPUs too.")
 
 
 log_outside_the_step = Exercise(
@@ -153,6 +166,18 @@ class LoggedOnHost(Classifier):
     writes_code=True)
 
 
+def planned_options(trainer) -> tuple[int, int, int]:
+    """(replicas, accumulation, device iterations) the Trainer's IPUStrategy will train with:
+    from the training options you gave it, else from devices, the Trainer's
+    accumulate_grad_batches and the strategy's device_iterations (as Lightning 2.0.9 builds)."""
+    strategy = trainer.strategy
+    given = strategy._user_training_opts  # the strategy keeps your options as they are
+    if given is not None:
+        return (given.replication_factor, given.Training.gradient_accumulation,
+                given.device_iterations)
+    return (trainer.num_devices, trainer.accumulate_grad_batches, strategy.device_iterations)
+
+
 def _check_trainer(trainer) -> Feedback:
     from ...lightning import IPUStrategy
 
@@ -161,20 +186,31 @@ def _check_trainer(trainer) -> Feedback:
     strategy = trainer.strategy
     if not isinstance(strategy, IPUStrategy):
         return wrong(f"the Trainer uses {type(strategy).__name__}: set accelerator='ipu'.")
-    if trainer.num_devices == 8:
-        return wrong("devices counts replicas, not IPUs: the 4-IPU pipeline is one replica; "
-                     "how many of them do 8 IPUs hold?")
-    if trainer.num_devices != 2:
-        return wrong(f"devices={trainer.num_devices}: devices counts replicas of the 4-IPU "
-                     f"model; count how many fit in 8 IPUs.")
-    if strategy.device_iterations != 4:
-        return wrong(f"device_iterations={strategy.device_iterations}: 4 weight updates per IPU "
-                     f"call are IPUStrategy(device_iterations=4).")
-    if trainer.accumulate_grad_batches != 8:
-        return wrong(f"accumulate_grad_batches={trainer.accumulate_grad_batches}: each update "
-                     f"averages 8 micro-batches per replica.")
+    replicas, accumulation, iterations = planned_options(trainer)
+    source = ("your training_opts" if strategy._user_training_opts is not None
+              else "the Trainer's arguments")
+    if replicas == 8:
+        return wrong(f"{source} ask for 8 replicas: devices (or replicationFactor) counts "
+                     f"replicas, not IPUs; the 4-IPU pipeline is one replica: how many of them "
+                     f"do 8 IPUs hold?")
+    if replicas != 2:
+        return wrong(f"{source} give {replicas} replica(s) of the 4-IPU model: count how many "
+                     f"fit in 8 IPUs.")
+    if iterations != 4:
+        return wrong(f"{source} give {iterations} device iteration(s): 4 weight updates per IPU "
+                     f"call are IPUStrategy(device_iterations=4) (or deviceIterations(4) in "
+                     f"your options).")
+    if accumulation != 8 and strategy._user_training_opts is not None \
+            and trainer.accumulate_grad_batches == 8:
+        return wrong(f"your training_opts accumulate {accumulation} micro-batch(es): with options "
+                     f"given, the strategy takes the accumulation from them, not from the "
+                     f"Trainer's accumulate_grad_batches; set Training.gradientAccumulation(8).")
+    if accumulation != 8:
+        return wrong(f"{source} accumulate {accumulation} micro-batch(es): each update averages "
+                     f"8 micro-batches per replica (accumulate_grad_batches=8, or "
+                     f"Training.gradientAccumulation(8) in your options).")
     return right("2 replicas x 4 IPUs, 8 micro-batches per update, 4 updates per call: "
-                 "IPUStrategy will build replicationFactor(2), gradientAccumulation(8) and "
+                 "IPUStrategy trains with replicationFactor(2), gradientAccumulation(8) and "
                  "deviceIterations(4).")
 
 
@@ -195,5 +231,5 @@ trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
                 "IPUStrategy(device_iterations=4)"),
         Mistake("pl.Trainer(accelerator='cpu', devices=1, max_epochs=1)", "accelerator='ipu'"),
         Mistake("pl.Trainer(accelerator='ipu', devices=2, strategy=IPUStrategy("
-                "device_iterations=4), max_epochs=1)", "accumulate_grad_batches=1"),
+                "device_iterations=4), max_epochs=1)", "accumulate 1 micro-batch"),
     ))

@@ -51,6 +51,7 @@ def _check_op(answer) -> Feedback:
     if not isinstance(answer, str) or not answer.strip():
         return wrong("name the op as a string, e.g. \"mul\" (the name the exception gives).")
     name = answer.strip().lower().removeprefix("torch.").removeprefix("aten.").split(".")[0]
+    name = name.removesuffix("()")  # "exp()" or "torch.exp()" name the same op
     if name == error.op:
         return right(f"{error.op} in module '{error.module}' is the first op whose result is "
                      f"infinite; everything after it (the division, the log, the loss) only "
@@ -59,6 +60,9 @@ def _check_op(answer) -> Feedback:
         return wrong(f"{name!r} is where the NaN shows, but its inputs were already infinite: "
                      f"replay the step with opts.Precision.enableFloatingPointExceptions(True) "
                      f"to stop at the first op that produces an infinity.")
+    if name == error.module:
+        return wrong(f"{name!r} is the module the exception names; give the op inside it that "
+                     f"first produced an infinity.")
     if name in ("addmm", "linear", "mm", "relu", "classifier", "features"):
         return wrong(f"{name!r} still produces finite values at the failing step; the infinity "
                      f"appears later, inside module '{error.module}'.")

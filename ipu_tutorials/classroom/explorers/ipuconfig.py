@@ -12,7 +12,8 @@ import functools
 import torch
 
 from ... import poptorch
-from ...optimum.graphcore import IPUConfig, to_pipelined
+from ...optimum.graphcore import IPUConfig
+from ...optimum.graphcore.modeling_utils import to_pipelined
 from ...profiling.plots import plot_memory, plot_timeline
 from .widgets import Explorer, slider
 

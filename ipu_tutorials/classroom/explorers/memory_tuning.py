@@ -13,7 +13,7 @@ import torch
 
 from ... import poptorch
 from ...errors import OutOfMemoryError
-from ...optimum.graphcore import SerializedEmbedding
+from ...optimum.graphcore.modeling_utils import SerializedEmbedding
 from ...profiling.plots import plot_memory
 from ...simulator.compile import Plan
 from ...simulator.memory import IpuMemory, MemoryPlan, embedding_gradient_bytes

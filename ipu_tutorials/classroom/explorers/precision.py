@@ -60,15 +60,16 @@ def exact_backward(model: torch.nn.Module, images: torch.Tensor, labels: torch.T
         weight.grad = reference.grad.to(weight.dtype)
 
 
-def small_loss() -> float:
-    """The loss of `small_loss_network` on its batch, computed in float64."""
+def small_loss(dtype: torch.dtype = torch.float64) -> float:
+    """The loss of `small_loss_network` on its batch, computed in `dtype` (float64: exact)."""
     model, images, labels = small_loss_network()
     with torch.no_grad():
-        return copy.deepcopy(model).double()(images.double(), labels)[1].item()
+        return copy.deepcopy(model).to(dtype)(images.to(dtype), labels)[1].item()
 
 
-def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.Tensor:
-    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float64.
+def backward_in(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.nn.Module:
+    """A `dtype` copy of `small_loss_network` after one backward pass of its loss times
+    `loss_scale`: its weights hold the loss-scaled gradients, as an IPU's accumulators do.
 
     Float16 runs as the simulator runs it (simulator/half.py), every op's result rounded to
     float16, with the arithmetic before each rounding in float64: sums of float16 products are
@@ -79,41 +80,85 @@ def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> to
     with emulation(dtype == torch.float16, compute=torch.float64), one_thread():
         _, loss = model(images.to(dtype), labels)
         (loss * loss_scale).backward()
+    return model
+
+
+def gradients(dtype: torch.dtype = torch.float64, loss_scale: float = 1.0) -> torch.Tensor:
+    """Every weight gradient of one backward pass run in `dtype`, unscaled, as float64."""
+    model = backward_in(dtype, loss_scale)
     return torch.cat([p.grad.flatten().double() for p in model.parameters()]) / loss_scale
+
+
+def scale_overflows(loss_scale: float, dtype: torch.dtype) -> bool:
+    """Whether the loss scale itself is past the type's largest number. The scale is the first
+    gradient of the backward pass (d(scale x loss)/d loss), so every gradient is then inf/nan."""
+    return bool(torch.tensor(loss_scale, dtype=torch.float64).to(dtype).isinf())
 
 
 def survival(loss_scale: float, dtype: torch.dtype) -> dict:
     """How many of the gradients that are not zero (in float64) come through a `dtype` backward
-    pass."""
+    pass, and how the others were lost.
+
+    A lost gradient "underflowed" when its exact scaled value is below the type's smallest
+    normal number, where the type runs out of range (subnormals keep fewer bits, smaller values
+    round to zero); it was "rounded" away when the type could hold it, but rounding earlier in
+    the backward pass made it exactly zero (bfloat16's 8 significant bits round the correct
+    class's probability, 1 - 3e-5, to exactly 1, so its gradient is 0 at every loss scale).
+    """
     reference = gradients(torch.float64)
     low = gradients(dtype, loss_scale)
     alive, finite = reference != 0, torch.isfinite(low)
-    return {"reference": reference[alive], "total": int(alive.sum()),
-            "lost": int((alive & (low == 0)).sum()), "overflowed": int((alive & ~finite).sum()),
-            "survived": int((alive & finite & (low != 0)).sum())}
+    lost = alive & (low == 0)
+    in_range = reference.abs() * loss_scale >= torch.finfo(dtype).smallest_normal
+    return {"reference": reference[alive], "total": int(alive.sum()), "lost": int(lost.sum()),
+            "underflowed": int((lost & ~in_range).sum()), "rounded": int((lost & in_range).sum()),
+            "overflowed": int((alive & ~finite).sum()),
+            "survived": int((alive & finite & (low != 0)).sum()),
+            "scale_overflows": scale_overflows(loss_scale, dtype)}
 
 
 def describe(result: dict, dtype_name: str, loss_scale: float) -> str:
     total = result["total"]
-    return (f"{dtype_name}, loss scale {loss_scale:,.0f}: <b>{result['survived'] / total:.1%} of "
-            f"{total:,} gradients survive</b>; {result['lost']:,} underflow to zero, "
+    head = f"{dtype_name}, loss scale {loss_scale:,.0f}: "
+    if result["scale_overflows"]:
+        largest = torch.finfo(DTYPES[dtype_name]).max
+        return (f"{head}<b>the loss scale itself is past {dtype_name}'s largest number "
+                f"({largest:,.0f})</b>, so the backward pass starts from inf: "
+                f"{result['overflowed']:,} of {total:,} gradients are inf or nan, none survive")
+    rounded = (f", {result['rounded']:,} rounded to zero although {dtype_name} could hold them"
+               if result["rounded"] else "")
+    return (f"{head}<b>{result['survived'] / total:.1%} of {total:,} gradients survive</b>; "
+            f"{result['underflowed']:,} underflow to zero{rounded}, "
             f"{result['overflowed']:,} overflow to inf/nan")
 
 
 def draw_histogram(result: dict, dtype: torch.dtype, loss_scale: float, ax) -> None:
+    """The exact gradients times the loss scale (log2), against the type's regions, with the
+    loss scale itself marked: it is the backward pass's first gradient, so it must fit too."""
     scaled = (result["reference"].abs() * loss_scale).log2()
-    ax.hist(scaled.numpy(), bins=80, color="#1e88e5")
+    scale = math.log2(loss_scale)
     tiny, normal, largest = (math.log2(v) for v in representable(dtype))
-    low, high = min(scaled.min().item(), tiny) - 2, max(scaled.max().item(), math.log2(65504)) + 2
+    # float16's top (2^16) stays on the axis for every type, so the types compare at a glance
+    low, high = min(scaled.min().item(), tiny) - 2, max(scaled.max().item(), scale, 16) + 2
+    color = "#9e9e9e" if result["scale_overflows"] else "#1e88e5"
+    ax.hist(scaled.numpy(), bins=80, color=color, label="exact gradient x loss scale")
     if tiny > low:
         ax.axvspan(low, tiny, color="#e53935", alpha=0.2, label="underflows to 0")
         ax.axvspan(tiny, normal, color="#fb8c00", alpha=0.2, label="subnormal (fewer bits)")
     if largest < high:
         ax.axvspan(largest, high, color="#8e24aa", alpha=0.2, label="overflows to inf")
+    ax.axvline(scale, color="#212121", linestyle="--", linewidth=1.2,
+               label=f"the loss scale, 2^{scale:.0f} (backward's first gradient)")
+    if result["scale_overflows"]:
+        ax.set_title(f"the loss scale 2^{scale:.0f} is past the largest {str(dtype)[6:]}: "
+                     f"every gradient is inf or nan", color="#6a1b9a", fontsize=10)
+    elif result["rounded"]:
+        ax.set_title(f"{result['rounded']:,} gradients in range are rounded to zero on the way: "
+                     f"{str(dtype)[6:]} has the range, not the significant bits", fontsize=10)
     ax.set_xlim(low, high)
     ax.set_xlabel("log2 |gradient x loss scale|")
     ax.set_ylabel("gradients")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
 
 
 def precision_explorer(loss_scale_log2: int = 0, dtype: str = "float16") -> Explorer:

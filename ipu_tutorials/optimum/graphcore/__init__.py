@@ -7,17 +7,12 @@ nothing of them), as optimum-graphcore does.
 """
 import importlib.util
 
-from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError
-from .ipu_configuration import CONFIG_NAME, IPUConfig
-from .modeling_utils import (PipelineMixin, SerializedEmbedding, SerializedLinear, SplitProjection,
-                             get_layer_ipu, recomputation_checkpoint, register,
-                             split_encoder_decoder_ipu_config, to_pipelined)
+from .ipu_configuration import IPUConfig
 
-__all__ = [
-    "ALLOWED_POD_TYPES", "CONFIG_NAME", "IPUConfig", "IncompatibleIPUConfigError", "PipelineMixin",
-    "SerializedEmbedding", "SerializedLinear", "SplitProjection", "get_layer_ipu",
-    "recomputation_checkpoint", "register", "split_encoder_decoder_ipu_config", "to_pipelined",
-]
+# The package exports what optimum-graphcore's own `optimum/graphcore/__init__.py` exports (no
+# release, v0.1.0 to v0.7.1, exports get_layer_ipu, to_pipelined, the serialized layers or
+# IncompatibleIPUConfigError): import those from modeling_utils and ipu_configuration, as there.
+__all__ = ["IPUConfig"]
 
 if importlib.util.find_spec("transformers") is not None:
     from .models import *  # noqa: F401,F403  (the pipelined classes register themselves)

@@ -223,8 +223,10 @@ ANSWERS = {
                f"opts.TensorLocations.setWeightLocation({OFF})\nopts",
                f"{OFF}"]),
     # --- lesson 9 ---------------------------------------------------------------------------
-    "half_precision.loss_scale": dict(right=["2 ** 10", "512.0", "4096"],
-                                      wrong=["2 ** 20", "0.5", "-1024", "float('inf')"]),
+    "half_precision.loss_scale": dict(
+        right=["2 ** 10", "512.0", "4096", "import numpy\nnumpy.int64(2 ** 15)",
+               "torch.tensor(1024.0)"],
+        wrong=["2 ** 20", "0.5", "-1024", "float('inf')", "2.0 ** 16", "float('nan')"]),
     "half_precision.half_partials": dict(
         right=["opts = poptorch.Options()\nopts.Precision.setPartialsType(torch.float16)\nopts",
                "poptorch.Options().Precision.setPartialsType(torch.half) or None\n"
@@ -255,8 +257,8 @@ ANSWERS = {
                "    opts.Distributed.configureProcessId(0, 2)\n    return opts\noptions_for",
                "def options_for(instance):\n    return None\noptions_for"]),
     # --- lesson 11 --------------------------------------------------------------------------
-    "observing.find_the_op": dict(right=["'EXP'", "'torch.exp'", "' exp '"],
-                                  wrong=["'log'", "'nll_loss'", "'softmax'"]),
+    "observing.find_the_op": dict(right=["'EXP'", "'torch.exp'", "' exp '", "'torch.exp()'"],
+                                  wrong=["'log'", "'nll_loss'", "'softmax'", "'log_softmax'"]),
     "observing.fix_the_softmax": dict(
         right=[function(SOFTMAX, "return z - torch.logsumexp(z, dim=-1, keepdim=True)"),
                function(SOFTMAX, "m = z.amax(-1, keepdim=True)\n"
@@ -300,7 +302,8 @@ ANSWERS = {
                function(BODY, "return a, x")]),
     # --- lesson 13 --------------------------------------------------------------------------
     "ipuconfig.balance_bert": dict(
-        right=["[0, 4, 4, 4]", "(1, 4, 4, 3)", "[1, 3, 4, 4]"],
+        right=["[0, 4, 4, 4]", "(1, 4, 4, 3)", "[1, 3, 4, 4]",
+               "import numpy\nnumpy.array([0, 4, 4, 4])"],
         wrong=["[2, 4, 3, 3]", "[4, 4, 4, 0]", "[0, 6, 3, 3]", "[3.0, 3.0, 3.0, 3.0]"]),
     "ipuconfig.pod64_batch": dict(right=["8192", "8 * 2 * 16 * 32", "2 ** 13"],
                                   wrong=["8 * 16 * 32 * 4", "3072", "8191"]),
@@ -319,10 +322,22 @@ ANSWERS = {
                "        x, y = batch\n"
                "        return {'loss': torch.nn.functional.cross_entropy(self(x), y)}\n\n"
                "    def on_train_batch_end(self, outputs, batch, batch_idx):\n"
-               "        self.log('train_loss', torch.mean(outputs['loss']))\nLoggedOnHost"],
+               "        self.log('train_loss', torch.mean(outputs['loss']))\nLoggedOnHost",
+               "class LoggedOnHost(Classifier):\n"
+               "    def training_step(self, batch, batch_idx):\n"
+               "        return torch.nn.functional.cross_entropy(self(batch[0]), batch[1])\n\n"
+               "    def on_train_batch_end(self, outputs, batch, batch_idx):\n"
+               "        self.log('train_loss', outputs['loss'].mean(), on_step=False, "
+               "on_epoch=True)\nLoggedOnHost"],
         wrong=["class LoggedOnHost(Classifier):\n"
                "    def on_train_batch_end(self, outputs, batch, batch_idx):\n"
                "        self.log('train_loss', outputs['loss'].mean())\nLoggedOnHost",
+               # was wrong: a constant logged as train_loss was accepted
+               "class LoggedOnHost(Classifier):\n"
+               "    def training_step(self, batch, batch_idx):\n"
+               "        return torch.nn.functional.cross_entropy(self(batch[0]), batch[1])\n\n"
+               "    def on_train_batch_end(self, outputs, batch, batch_idx):\n"
+               "        self.log('train_loss', 0.0)\nLoggedOnHost",
                "class LoggedOnHost(Classifier):\n"
                "    def training_step(self, batch, batch_idx):\n"
                "        x, y = batch\n"
@@ -333,15 +348,27 @@ ANSWERS = {
     "lightning.trainer_for_the_job": dict(
         right=["pl.Trainer(max_epochs=1, strategy=IPUStrategy(device_iterations=4), devices=2, "
                "accumulate_grad_batches=8, accelerator='ipu')",
-               "from ipu_tutorials import poptorch as pt\n"
-               "opts = pt.Options().deviceIterations(4).replicationFactor(2)\n"
-               "pl.Trainer(accelerator='ipu', devices=2, accumulate_grad_batches=8, "
-               "strategy=IPUStrategy(device_iterations=4, training_opts=opts), max_epochs=1)"],
+               # was wrong: options carrying every count were refused (the check read the
+               # strategy's device_iterations argument, not the options it was given)
+               "opts = poptorch.Options().replicationFactor(2).deviceIterations(4)\n"
+               "opts.Training.gradientAccumulation(8)\n"
+               "pl.Trainer(accelerator='ipu', devices=2, max_epochs=1, "
+               "strategy=IPUStrategy(training_opts=opts))"],
         wrong=["pl.Trainer(accelerator='ipu', devices=2, accumulate_grad_batches=4, "
                "strategy=IPUStrategy(device_iterations=8), max_epochs=1)",
                "pl.Trainer(accelerator='ipu', devices=4, accumulate_grad_batches=8, "
                "strategy=IPUStrategy(device_iterations=4), max_epochs=1)",
-               "IPUStrategy(device_iterations=4)"]),
+               "IPUStrategy(device_iterations=4)",
+               # was judged right: with options given, the strategy trains with their
+               # accumulation (1), not the Trainer's accumulate_grad_batches
+               "from ipu_tutorials import poptorch as pt\n"
+               "opts = pt.Options().deviceIterations(4).replicationFactor(2)\n"
+               "pl.Trainer(accelerator='ipu', devices=2, accumulate_grad_batches=8, "
+               "strategy=IPUStrategy(device_iterations=4, training_opts=opts), max_epochs=1)",
+               "opts = poptorch.Options().replicationFactor(2)\n"
+               "opts.Training.gradientAccumulation(8)\n"
+               "pl.Trainer(accelerator='ipu', devices=2, max_epochs=1, "
+               "strategy=IPUStrategy(device_iterations=4, training_opts=opts))"]),
     # --- lesson 15 --------------------------------------------------------------------------
     "capstone.pod16_setup": dict(
         right=[setup(split="[3] + [7] * 3"),

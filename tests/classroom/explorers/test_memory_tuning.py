@@ -7,7 +7,7 @@ from ipu_tutorials import poptorch
 from ipu_tutorials.classroom.explorers.memory_tuning import (
     IPUS, RECOMPUTATION, VOCAB, WIDTH, build_model, compile_tuned, memory_tuning_explorer,
     starting_options, tune)
-from ipu_tutorials.optimum.graphcore import SerializedEmbedding
+from ipu_tutorials.optimum.graphcore.modeling_utils import SerializedEmbedding
 
 matplotlib.use("Agg")
 

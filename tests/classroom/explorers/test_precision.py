@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from ipu_tutorials.classroom import precision_explorer
-from ipu_tutorials.classroom.explorers.precision import accumulate_in_half, survival
+from ipu_tutorials.classroom.explorers.precision import (accumulate_in_half, scale_overflows,
+                                                         survival)
 
 matplotlib.use("Agg")
 
@@ -28,6 +29,36 @@ def test_precision_explorer_counts_what_survives():
 def test_too_large_a_scale_overflows():
     assert survival(2.0**16, torch.float16)["overflowed"] > 0
     assert survival(2.0**16, torch.bfloat16)["overflowed"] == 0  # bfloat16 has float32's range
+
+
+def test_the_loss_scale_itself_overflows_float16_past_its_largest_number():
+    # was wrong: at 2^16 the explorer blamed the gradients, whose histogram sits far left of
+    # the overflow band; what overflows is the scale, the backward pass's first gradient
+    assert not scale_overflows(2.0**15, torch.float16) and scale_overflows(2.0**16, torch.float16)
+    assert not scale_overflows(2.0**24, torch.bfloat16)
+    below, above = survival(2.0**15, torch.float16), survival(2.0**16, torch.float16)
+    assert below["overflowed"] == 0 and not below["scale_overflows"]
+    assert above["overflowed"] == above["total"] and above["scale_overflows"]
+    assert (above["reference"].abs() * 2.0**16).max() < torch.finfo(torch.float16).max
+    explorer = precision_explorer(loss_scale_log2=24)
+    assert "the loss scale itself is past float16's largest number (65,504)" in explorer.text
+    assert "every gradient is inf or nan" in explorer.figure.axes[0].get_title()
+
+
+def test_bfloat16_loses_gradients_to_rounding_not_range_at_every_scale():
+    # was wrong: bfloat16 reported 120 underflows at every loss scale, though it has float32's
+    # range; they are values bfloat16 can hold, rounded away (p = 1 - 3e-5 rounds to 1)
+    for log2 in (0, 10, 24):
+        result = survival(2.0**log2, torch.bfloat16)
+        assert result["underflowed"] == 0 and result["rounded"] == result["lost"] > 0
+    explorer = precision_explorer(loss_scale_log2=0, dtype="bfloat16")
+    assert "0 underflow to zero, 120 rounded to zero although bfloat16 could hold them" \
+        in explorer.text
+
+
+def test_float16_losses_at_small_scales_are_underflows():
+    result = survival(1.0, torch.float16)
+    assert result["underflowed"] == result["lost"] > 0 and result["rounded"] == 0
 
 
 def test_stochastic_rounding_keeps_small_addends_on_average():

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import (ALLOWED_POD_TYPES, IncompatibleIPUConfigError,
-                                             IPUConfig)
+from ipu_tutorials.optimum.graphcore import IPUConfig
+from ipu_tutorials.optimum.graphcore.ipu_configuration import (ALLOWED_POD_TYPES,
+                                                               IncompatibleIPUConfigError)
 
 # Every attribute the v0.2-v0.5 releases document, with v0.7.1's default (ipu_configuration.py).
 V07_DEFAULTS = {

@@ -4,9 +4,11 @@ import torch
 from torch import nn
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import (IncompatibleIPUConfigError, IPUConfig, PipelineMixin,
-                                             SerializedEmbedding, get_layer_ipu,
-                                             recomputation_checkpoint)
+from ipu_tutorials.optimum.graphcore import IPUConfig
+from ipu_tutorials.optimum.graphcore.ipu_configuration import IncompatibleIPUConfigError
+from ipu_tutorials.optimum.graphcore.modeling_utils import (PipelineMixin, SerializedEmbedding,
+                                                            get_layer_ipu,
+                                                            recomputation_checkpoint)
 
 
 @pytest.mark.parametrize("kwargs,layers,expected", [
@@ -102,7 +104,7 @@ def test_serialized_embedding_needs_a_divisor_of_the_vocabulary():
 
 
 def test_split_encoder_decoder_ipu_config_cuts_at_the_encoders_last_ipu():
-    from ipu_tutorials.optimum.graphcore import split_encoder_decoder_ipu_config
+    from ipu_tutorials.optimum.graphcore.modeling_utils import split_encoder_decoder_ipu_config
 
     config = IPUConfig(layers_per_ipu=[3, 0, 3, 0, 0, 7], matmul_proportion=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     encoder, decoder = split_encoder_decoder_ipu_config(config, 6, 7)

@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import SerializedEmbedding, SerializedLinear, SplitProjection
+from ipu_tutorials.optimum.graphcore.modeling_utils import (SerializedEmbedding, SerializedLinear,
+                                                            SplitProjection)
 
 MODES = poptorch.MatMulSerializationMode
 

@@ -5,7 +5,9 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import IPUConfig, SerializedEmbedding, get_layer_ipu, to_pipelined
+from ipu_tutorials.optimum.graphcore import IPUConfig
+from ipu_tutorials.optimum.graphcore.modeling_utils import (SerializedEmbedding, get_layer_ipu,
+                                                            to_pipelined)
 
 transformers = pytest.importorskip("transformers")
 

@@ -2,7 +2,8 @@
 import pytest
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import IPUConfig, to_pipelined
+from ipu_tutorials.optimum.graphcore import IPUConfig
+from ipu_tutorials.optimum.graphcore.modeling_utils import to_pipelined
 from tests.optimum.graphcore.models.test_bert import MB, T, batch
 
 transformers = pytest.importorskip("transformers")

@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from ipu_tutorials.optimum.graphcore import IPUConfig, SerializedEmbedding, to_pipelined
+from ipu_tutorials.optimum.graphcore import IPUConfig
+from ipu_tutorials.optimum.graphcore.modeling_utils import SerializedEmbedding, to_pipelined
 from ipu_tutorials.optimum.graphcore.models import _placement
 
 transformers = pytest.importorskip("transformers")

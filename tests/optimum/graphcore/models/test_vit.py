@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.optimum.graphcore import IPUConfig, to_pipelined
+from ipu_tutorials.optimum.graphcore import IPUConfig
+from ipu_tutorials.optimum.graphcore.modeling_utils import to_pipelined
 from tests.optimum.graphcore.models.test_bert import MB
 
 transformers = pytest.importorskip("transformers")
