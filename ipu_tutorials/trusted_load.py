@@ -22,7 +22,8 @@ from .atomic_io import FileFormatError
 
 # the facade's modules of plain data (an executor or a data loader is never saved)
 FACADE = tuple(f"ipu_tutorials.poptorch.{m}." for m in
-               ("options", "option_groups", "enums", "strategies", "optim", "blocks"))
+               ("options", "option_groups", "tensor_locations", "enums", "strategies", "optim",
+                "blocks"))
 CONTAINERS = {"builtins.dict": dict, "builtins.set": set, "builtins.frozenset": frozenset,
               "collections.OrderedDict": collections.OrderedDict,
               "collections.defaultdict": collections.defaultdict}

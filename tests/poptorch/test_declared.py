@@ -1,0 +1,83 @@
+"""_declared.py: one declaration per option, from which checks, dicts, setters and the spec follow."""
+import pytest
+import torch
+
+from ipu_tutorials import poptorch
+from ipu_tutorials.poptorch import _to_simulator
+from ipu_tutorials.poptorch._declared import (Option, _OptionGroup, declared, groups, plain,
+                                              setters)
+from ipu_tutorials.poptorch.option_groups import _TrainingOptions
+
+
+def positive(where, value):
+    if value <= 0:
+        raise ValueError(f"{where} must be positive, got {value}")
+    return value
+
+
+class Toy(_OptionGroup):
+    _prefix = "Toy."
+    count = Option(2, setter="setCount", check=positive, spec="device_iterations")
+    label = Option(None, setter="setLabel", key="theLabel", optional=True)
+
+    def setCount(self, count):
+        return self._set(count=count)
+
+
+def test_a_declaration_is_read_on_the_class_and_its_value_on_the_group():
+    toy = Toy()
+    assert isinstance(Toy.count, Option) and Toy.count.name == "count" and Toy.count.key == "count"
+    assert toy.count == 2 and toy.label is None  # an optional option reads None until set
+    assert declared(Toy) == (Toy.count, Toy.label)
+    assert toy.toDict() == {"count": 2} and repr(toy) == "Toy(count=2)"
+
+
+def test_the_setter_checks_through_the_declaration_and_a_refusal_changes_nothing():
+    toy = Toy()
+    with pytest.raises(ValueError, match=r"^Toy.setCount\(\) must be positive, got 0$"):
+        toy.setCount(0)
+    assert toy.setCount(5) is toy and toy.count == 5
+
+
+def test_generic_set_checks_the_declared_type_and_keeps_pytorchs_names_in_dicts():
+    toy = Toy().set(label="x")
+    assert toy.toDict() == {"count": 2, "theLabel": "x"}
+    with pytest.raises(TypeError, match=r"option 'count' expects int, got str '3'"):
+        toy.set(count="3")
+    with pytest.raises(ValueError, match=r"unknown option 'cont' for Toy; valid names: count, label"):
+        toy.set(cont=3)
+
+
+def test_spec_fields_come_from_the_declarations():
+    assert Toy().setCount(7).spec_fields() == {"device_iterations": 7}
+    opts = poptorch.Options().deviceIterations(3).replicationFactor(2)
+    opts.Training.gradientAccumulation(10)
+    opts.Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
+    opts.Precision.setPartialsType(torch.half)
+    opts._Popart.set("autoRecomputation", 0)
+    spec = _to_simulator.declared_spec(opts)
+    assert (spec.device_iterations, spec.replication_factor, spec.gradient_accumulation) == (3, 2, 10)
+    assert not spec.mean_reduction and spec.partials_bytes == 2 and spec.recompute is False
+
+
+def test_every_spec_field_a_declaration_names_is_a_field_of_the_run_spec():
+    fields = set(_to_simulator.sim.RunSpec.__dataclass_fields__)
+    opts = poptorch.Options()
+    named = {o.spec for g in [opts, *(getattr(opts, g.name) for g in groups(type(opts)))]
+             for o in declared(type(g)) if o.spec}
+    assert named and named <= fields
+    assert {"gradient_accumulation", "instances", "synthetic_data"} <= named
+
+
+def test_setters_are_the_declared_ones_and_the_listed_extras():
+    assert setters(_TrainingOptions) == {"gradientAccumulation", "accumulationAndReplicationReductionType",
+                                         "setMeanAccumulationAndReplicationReductionStrategy",
+                                         "setAutomaticLossScaling"}
+    assert {"deviceIterations", "randomSeed", "setExecutionStrategy",
+            "updatableNamedBuffers"} <= setters(poptorch.Options)
+    assert "toDict" not in setters(poptorch.Options) and "clone" not in setters(poptorch.Options)
+
+
+def test_plain_values_for_json():
+    assert plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) == \
+        {"a": "float16", "b": "All", "c": [1]}
