@@ -42,8 +42,8 @@ class Option(Generic[T]):
         spec: the field of the simulator's RunSpec it fills; None when the simulator does
             not read it.
         to_spec: value -> that field's value (default: the value itself).
-        optional: absent until its setter runs (PopTorch's createOrSet): it reads None until
-            then, and toDict() and repr leave it out.
+        optional: absent until its setter runs (PopTorch's createOrSet): reading it raises
+            AttributeError until then, and toDict() and repr leave it out.
     """
 
     def __init__(self, default: T, *, setter: str, check: Check | None = None,
@@ -69,9 +69,12 @@ class Option(Generic[T]):
     def __get__(self, group: object, owner: type) -> T: ...
 
     def __get__(self, group, owner=None):
-        """The declaration, read on the class; None, read on a group whose optional option
-        is unset (a value, once set, is an instance attribute, which Python finds first)."""
-        return self if group is None else None
+        """The declaration, read on the class. Read on a group, only an optional option that
+        is still unset gets here (a value is an instance attribute, which Python finds first):
+        AttributeError, as PopTorch's createOrSet options give."""
+        if group is None:
+            return self
+        raise AttributeError(self.name)  # the group's __getattr__ then says it is not set
 
     @property
     def flat_keys(self) -> tuple[str, ...]:
@@ -193,9 +196,13 @@ class _OptionGroup:
                 object.__setattr__(self, option.name, copy.deepcopy(option.default))
 
     def __getattr__(self, name):
-        """Reached only for a name the group neither declares nor holds."""
+        """Reached only for an optional option not set yet, or a name nothing declares."""
         if name.startswith("__"):
             raise AttributeError(name)
+        option = getattr(type(self), name, None)
+        if isinstance(option, Option):
+            raise AttributeError(f"{type(self).__name__}.{name} is not set; "
+                                 f"{option.setter}() sets it")
         names = ", ".join(sorted(o.name for o in declared(type(self))))
         raise AttributeError(f"{type(self).__name__} has no option {name!r}; "
                              f"its options are: {names}")

@@ -186,7 +186,7 @@ class _TensorLocationOptions(_OptionGroup):
         """
         if kind not in TENSOR_KINDS:
             raise ValueError(f"unknown tensor kind {kind!r}; the kinds are {', '.join(TENSOR_KINDS)}")
-        return dict(getattr(self, f"location_{kind}") or {})
+        return dict(getattr(self, f"location_{kind}", None) or {})
 
     def settings(self, kind: str) -> TensorLocationSettings:
         """(Simulator) the settings given for one kind of tensor, as TensorLocationSettings."""

@@ -27,7 +27,9 @@ class Toy(_OptionGroup):
 def test_a_declaration_is_read_on_the_class_and_its_value_on_the_group():
     toy = Toy()
     assert isinstance(Toy.count, Option) and Toy.count.name == "count" and Toy.count.key == "count"
-    assert toy.count == 2 and toy.label is None  # an optional option reads None until set
+    assert toy.count == 2
+    with pytest.raises(AttributeError, match=r"^Toy.label is not set; setLabel\(\) sets it$"):
+        toy.label  # an optional option is absent until set, as PopTorch's createOrSet ones
     assert declared(Toy) == (Toy.count, Toy.label)
     assert toy.toDict() == {"count": 2} and repr(toy) == "Toy(count=2)"
 
