@@ -83,3 +83,27 @@ def test_setters_are_the_declared_ones_and_the_listed_extras():
 def test_plain_values_for_json():
     assert plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) == \
         {"a": "float16", "b": "All", "c": [1]}
+
+
+class _WithLoss(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        out = self.net(x)
+        return out, torch.nn.functional.mse_loss(out, y)
+
+
+def test_the_option_walk_from_setter_to_report():
+    """docs/architecture.md's walk: gradientAccumulation(10) reaches the spec, the plan, the
+    runtime's accumulation and the report through its declaration."""
+    opts = poptorch.Options().showCompilationProgressBar(False)
+    opts.Training.gradientAccumulation(10)
+    net = torch.nn.Linear(3, 1)
+    model = poptorch.trainingModel(_WithLoss(net), opts, poptorch.optim.SGD(net.parameters(), lr=0.1))
+    model(torch.randn(20, 3), torch.randn(20, 1))  # 10 micro-batches of 2
+    assert model.plan.spec.gradient_accumulation == 10 and model.plan.spec.micro_batch == 2
+    summary = model.report().summary
+    assert summary["batching"]["gradient_accumulation"] == 10
+    assert summary["options"]["gradient_accumulation"] == 10
