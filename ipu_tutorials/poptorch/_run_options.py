@@ -6,11 +6,15 @@ a model runs rather than how it is batched or placed; each option is declared on
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from ._checks import check_bool, check_int, check_str, one_of
 from ._declared import Option, _OptionGroup
 from ._option_rules import check_version
 from .enums import ConnectionType, SyncPattern
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # the Options: each setter returns them
 
 
 def _optional_str(where: str, value) -> str | None:
@@ -60,7 +64,7 @@ class _RunOptions(_OptionGroup):
     relax_optimizer_checks = Option(False, setter="relaxOptimizerAttributesChecks",
                                     check=check_bool)
 
-    def randomSeed(self, random_seed: int) -> "Options":
+    def randomSeed(self, random_seed: int) -> Self:
         """Seed the device's random numbers (and, as PopTorch does, torch's on the host).
 
         Args:
@@ -72,7 +76,7 @@ class _RunOptions(_OptionGroup):
         torch.manual_seed(random_seed)
         return self
 
-    def useIpuModel(self, use_model: bool) -> "Options":
+    def useIpuModel(self, use_model: bool) -> Self:
         """Run on Poplar's IPU Model instead of hardware; recorded (everything is simulated
         here). It overrides the POPTORCH_IPU_MODEL environment variable.
 
@@ -81,7 +85,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(ipu_model=use_model)
 
-    def useOfflineIpuTarget(self, ipu_version: int = 2) -> "Options":
+    def useOfflineIpuTarget(self, ipu_version: int = 2) -> Self:
         """Compile for an IPU that is not attached: the model compiles but refuses to run,
         and the connection type becomes `ConnectionType.Never`, as in PopTorch.
 
@@ -91,7 +95,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(ipu_version=ipu_version, connection_type=ConnectionType.Never)
 
-    def connectionType(self, connection_type: ConnectionType) -> "Options":
+    def connectionType(self, connection_type: ConnectionType) -> Self:
         """When to attach to the IPU: `Always` (default), `OnDemand` (when the model first
         runs) or `Never` (compile only).
 
@@ -100,7 +104,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(connection_type=connection_type)
 
-    def syncPattern(self, sync_pattern: SyncPattern) -> "Options":
+    def syncPattern(self, sync_pattern: SyncPattern) -> Self:
         """How IPUs synchronise with the host and each other; recorded, not simulated.
 
         Args:
@@ -108,7 +112,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(sync_pattern=sync_pattern)
 
-    def useIpuId(self, ipu_id: int) -> "Options":
+    def useIpuId(self, ipu_id: int) -> Self:
         """Use this device id (as gc-info lists them); recorded, not simulated.
 
         Args:
@@ -116,7 +120,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(ipu_id=ipu_id)
 
-    def logDir(self, log_dir: str) -> "Options":
+    def logDir(self, log_dir: str) -> Self:
         """The directory PopTorch writes its logs to (default "."); recorded.
 
         Args:
@@ -124,7 +128,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(log_dir=log_dir)
 
-    def maxRepeatLogs(self, max_lines: int | None) -> "Options":
+    def maxRepeatLogs(self, max_lines: int | None) -> Self:
         """How many times a log line that repeats is written before PopTorch suppresses the
         rest (default 4); recorded (the simulator's logs do not repeat so).
 
@@ -133,7 +137,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(max_repeat_logs=max_lines)
 
-    def modelName(self, name: str) -> "Options":
+    def modelName(self, name: str) -> Self:
         """The model's name in the profiling report (default: the wrapped class's name).
 
         Args:
@@ -141,7 +145,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(model_name=name)
 
-    def enableSyntheticData(self, enabled: bool) -> "Options":
+    def enableSyntheticData(self, enabled: bool) -> Self:
         """Make the data on the device instead of streaming it from the host: no host I/O,
         so no input or output perf counters, as in PopTorch.
 
@@ -150,7 +154,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(enable_synthetic_data=enabled)
 
-    def logCycleCount(self, log_cycle_count: bool) -> "Options":
+    def logCycleCount(self, log_cycle_count: bool) -> Self:
         """Count the IPU cycles of each run (`cycleCount()`); simulated here, so no hardware
         is needed (docs/differences.md).
 
@@ -159,7 +163,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(log_cycle_count=log_cycle_count)
 
-    def enableProfiling(self, profile_dir: str | None = "profile") -> "Options":
+    def enableProfiling(self, profile_dir: str | None = "profile") -> Self:
         """Write the profiling report of each compiled model into this directory.
 
         Args:
@@ -167,7 +171,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(profile_dir=profile_dir)
 
-    def showCompilationProgressBar(self, show: bool = True) -> "Options":
+    def showCompilationProgressBar(self, show: bool = True) -> Self:
         """Show a progress bar while the model compiles (shown by default).
 
         Args:
@@ -175,7 +179,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(show_compilation_progress_bar=show)
 
-    def enableExecutableCaching(self, path: str | None) -> "Options":
+    def enableExecutableCaching(self, path: str | None) -> Self:
         """Keep compiled executables in this directory, to load instead of recompiling;
         recorded (compiling is quick here). POPTORCH_CACHE_DIR sets it too.
 
@@ -184,7 +188,7 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(executable_cache_dir=path)
 
-    def relaxOptimizerAttributesChecks(self, relax: bool = True) -> "Options":
+    def relaxOptimizerAttributesChecks(self, relax: bool = True) -> Self:
         """Report optimizer attributes that setOptimizer() does not know as debug messages
         instead of warnings.
 
