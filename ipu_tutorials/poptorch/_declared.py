@@ -289,6 +289,22 @@ class _OptionGroup:
     def _freeze(self) -> None:
         object.__setattr__(self, "_frozen", True)
 
+    def __setstate__(self, state: dict) -> None:
+        """A group as PoplarExecutor.save pickled it. A file saved before the options were
+        declared holds them in `_values` by PopTorch's names (and Options' groups in `_groups`,
+        its strategy in `_strategy`); an option added since takes its default."""
+        state = dict(state)
+        by_key = {o.key: o.name for o in declared(type(self))}
+        for key, value in state.pop("_values", {}).items():
+            state[by_key.get(key, key)] = value
+        state.update(state.pop("_groups", {}))
+        if "_strategy" in state:
+            state["execution_strategy"] = state.pop("_strategy")
+        for option in declared(type(self)):
+            if not option.optional and option.name not in state:
+                state[option.name] = copy.deepcopy(option.default)
+        self.__dict__.update(state)
+
     def __deepcopy__(self, memo):
         clone = object.__new__(type(self))
         memo[id(self)] = clone

@@ -15,6 +15,8 @@ from ._declared import Option, _OptionGroup, backend_value, plain, shown
 from ._logging import logger
 from ._popart_names import POPART_OPTION_NAMES, POPART_SPEC_FIELDS
 from .enums import HalfFloatCastingBehavior, MeanReductionStrategy, ReductionType
+# files saved before the tensor-location groups moved to tensor_locations.py name them here
+from .tensor_locations import TensorLocationSettings, _TensorLocationOptions  # noqa: F401
 
 
 def _reduced(where: str, reduction_type) -> ReductionType:
@@ -276,6 +278,12 @@ class _PopartOptions(_OptionGroup):
             raise TypeError(f"_Popart.setPatterns() expects a dict, got {type(patterns).__name__}")
         self.set("patternsLevel", level)
         return self.set("patterns", dict(patterns))
+
+    def __setstate__(self, state: dict) -> None:
+        """As pickled; a file saved before `options` held PopART's options in `_values`."""
+        state = dict(state)
+        state.setdefault("options", state.pop("_values", {}))
+        self.__dict__.update(state)
 
     def spec_fields(self) -> dict:
         """The RunSpec fields the PopART options the simulator reads fill."""

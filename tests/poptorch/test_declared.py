@@ -107,3 +107,23 @@ def test_the_option_walk_from_setter_to_report():
     summary = model.report().summary
     assert summary["batching"]["gradient_accumulation"] == 10
     assert summary["options"]["gradient_accumulation"] == 10
+
+
+def test_options_saved_before_the_declarations_load_with_their_values():
+    """PoplarExecutor.save's files from before: each group's values in `_values` by PopTorch's
+    names, Options' groups in `_groups`, its strategy in `_strategy`."""
+    training = object.__new__(_TrainingOptions)
+    training.__setstate__({"_values": {"gradient_accumulation": 4}, "_frozen": True})
+    assert training.gradient_accumulation == 4 and training._frozen
+    assert training.auto_loss_scaling is False  # an option the file does not hold: its default
+    settings = object.__new__(poptorch.TensorLocationSettings)
+    settings.__setstate__({"_values": {"onChip": 0}, "_frozen": False})
+    assert settings.on_chip == 0 and settings.toDict() == {"onChip": 0}
+    popart = object.__new__(type(poptorch.Options()._Popart))
+    popart.__setstate__({"_values": {"autoRecomputation": 3}, "_frozen": False})
+    assert popart.options == {"autoRecomputation": 3}
+    opts = object.__new__(poptorch.Options)
+    opts.__setstate__({"_values": {"device_iterations": 3}, "_groups": {"Training": training},
+                       "_strategy": poptorch.ShardedExecution(), "_frozen": True})
+    assert opts.device_iterations == 3 and opts.Training is training and opts.max_repeat_logs == 4
+    assert isinstance(opts.execution_strategy, poptorch.ShardedExecution)
