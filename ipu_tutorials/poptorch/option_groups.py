@@ -57,9 +57,9 @@ class _TrainingOptions(_OptionGroup):
         """Accumulate the gradients of this many micro-batches before each weight update.
 
         Each call of a training model then reads `gradient_accumulation` micro-batches per
-        device iteration and replica, so it also scales the samples between updates. A
-        pipeline needs at least one per stage (twice that with recomputation) to fill; larger
-        values shorten the share of fill and flush, as in PopTorch.
+        device iteration and replica, so it also scales the samples between updates. As in
+        PopTorch, pipelined training over N stages needs at least 2N - 1 (the backward pass
+        adds N - 1 stages); more micro-batches shorten the share of fill and flush.
 
         Args:
             gradient_accumulation: a positive integer (default 1). An inference model must
