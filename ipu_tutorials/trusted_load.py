@@ -22,7 +22,7 @@ from .atomic_io import FileFormatError
 
 # the facade's modules of plain data (an executor or a data loader is never saved)
 FACADE = tuple(f"ipu_tutorials.poptorch.{m}." for m in
-               ("options", "option_groups", "enums", "strategies", "optim",
+               ("options", "option_groups", "tensor_locations", "enums", "strategies", "optim",
                 "_variable_attributes", "blocks"))
 CONTAINERS = {"builtins.dict": dict, "builtins.set": set, "builtins.frozenset": frozenset,
               "collections.OrderedDict": collections.OrderedDict,
@@ -76,7 +76,8 @@ def load_trusted(path: str | os.PathLike, what: str = "file saved by poptorch"):
                                   f"which ipu_tutorials refuses (it runs only weights-only "
                                   f"loads); load only files you saved yourself, after importing "
                                   f"the model's class")
-        with torch.serialization.safe_globals([allowed(n) for n in names]):
+        # each class under the name the file gives it (a class may have moved since it was saved)
+        with torch.serialization.safe_globals([(allowed(n), n) for n in names]):
             return torch.load(path, weights_only=True)
     except (EOFError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, KeyError,
             ValueError, AttributeError, TypeError, OSError) as error:

@@ -53,3 +53,19 @@ def test_an_empty_or_damaged_file_is_one_error_naming_it(tmp_path):
         load_trusted(tmp_path / "cut.pt", "checkpoint")
     with pytest.raises(FileNotFoundError):
         load_trusted(tmp_path / "missing.pt")
+
+
+def test_a_class_saved_under_its_old_module_loads_under_the_name_the_file_gives(tmp_path,
+                                                                                 monkeypatch):
+    # was wrong: a file saved when _TensorLocationOptions lived in option_groups was refused
+    from ipu_tutorials.poptorch.tensor_locations import _TensorLocationOptions
+
+    opts = poptorch.Options()
+    opts.TensorLocations.setWeightLocation(poptorch.TensorLocationSettings().useOnChipStorage(False))
+    monkeypatch.setattr(_TensorLocationOptions, "__module__", "ipu_tutorials.poptorch.option_groups")
+    torch.save(opts, tmp_path / "o.pt")
+    monkeypatch.undo()
+    assert "ipu_tutorials.poptorch.option_groups._TensorLocationOptions" in \
+        torch.serialization.get_unsafe_globals_in_checkpoint(str(tmp_path / "o.pt"))
+    loaded = load_trusted(tmp_path / "o.pt")
+    assert loaded.TensorLocations.location("weight") == {"onChip": 0}

@@ -15,7 +15,7 @@ from .ops import (MultiConv, custom_op, identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
                   recomputationCheckpoint, register_custom_op, serializedMatMul,
                   set_available_memory, setLogLevel)
-from .option_groups import TensorLocationSettings
+from .tensor_locations import TensorLocationSettings
 from .overlapped_io import set_overlap_for_input, set_overlap_for_output
 from .options import Options
 from .strategies import (ParallelPhasedExecution, Phase, PipelinedExecution,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import math
 
 
@@ -25,6 +26,11 @@ def check_enum(where: str, value, enum_type: type[enum.Enum]):
         return value
     names = ", ".join(f"{enum_type.__name__}.{m.name}" for m in enum_type)
     raise TypeError(f"{where} expects one of {names}; got {value!r}")
+
+
+def one_of(enum_type: type[enum.Enum]):
+    """check_enum for one enum, as an option's declared check: (where, value) -> value."""
+    return functools.partial(check_enum, enum_type=enum_type)
 
 
 def check_fraction(where: str, value) -> float:

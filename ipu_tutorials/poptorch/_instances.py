@@ -281,32 +281,33 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, on_sigterm)
 
 
-def fingerprint(options, training: bool, model: torch.nn.Module, micro_batch: int,
-                optimizer) -> dict:
-    """What every instance of one run must agree on (compared at compile)."""
+def fingerprint(spec, model: torch.nn.Module, optimizer) -> dict:
+    """What every instance of one run must agree on (compared at compile), from its RunSpec."""
     return {
-        "model": "training" if training else "inference",
-        "replicationFactor (local replicas)": options.replication_factor,
-        "deviceIterations": options.device_iterations,
-        "gradientAccumulation": options.Training.gradient_accumulation,
-        "micro-batch size": micro_batch,
-        "reduction": str(options.Training.accumulation_and_replication_reduction_type),
-        "execution strategy": repr(options.execution_strategy),
-        "optimizer": type(optimizer).__name__ if training else None,
+        "model": "training" if spec.training else "inference",
+        "replicationFactor (local replicas)": spec.replication_factor,
+        "deviceIterations": spec.device_iterations,
+        "gradientAccumulation": spec.gradient_accumulation,
+        "micro-batch size": spec.micro_batch,
+        "reduction": "ReductionType.Mean" if spec.mean_reduction else "ReductionType.Sum",
+        "execution strategy": spec.strategy.text,
+        "optimizer": type(optimizer).__name__ if spec.training else None,
         "parameters": [(name, tuple(p.shape)) for name, p in model.named_parameters()],
     }
 
 
-def prepare(options, training: bool, model: torch.nn.Module, micro_batch: int, optimizer):
+def prepare(spec, model: torch.nn.Module, optimizer):
     """At compile: join the other instances, check agreement, share instance 0's weights.
+
+    Args:
+        spec: the compiled model's RunSpec (its instances and this process's index among them).
 
     Returns:
         The runtime's gradient hook for a multi-instance training model, else None.
     """
-    count = options.Distributed.num_distributed_processes
-    if count == 1:
+    if spec.instances == 1:
         return None
-    group = join(options.Distributed.distributed_process_id, count)
-    agree(group, fingerprint(options, training, model, micro_batch, optimizer))
+    group = join(spec.instance, spec.instances)
+    agree(group, fingerprint(spec, model, optimizer))
     broadcast_weights(group, model)
-    return gradient_reducer(group) if training else None
+    return gradient_reducer(group) if spec.training else None

@@ -1,29 +1,21 @@
-"""poptorch.Options as PopTorch's flat backend dictionary (toDict), and back (fromDict)."""
+"""poptorch.Options as PopTorch's flat backend dictionary (toDict), and back (fromDict).
+
+Both walk the declarations (`_declared.Option`): each option writes its entries (`to_flat`)
+and reads them back (`from_flat`); the groups PopTorch merges are the Options' `Group`s with
+flat=True. What no declaration claims is a PopART option.
+"""
 from __future__ import annotations
 
-import enum
-
+from ._declared import declared, groups
 from .strategies import PipelinedExecution, SerialPhasedExecution, ShardedExecution
 
 # PopTorch's backendOptions(): the execution strategy as a number.
 _EXECUTION_MODES = {PipelinedExecution: 0, ShardedExecution: 1}
-_FLAT_GROUPS = ("Training", "Distributed", "TensorLocations")  # PopTorch leaves out Precision and Jit
-_STRATEGY_KEYS = ("execution_mode", "separate_backward_phase", "tensors_liveness",
-                  "serial_phases_execution")
-
-
-def _backend_value(value):
-    """Enums become their values (as PopTorch stores them); containers are copied."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {k: _backend_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_backend_value(v) for v in value)
-    return value
 
 
 def strategy_entries(strategy) -> dict:
+    """The strategy as PopTorch's backendOptions() gives it: execution_mode and, when phased,
+    its backward phase, liveness and kind."""
     mode = _EXECUTION_MODES.get(type(strategy))
     if mode is not None:
         return {"execution_mode": mode}
@@ -32,32 +24,28 @@ def strategy_entries(strategy) -> dict:
             "serial_phases_execution": isinstance(strategy, SerialPhasedExecution)}
 
 
+def strategy_from_entries(data: dict):
+    """A pipelined or sharded strategy from its entries; a phased one cannot be rebuilt."""
+    mode = data.get("execution_mode", 0)
+    if mode not in (0, 1):
+        raise ValueError(f"Options.fromDict(): execution_mode={mode!r} (phased execution) cannot "
+                         f"be rebuilt from a dict: its phases are not in it. Set the strategy with "
+                         f"setExecutionStrategy() after fromDict().")
+    return ShardedExecution() if mode == 1 else PipelinedExecution()
+
+
+def _flat_groups(options) -> list:
+    """The Options themselves, then each group PopTorch merges into the flat dict."""
+    return [options, *(getattr(options, g.name) for g in groups(type(options)) if g.flat)]
+
+
 def to_flat(options) -> dict:
-    """One flat dict: strategy, PopART options, Options' own values, then the flat groups."""
-    out = strategy_entries(options._strategy)
-    out.update(_backend_value(options._groups["_Popart"]._values))
-    for key, value in options._values.items():
-        if key == "executable_cache_dir":
-            if value is not None:
-                out.update(cachePath=value, enableEngineCaching=True)
-        elif value is not None:
-            out[key] = _backend_value(value)
-    for name in _FLAT_GROUPS:
-        out.update(_backend_value(options._groups[name]._values))
+    """One flat dict: the PopART options, then every declared option's entries (which win over
+    a PopART option of the same name, as PopTorch's order has it)."""
+    out = {}
+    for group in _flat_groups(options)[::-1]:  # the last merged wins: the Options' own
+        out.update(group.flat_entries())
     return out
-
-
-def _restore(default, value):
-    """A value read back into the type of the option's default (an enum from its value)."""
-    return type(default)(value) if isinstance(default, enum.Enum) else value
-
-
-def _owner(options, key: str):
-    for name in _FLAT_GROUPS:
-        group = options._groups[name]
-        if key in group._defaults or (name == "TensorLocations" and key.startswith("location_")):
-            return group
-    return options if key in options._defaults else options._groups["_Popart"]
 
 
 def from_flat(options_cls, data: dict):
@@ -65,19 +53,15 @@ def from_flat(options_cls, data: dict):
     if not isinstance(data, dict):
         raise TypeError(f"Options.fromDict() expects a dict from Options.toDict(), got "
                         f"{type(data).__name__}")
-    mode = data.get("execution_mode", 0)
-    if mode not in (0, 1):
-        raise ValueError(f"Options.fromDict(): execution_mode={mode!r} (phased execution) cannot "
-                         f"be rebuilt from a dict: its phases are not in it. Set the strategy with "
-                         f"setExecutionStrategy() after fromDict().")
     options = options_cls()
-    options.setExecutionStrategy(ShardedExecution() if mode == 1 else PipelinedExecution())
-    for key, value in data.items():
-        if key in _STRATEGY_KEYS or key == "enableEngineCaching":
-            continue
-        if key == "cachePath":
-            options._set("executable_cache_dir", value)
-            continue
-        owner = _owner(options, key)
-        owner._set(key, _restore(owner._defaults.get(key), value))
+    left = dict(data)
+    for group in _flat_groups(options):
+        for option in declared(type(group)):
+            if any(key in left for key in option.flat_keys):
+                value = option.from_flat(left)
+                for key in option.flat_keys:
+                    left.pop(key, None)
+                group.set(**{option.name: value})
+    for key, value in left.items():
+        options._Popart.set(key, value)
     return options

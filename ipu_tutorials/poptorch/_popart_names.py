@@ -65,3 +65,14 @@ POPART_OPTION_NAMES = frozenset({
     "updatableNamedBuffers",
     "virtualGraphMode",
 })
+
+
+def _recomputes(recomputation_type) -> bool | None:
+    """PopART's RecomputationType (0 NoRecompute, 1 Standard, 3 Pipeline, 4 RecomputeAll) as
+    the simulator reads it: any recomputation or none. PopTorch sets Pipeline only when it is
+    unset (popart_compiler Compiler.cpp, setOptionIfNotSet), so an explicit 0 turns it off."""
+    return None if recomputation_type is None else bool(int(recomputation_type))
+
+
+# The PopART options the simulator reads: name -> (the RunSpec field it fills, how).
+POPART_SPEC_FIELDS = {"autoRecomputation": ("recompute", _recomputes)}

@@ -23,18 +23,19 @@ from ..simulator.hardware import CHOICE, System, ipu_spec
 from ..simulator.optimizer import DeviceOptimizer
 from ..simulator.replica_state import ReplicaState
 from ..simulator.runtime import micro_batch_size, run_inference, run_training
+from ..simulator.spec import OUTPUT_EVERY_N, OUTPUT_FINAL, OUTPUT_SUM
 from ._option_rules import resolved_output_mode
-from .enums import (AutoStage, CommGroupType, HalfFloatCastingBehavior, MeanReductionStrategy,
-                    OutputMode, ReductionType)
-from .option_groups import TENSOR_KINDS
+from .enums import AutoStage, HalfFloatCastingBehavior, OutputMode
 from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhasedExecution,
                          ShardedExecution)
+from .tensor_locations import TENSOR_KINDS
 
 if TYPE_CHECKING:
     from .options import Options
 
-__all__ = ["DeviceOptimizer", "Graph", "Plan", "compile_model", "options_spec", "replan",
-           "replica_state", "run", "run_spec", "tracing"]
+__all__ = ["DeviceOptimizer", "Graph", "OUTPUT_EVERY_N", "OUTPUT_FINAL", "OUTPUT_SUM", "Plan",
+           "compile_model", "declared_spec", "options_spec", "replan", "replica_state", "run",
+           "run_spec", "tracing"]
 
 OUTPUT_NAMES = {OutputMode.All: sim.OUTPUT_ALL, OutputMode.Final: sim.OUTPUT_FINAL,
                 OutputMode.Sum: sim.OUTPUT_SUM, OutputMode.EveryN: sim.OUTPUT_EVERY_N}
@@ -65,16 +66,11 @@ def strategy_spec(strategy) -> sim.StrategySpec:
 
 
 def locations(options: Options, phased: bool) -> dict[str, sim.Location]:
-    """Each tensor kind's location; phased execution puts the ones the user left unset off chip."""
-    result = {}
-    for kind in TENSOR_KINDS:
-        settings = options.TensorLocations.location(kind)
-        result[kind] = sim.Location(
-            on_chip=bool(settings.get("onChip", 0 if phased else 1)),
-            replicated_sharding=bool(settings.get("useReplicatedTensorSharding", 0)),
-            min_elements_off_chip=settings.get("minElementsForOffChip", 0),
-            min_elements_sharding=settings.get("minElementsForReplicatedTensorSharding", 0))
-    return result
+    """Each tensor kind's location, as its TensorLocationSettings' declarations map it;
+    phased execution puts what the user left unset off chip."""
+    return {kind: sim.Location(**{"on_chip": not phased,
+                                  **options.TensorLocations.settings(kind).spec_fields()})
+            for kind in TENSOR_KINDS}
 
 
 def _width(dtype) -> int:
@@ -131,41 +127,24 @@ def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
     return [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
 
 
+def declared_spec(options: Options, training: bool = True) -> sim.RunSpec:
+    """The RunSpec fields the options' declarations fill, one each (`Option(spec=...)`:
+    device_iterations, gradient_accumulation, replication_factor, instances, ...); the
+    fields that depend on several options, the model or the machine keep their defaults."""
+    return sim.RunSpec(training=training, **options.spec_fields())
+
+
 def options_spec(options: Options, training: bool, optimizer, env: Environment,
                  mixed: str | None = None, micro_batch: int = 1) -> sim.RunSpec:
-    """Options (and the optimizer) in the simulator's terms, for a known micro-batch."""
+    """Options (and the optimizer) in the simulator's terms, for a known micro-batch: the
+    declared fields, then the ones built from several options, the model or the machine."""
     strategy = strategy_spec(options.execution_strategy)
-    training_opts = options.Training
-    return sim.RunSpec(
-        training=training, micro_batch=micro_batch,
-        device_iterations=options.device_iterations,
-        gradient_accumulation=training_opts.gradient_accumulation,
-        replication_factor=options.replication_factor,
-        instances=options.Distributed.num_distributed_processes,  # poprun's host processes
-        input_group_size=options.input_group_size,
-        orthogonal_groups=options.input_group_type == CommGroupType.Orthogonal,
-        output_mode=output_mode(options, training),
-        output_return_period=options.output_return_period, mixed_precision=mixed,
-        mean_reduction=(training_opts.accumulation_and_replication_reduction_type
-                        == ReductionType.Mean),
-        running_mean=(training_opts.meanAccumulationAndReplicationReductionStrategy
-                      == MeanReductionStrategy.Running),
-        strategy=strategy, optimizer=optimizer_spec(optimizer if training else None),
-        locations=locations(options, strategy.kind.phased),
-        available_memory={int(k[3:]): v for k, v in options.available_memory_proportion.items()},
-        partials_bytes=_width(options.Precision.partials_type), rounding=rounding(options),
-        floating_point_exceptions=options.Precision.enable_floating_point_exceptions,
-        auto_round_num_ipus=options.auto_round_num_ipus, wait_for_ipu=env.wait_for_ipu,
-        # PopART's RecomputationType: 0 NoRecompute, 1 Standard, 3 Pipeline, 4 RecomputeAll
-        recompute=_recomputation(options),
-        system=system_for(options, env))
-
-
-def _recomputation(options: Options) -> bool | None:
-    """autoRecomputation as the user set it: PopTorch sets Pipeline only if it is unset
-    (popart_compiler Compiler.cpp, setOptionIfNotSet), so an explicit 0 turns it off."""
-    value = options._Popart._values.get("autoRecomputation")
-    return None if value is None else bool(int(value))
+    return dataclasses.replace(
+        declared_spec(options, training), micro_batch=micro_batch,
+        output_mode=output_mode(options, training), mixed_precision=mixed, strategy=strategy,
+        optimizer=optimizer_spec(optimizer if training else None),
+        locations=locations(options, strategy.kind.phased), rounding=rounding(options),
+        wait_for_ipu=env.wait_for_ipu, system=system_for(options, env))
 
 
 def run_spec(options: Options, training: bool, optimizer, model: torch.nn.Module,

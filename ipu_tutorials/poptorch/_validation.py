@@ -86,7 +86,7 @@ def check_new_optimizer(opts: Options, model: torch.nn.Module, compiled: DeviceO
 
 def updatable_buffers(opts: Options) -> list[str] | None:
     """The buffer names opts.updatableNamedBuffers() gave, or None when it was not called."""
-    return opts._Popart._values.get("updatableNamedBuffers")
+    return opts._Popart.options.get("updatableNamedBuffers")
 
 
 def check_updatable_buffers(opts: Options, model: torch.nn.Module) -> None:

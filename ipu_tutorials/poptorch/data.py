@@ -9,10 +9,9 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from .. import host_memory
-from ..errors import Error
 from ._checks import check_int
 from ._data_worker import Worker, grouped, rebatched
-from ._to_simulator import PREPARED_AHEAD
+from ._to_simulator import PREPARED_AHEAD, declared_spec
 from .enums import DataLoaderMode
 from .options import Options
 
@@ -120,8 +119,9 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError(f"mode must be a poptorch.DataLoaderMode, got {mode!r}")
         options._freeze()
         self.options = options
+        self._spec = declared_spec(options)  # the counts a call consumes, as the model reads them
         self._mode, self.rebatched_drop_last = mode, drop_last
-        self._per_call = _batches_per_call(options)
+        self._per_call = self._spec.micro_batches_per_input
         self._grouping = batch_sampler is not None and self._per_call > 1
         if batch_sampler is not None:
             _check_sampler_alone(batch_size, shuffle)
@@ -130,7 +130,7 @@ class DataLoader(torch.utils.data.DataLoader):
             self._accessor = self._make_accessor(async_options, None)
             return
         check_int("DataLoader(num_workers)", num_workers, minimum=0)
-        self._combined = _combined_batch_size(options, batch_size)
+        self._combined = _combined_batch_size(self._per_call, batch_size)
         _check_batch_fits(dataset, self._combined)
         dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
         if isinstance(dataset, _InstanceShare):
@@ -156,8 +156,7 @@ class DataLoader(torch.utils.data.DataLoader):
 
     def _partition(self, dataset, shuffle: bool, auto_partition: bool, drop_last: bool):
         """With several host processes, each takes its own contiguous share of the data."""
-        processes = self.options.Distributed.num_distributed_processes
-        if processes == 1 or not auto_partition:
+        if self._spec.instances == 1 or not auto_partition:
             return dataset
         if self._combined is None:
             raise ValueError("auto_distributed_partitioning needs a batch_size (each process's "
@@ -169,7 +168,8 @@ class DataLoader(torch.utils.data.DataLoader):
         if shuffle and self.options.random_seed is None:
             raise ValueError("shuffling with several processes needs options.randomSeed(...) so "
                              "that every process draws the same order")
-        return _InstanceShare(dataset, self.options, self._combined, drop_last, shuffle)
+        seed = self.options.random_seed if shuffle else None
+        return _InstanceShare(dataset, self._spec, self._combined, drop_last, seed)
 
     def _warn_remainder(self, dataset, drop_last: bool):
         if drop_last or not hasattr(dataset, "__len__") or self._combined is None:
@@ -227,18 +227,13 @@ class DataLoader(torch.utils.data.DataLoader):
             self._accessor.terminate()
 
 
-def _batches_per_call(options: Options) -> int:
-    """Batches one call consumes: deviceIterations x replica groups x gradientAccumulation."""
-    groups = options.replication_factor // options.input_group_size
-    return options.device_iterations * groups * options.Training.gradient_accumulation
-
-
-def _combined_batch_size(options: Options, batch_size: int | None) -> int | None:
-    """Samples one call consumes: batch_size x _batches_per_call; None with batch_size=None
-    (torch's samples, unbatched)."""
+def _combined_batch_size(per_call: int, batch_size: int | None) -> int | None:
+    """Samples one call consumes: batch_size x the batches per call (RunSpec's
+    micro_batches_per_input, deviceIterations x gradientAccumulation x replica groups); None
+    with batch_size=None (torch's samples, unbatched)."""
     if batch_size is None:
         return None
-    return check_int("DataLoader(batch_size)", batch_size) * _batches_per_call(options)
+    return check_int("DataLoader(batch_size)", batch_size) * per_call
 
 
 def _rebatches(mode: DataLoaderMode, drop_last: bool, combined: int | None) -> bool:
@@ -327,9 +322,8 @@ class _InstanceShare(torch.utils.data.Dataset):
     epochs. The order and offset live in shared memory so that persistent workers see them.
     """
 
-    def __init__(self, dataset, options: Options, combined: int, drop_last: bool, shuffle: bool):
-        n, processes = len(dataset), options.Distributed.num_distributed_processes
-        index = options.Distributed.distributed_process_id
+    def __init__(self, dataset, spec, combined: int, drop_last: bool, seed: int | None):
+        n, processes, index = len(dataset), spec.instances, spec.instance
         if drop_last:
             per_process = combined * (n // (combined * processes))
             self.base_offset, self.length = index * per_process, per_process
@@ -341,8 +335,8 @@ class _InstanceShare(torch.utils.data.Dataset):
         self.offset = torch.tensor([self.base_offset]).share_memory_()
         self.order: torch.Tensor | None = None
         self.generator: torch.Generator | None = None
-        if shuffle:
-            self.generator = torch.Generator().manual_seed(options.random_seed)
+        if seed is not None:
+            self.generator = torch.Generator().manual_seed(seed)
             self.order = torch.arange(n).share_memory_()
         self.epochs = 0
 

@@ -116,8 +116,7 @@ class PoplarExecutor(PerfQueries):
         finally:
             bar.close()
         self._spec, self._graph, self._plan = spec, graph, plan
-        self._across_instances = _instances.prepare(opts, self._training, self._user_model,
-                                                    spec.micro_batch, self._optimizer)
+        self._across_instances = _instances.prepare(spec, self._user_model, self._optimizer)
         self._example = tree_map(lambda x: torch.empty_like(x, device="meta")
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
         self._attached = opts.connection_type != ConnectionType.Never
@@ -335,8 +334,8 @@ class PoplarExecutor(PerfQueries):
 
     # --- performance queries (simulated time; the PopTorch-named ones are PerfQueries') ---------
     def _counters(self) -> PerfCounters:
-        streamed = streams(self._options, self._training, tensor_count(self._example),
-                           self._record.outputs)
+        streamed = None if self._spec is None else streams(self._spec, tensor_count(self._example),
+                                                           self._record.outputs)
         return PerfCounters(self._plan, self._record, streamed, self._options.log_cycle_count,
                             self._options.show_compilation_progress_bar)
 

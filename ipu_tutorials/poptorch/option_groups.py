@@ -1,314 +1,303 @@
-"""The option groups hung off poptorch.Options: Training, Precision, TensorLocations, Distributed."""
+"""The option groups hung off poptorch.Options: Training, Precision, Distributed, Jit, _Popart.
+
+Each group declares its options once (`_declared.Option`); the setters check and store
+through those declarations. The tensor-location groups are in tensor_locations.py.
+"""
 from __future__ import annotations
 
-import copy
+import functools
 import os
 
 import torch
 
-from ..errors import Error
-from ._checks import check_bool, check_enum, check_int
+from ._checks import check_bool, check_enum, check_int, one_of
+from ._declared import Option, _OptionGroup, backend_value, plain, shown
 from ._logging import logger
-from ._popart_names import POPART_OPTION_NAMES
+from ._popart_names import POPART_OPTION_NAMES, POPART_SPEC_FIELDS
 from .enums import HalfFloatCastingBehavior, MeanReductionStrategy, ReductionType
+# files saved before the tensor-location groups moved to tensor_locations.py name them here
+from .tensor_locations import TensorLocationSettings, _TensorLocationOptions  # noqa: F401
 
 
-class _OptionGroup:
-    """Named values with defaults; frozen once a model or DataLoader has taken the options."""
-
-    _defaults: dict = {}
-    _optional: frozenset = frozenset()  # names with no default: absent until a setter sets one
-
-    def __init__(self):
-        object.__setattr__(self, "_values", copy.deepcopy(self._defaults))
-        object.__setattr__(self, "_frozen", False)
-
-    def __getattr__(self, name):
-        values = self.__dict__.get("_values", {})
-        if name in values:
-            return values[name]
-        raise AttributeError(f"{type(self).__name__} has no option {name!r}; "
-                             f"its options are: {', '.join(sorted(values))}")
-
-    def __setattr__(self, name, value):
-        if name == "__class__" and isinstance(value, type) and issubclass(value, type(self)):
-            object.__setattr__(self, name, value)  # popdist swaps a group for a subclass of it
-            return
-        raise AttributeError(f"set options with their methods (for example "
-                             f"opts.deviceIterations(4)), not by assigning {name!r}")
-
-    def _check_not_frozen(self, key: str = "an option"):
-        if self._frozen:
-            raise Error(f"cannot change {key}: these Options are frozen because a "
-                        f"poptorch.DataLoader or wrapped model already uses them. Call "
-                        f"options.clone() and change the copy instead.")
-
-    def _set(self, key: str, value):
-        """Store one value under a name of the group's table (its defaults and optional names)."""
-        self._check_not_frozen(repr(key))
-        self._check_name(key)
-        self._values[key] = value
-        return self
-
-    def _check_name(self, key: str) -> None:
-        """A name outside the table is an error, never a silent new option."""
-        if key not in self._defaults and key not in self._optional:
-            valid = ", ".join(sorted([*self._defaults, *self._optional]))
-            raise ValueError(f"unknown option {key!r} for {type(self).__name__}; "
-                             f"valid names: {valid}")
-
-    def set(self, **kwargs):
-        """Set raw values by name; each must be a known option of the default's type."""
-        for key, value in kwargs.items():
-            if key not in self._values:
-                raise ValueError(f"unknown option {key!r} for {type(self).__name__}; "
-                                 f"valid names: {', '.join(sorted(self._values))}")
-            default = self._defaults.get(key)
-            wrong_bool = isinstance(value, bool) and not isinstance(default, bool)
-            if default is not None and (wrong_bool or not isinstance(value, type(default))):
-                raise TypeError(f"option {key!r} expects {type(default).__name__}, "
-                                f"got {type(value).__name__} {value!r}")
-            self._set(key, value)
-        return self
-
-    def _freeze(self):
-        object.__setattr__(self, "_frozen", True)
-
-    def __deepcopy__(self, memo):
-        """A deep copy is a fresh, modifiable set of options, as in PopTorch."""
-        clone = object.__new__(type(self))
-        memo[id(self)] = clone
-        for name, value in self.__dict__.items():
-            object.__setattr__(clone, name, copy.deepcopy(value, memo))
-        object.__setattr__(clone, "_frozen", False)
-        return clone
-
-    def _unfrozen_copy(self):
-        clone = copy.deepcopy(self)
-        object.__setattr__(clone, "_frozen", False)
-        return clone
-
-    def toDict(self) -> dict:
-        return {k: _plain(v) for k, v in self._values.items()}
-
-    def __repr__(self) -> str:
-        body = ", ".join(f"{k}={_shown(v)}" for k, v in self._values.items())
-        return f"{type(self).__name__}({body})"
+def _reduced(where: str, reduction_type) -> ReductionType:
+    """ReductionType.Mean or Sum: training must reduce its gradients somehow."""
+    check_enum(where, reduction_type, ReductionType)
+    if reduction_type == ReductionType.NoReduction:
+        raise ValueError(f"{where}: gradients must be reduced; use ReductionType.Mean (the "
+                         f"default) or ReductionType.Sum")
+    return reduction_type
 
 
-def _plain(value):
-    """A JSON-friendly copy of an option value."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, torch.dtype):
-        return str(value).replace("torch.", "")
-    if hasattr(value, "value") and hasattr(value, "name"):  # enums
-        return value.name
-    return value
+def _partials(where: str, dtype) -> torch.dtype:
+    if dtype not in (torch.float32, torch.float16):
+        raise ValueError(f"{where} accepts torch.float or torch.half, got {dtype!r}")
+    return dtype
 
 
-def _shown(value):
-    if hasattr(value, "name") and hasattr(value, "value"):
-        return f"{type(value).__name__}.{value.name}"
-    return repr(value)
+def _width(dtype: torch.dtype) -> int:
+    return torch.empty(0, dtype=dtype).element_size()
 
 
 class _TrainingOptions(_OptionGroup):
-    """opts.Training: gradient accumulation and how gradients are reduced."""
+    """opts.Training: gradient accumulation and how gradients are reduced (training only)."""
 
-    _defaults = {
-        "gradient_accumulation": 1,
-        "accumulation_and_replication_reduction_type": ReductionType.Mean,
-        "meanAccumulationAndReplicationReductionStrategy": MeanReductionStrategy.Post,
-        "auto_loss_scaling": False,
-    }
+    _prefix = "Training."
+    gradient_accumulation = Option(1, setter="gradientAccumulation", check=check_int,
+                                   spec="gradient_accumulation")
+    accumulation_and_replication_reduction_type = Option(
+        ReductionType.Mean, setter="accumulationAndReplicationReductionType", check=_reduced,
+        spec="mean_reduction", to_spec=lambda kind: kind == ReductionType.Mean)
+    meanAccumulationAndReplicationReductionStrategy = Option(
+        MeanReductionStrategy.Post, setter="setMeanAccumulationAndReplicationReductionStrategy",
+        check=one_of(MeanReductionStrategy),
+        spec="running_mean", to_spec=lambda strategy: strategy == MeanReductionStrategy.Running)
+    auto_loss_scaling = Option(False, setter="setAutomaticLossScaling", check=check_bool)
 
-    def gradientAccumulation(self, gradient_accumulation: int):
-        return self._set("gradient_accumulation",
-                         check_int("Training.gradientAccumulation()", gradient_accumulation))
+    def gradientAccumulation(self, gradient_accumulation: int) -> "_TrainingOptions":
+        """Accumulate the gradients of this many micro-batches before each weight update.
 
-    def accumulationAndReplicationReductionType(self, reduction_type: ReductionType):
-        check_enum("Training.accumulationAndReplicationReductionType()", reduction_type, ReductionType)
-        if reduction_type == ReductionType.NoReduction:
-            raise ValueError("Training.accumulationAndReplicationReductionType(): gradients must be "
-                             "reduced; use ReductionType.Mean (the default) or ReductionType.Sum")
-        return self._set("accumulation_and_replication_reduction_type", reduction_type)
+        Each call of a training model then reads `gradient_accumulation` micro-batches per
+        device iteration and replica, so it also scales the samples between updates. As in
+        PopTorch, pipelined training over N stages needs at least 2N - 1 (the backward pass
+        adds N - 1 stages); more micro-batches shorten the share of fill and flush.
 
-    def setMeanAccumulationAndReplicationReductionStrategy(self, strategy: MeanReductionStrategy):
-        check_enum("Training.setMeanAccumulationAndReplicationReductionStrategy()", strategy,
-                   MeanReductionStrategy)
-        return self._set("meanAccumulationAndReplicationReductionStrategy", strategy)
+        Args:
+            gradient_accumulation: a positive integer (default 1). An inference model must
+                keep 1, as PopTorch requires.
+        """
+        return self._set(gradient_accumulation=gradient_accumulation)
 
-    def setAutomaticLossScaling(self, enabled: bool):
-        return self._set("auto_loss_scaling", check_bool("Training.setAutomaticLossScaling()", enabled))
+    def accumulationAndReplicationReductionType(self, reduction_type: ReductionType
+                                                ) -> "_TrainingOptions":
+        """How gradients are combined across accumulated micro-batches and replicas.
+
+        Args:
+            reduction_type: `ReductionType.Mean` (the default: divide by the number of
+                gradients) or `ReductionType.Sum`; `NoReduction` raises ValueError, as in
+                PopTorch.
+        """
+        return self._set(accumulation_and_replication_reduction_type=reduction_type)
+
+    def setMeanAccumulationAndReplicationReductionStrategy(
+            self, mean_reduction_strategy: MeanReductionStrategy) -> "_TrainingOptions":
+        """When a Mean reduction divides: `Post` (default) divides the summed gradients once,
+        `Running` keeps a running mean (safer in float16). As in PopTorch, a model whose
+        optimizer accumulates in float16 switches to Running unless this was called.
+
+        Args:
+            mean_reduction_strategy: a `poptorch.MeanReductionStrategy`.
+        """
+        return self._set(meanAccumulationAndReplicationReductionStrategy=mean_reduction_strategy)
+
+    def setAutomaticLossScaling(self, enabled: bool) -> "_TrainingOptions":
+        """Let the device adjust the loss scale of a float16 model as it trains (PopART's
+        automatic loss scaling; see poptorch/_loss_scaling.py for the update rule).
+
+        Args:
+            enabled: True or False (default False).
+        """
+        return self._set(auto_loss_scaling=enabled)
 
 
 class _PrecisionOptions(_OptionGroup):
-    """opts.Precision: partials type, stochastic rounding, half/float casting."""
+    """opts.Precision: partials type, stochastic rounding, floating-point exceptions."""
 
-    _defaults = {
-        "partials_type": torch.float32,
-        "enable_stochastic_rounding": False,
-        "enable_floating_point_exceptions": False,
-        "half_float_casting": HalfFloatCastingBehavior.Default,
-    }
+    _prefix = "Precision."
+    partials_type = Option(torch.float32, setter="setPartialsType", check=_partials,
+                           spec="partials_bytes", to_spec=_width)
+    enable_stochastic_rounding = Option(False, setter="enableStochasticRounding", check=check_bool)
+    enable_floating_point_exceptions = Option(False, setter="enableFloatingPointExceptions",
+                                              check=check_bool, spec="floating_point_exceptions")
+    half_float_casting = Option(HalfFloatCastingBehavior.Default, setter="halfFloatCasting",
+                                check=one_of(HalfFloatCastingBehavior))
 
-    def setPartialsType(self, dtype: torch.dtype):
-        if dtype not in (torch.float32, torch.float16):
-            raise ValueError(f"Precision.setPartialsType() accepts torch.float or torch.half, "
-                             f"got {dtype!r}")
-        return self._set("partials_type", dtype)
+    def setPartialsType(self, dtype: torch.dtype) -> "_PrecisionOptions":
+        """The type of the partial sums inside matmuls and convolutions. float16 partials
+        halve their memory and round each partial sum to float16.
 
-    def enableStochasticRounding(self, enabled: bool):
-        return self._set("enable_stochastic_rounding",
-                         check_bool("Precision.enableStochasticRounding()", enabled))
+        Args:
+            dtype: torch.float (the default) or torch.half; anything else raises ValueError,
+                as in PopTorch.
+        """
+        return self._set(partials_type=dtype)
 
-    def enableFloatingPointExceptions(self, enabled: bool):
-        return self._set("enable_floating_point_exceptions",
-                         check_bool("Precision.enableFloatingPointExceptions()", enabled))
+    def enableStochasticRounding(self, enabled: bool) -> "_PrecisionOptions":
+        """Round float16 results up or down at random, in proportion to the distance, so
+        that the rounding averages out; the draws follow opts.randomSeed.
 
-    def halfFloatCasting(self, behavior: HalfFloatCastingBehavior):
+        Args:
+            enabled: True or False (default False).
+        """
+        return self._set(enable_stochastic_rounding=enabled)
+
+    def enableFloatingPointExceptions(self, enabled: bool) -> "_PrecisionOptions":
+        """Stop at the first op that overflows or makes an invalid value (inf - inf, 0 / 0,
+        0 x inf...), which PopTorch raises as a RuntimeError.
+
+        Args:
+            enabled: True or False (default False).
+        """
+        return self._set(enable_floating_point_exceptions=enabled)
+
+    def halfFloatCasting(self, half_float_casting: HalfFloatCastingBehavior
+                         ) -> "_PrecisionOptions":
         """Deprecated since PopTorch 3.0, which always upcasts mixed float16/float32 ops as
-        PyTorch does. Recorded; only FloatDowncastToHalf changes anything here (the SDK 2.x
-        tracing frontend's default, kept as a documented extension: docs/differences.md)."""
-        check_enum("Precision.halfFloatCasting()", behavior, HalfFloatCastingBehavior)
+        PyTorch does; it logs PopTorch's deprecation warning. The value is recorded; only
+        FloatDowncastToHalf changes anything here (the SDK 2.x tracing frontend's default,
+        kept as a documented extension: docs/differences.md).
+
+        Args:
+            half_float_casting: a `poptorch.HalfFloatCastingBehavior`.
+        """
+        values = self._checked(half_float_casting=half_float_casting)
         logger.warning("[Deprecated] options.Precision.halfFloatCasting(): since PopTorch 3.0 "
                        "mixed float16/float32 ops are upcast to float32, as in PyTorch; cast "
                        "inputs or layers to float16 yourself to compute in float16")
-        return self._set("half_float_casting", behavior)
-
-
-TENSOR_KINDS = ("activation", "weight", "optimizer", "accumulator")  # what TensorLocations places
-
-
-class TensorLocationSettings(_OptionGroup):
-    """Where one kind of tensor lives: on chip, off chip, or sharded across replicas."""
-
-    _defaults: dict = {}
-    _optional = frozenset({"onChip", "useReplicatedTensorSharding", "minElementsForOffChip",
-                           "minElementsForReplicatedTensorSharding", "useIOTilesToLoad",
-                           "useIOTilesToStore"})
-
-    def useOnChipStorage(self, use: bool = True):
-        return self._set("onChip", int(check_bool("useOnChipStorage()", use)))
-
-    def useReplicatedTensorSharding(self, use: bool = True):
-        return self._set("useReplicatedTensorSharding",
-                         int(check_bool("useReplicatedTensorSharding()", use)))
-
-    def minElementsForOffChip(self, min_elements: int):
-        return self._set("minElementsForOffChip",
-                         check_int("minElementsForOffChip()", min_elements, minimum=0))
-
-    def minElementsForReplicatedTensorSharding(self, min_elements: int):
-        return self._set("minElementsForReplicatedTensorSharding",
-                         check_int("minElementsForReplicatedTensorSharding()", min_elements, minimum=0))
-
-    def useIOTilesToLoad(self, use: bool = True):
-        return self._set("useIOTilesToLoad", int(check_bool("useIOTilesToLoad()", use)))
-
-    def useIOTilesToStore(self, use: bool = True):
-        return self._set("useIOTilesToStore", int(check_bool("useIOTilesToStore()", use)))
-
-
-class _TensorLocationOptions(_OptionGroup):
-    """opts.TensorLocations: where activations, weights, optimizer state and accumulators live."""
-
-    _defaults: dict = {}
-    _optional = frozenset({f"location_{kind}" for kind in TENSOR_KINDS} | {"numIOTiles"})
-
-    def numIOTiles(self, num_tiles: int):
-        """Tiles set aside for host I/O (overlapped I/O needs them); recorded, not simulated."""
-        if not isinstance(num_tiles, int) or isinstance(num_tiles, bool):
-            raise TypeError(f"numIOTiles() expects an int, got {num_tiles!r}")
-        # PopTorch checks with assert statements: the same AssertionError, kept under python -O
-        if not (32 <= num_tiles <= 192 and num_tiles % 2 == 0):
-            raise AssertionError("numIOTiles must be an even number between 32 and 192.")
-        return self._set("numIOTiles", num_tiles)
-
-    def _set_location(self, kind: str, settings: TensorLocationSettings):
-        if not isinstance(settings, TensorLocationSettings):
-            raise TypeError(f"TensorLocations.set{kind.title()}Location() expects a "
-                            f"poptorch.TensorLocationSettings, got {type(settings).__name__}")
-        return self._set(f"location_{kind}", dict(settings._values))
-
-    def setActivationLocation(self, settings: TensorLocationSettings):
-        return self._set_location("activation", settings)
-
-    def setWeightLocation(self, settings: TensorLocationSettings):
-        return self._set_location("weight", settings)
-
-    def setOptimizerLocation(self, settings: TensorLocationSettings):
-        return self._set_location("optimizer", settings)
-
-    def setAccumulatorLocation(self, settings: TensorLocationSettings):
-        return self._set_location("accumulator", settings)
-
-    def location(self, kind: str) -> dict:
-        """The settings the user gave for one tensor kind ({} when never set)."""
-        return self._values.get(f"location_{kind}", {})
+        return self._store(values)
 
 
 class _DistributedOptions(_OptionGroup):
-    """opts.Distributed: several host processes (Options reads them from the MPI environment)."""
+    """opts.Distributed: several host processes, each driving its own replicas. Options reads
+    the process id and count from the MPI environment, as PopTorch does."""
 
-    _defaults = {"num_distributed_processes": 1, "distributed_process_id": 0}
+    _prefix = "Distributed."
+    num_distributed_processes = Option(1, setter="configureProcessId", argument="num_processes",
+                                       check=check_int, spec="instances")
+    distributed_process_id = Option(0, setter="configureProcessId", argument="process_id",
+                                    check=functools.partial(check_int, minimum=0), spec="instance")
+    _more_setters = ("disable", "setEnvVarNames")  # they set the two options above too
 
-    def configureProcessId(self, process_id: int, num_processes: int):
-        check_int("Distributed.configureProcessId(num_processes)", num_processes)
-        check_int("Distributed.configureProcessId(process_id)", process_id, minimum=0)
+    def configureProcessId(self, process_id: int, num_processes: int) -> "_DistributedOptions":
+        """Set this process's index and the number of processes the run is split over.
+
+        Args:
+            process_id: this process's index, from 0.
+            num_processes: the number of processes (default 1); process_id must be below it.
+        """
+        values = self._checked(num_distributed_processes=num_processes,
+                               distributed_process_id=process_id)
         if process_id >= num_processes:
             raise ValueError(f"Distributed.configureProcessId(): process_id must be below "
                              f"num_processes, got {process_id} of {num_processes}")
-        self._set("num_distributed_processes", num_processes)
-        return self._set("distributed_process_id", process_id)
+        return self._store(values)
 
-    def disable(self):
-        """One process: forget the process id and count (environment or configureProcessId)."""
-        self._set("num_distributed_processes", 1)
-        return self._set("distributed_process_id", 0)
+    def disable(self) -> "_DistributedOptions":
+        """One process: forget the process id and count, whether from the environment or
+        from configureProcessId."""
+        return self._set(num_distributed_processes=1, distributed_process_id=0)
 
-    def setEnvVarNames(self, var_num_processes: str, var_process_id: str):
-        """Read the process count and id from these environment variables (absent: 1 and 0)."""
+    def setEnvVarNames(self, var_num_processes: str, var_process_id: str
+                       ) -> "_DistributedOptions":
+        """Read the process count and id from these environment variables (1 and 0 when
+        absent). PopTorch reads OMPI_COMM_WORLD_SIZE and OMPI_COMM_WORLD_RANK by default.
+
+        Args:
+            var_num_processes: the variable holding the number of processes.
+            var_process_id: the variable holding this process's index.
+        """
         return self.configureProcessId(int(os.environ.get(var_process_id, "0")),
                                        int(os.environ.get(var_num_processes, "1")))
 
     @property
     def processId(self) -> int:
+        """This process's index among numProcesses."""
         return self.distributed_process_id
 
     @property
     def numProcesses(self) -> int:
+        """The number of processes the run is split over."""
         return self.num_distributed_processes
 
 
 class _JitOptions(_OptionGroup):
     """opts.Jit: kept for compatibility; the simulator always runs the model eagerly."""
 
-    _defaults = {"trace_model": False}
+    _prefix = "Jit."
+    trace_model = Option(False, setter="traceModel", check=check_bool)
 
-    def traceModel(self, trace_model: bool):
-        return self._set("trace_model", check_bool("Jit.traceModel()", trace_model))
+    def traceModel(self, trace_model: bool) -> "_JitOptions":
+        """Recorded only: the model always runs as PyTorch code. (PopTorch 3.x deprecates
+        this setter; tracing was the SDK 2.x frontend.)
+
+        Args:
+            trace_model: True or False (default False).
+        """
+        return self._set(trace_model=trace_model)
 
 
 class _PopartOptions(_OptionGroup):
-    """opts._Popart: low-level PopART options, recorded (and shown in reports) but not simulated."""
+    """opts._Popart: PopART session options by PopART's names, recorded and shown in reports.
 
-    _defaults: dict = {}
-    _optional = POPART_OPTION_NAMES
+    Only the names in POPART_SPEC_FIELDS reach the simulator (autoRecomputation); the rest
+    are recorded, not simulated (docs/differences.md).
+    """
 
-    def set(self, key: str, value):
+    _prefix = "_Popart."
+    _more_setters = ("set", "setEngineOptions", "setPatterns")
+
+    def __init__(self):
+        super().__init__()
+        object.__setattr__(self, "options", {})  # PopTorch's attribute: name -> value
+
+    def set(self, key: str, value) -> "_PopartOptions":
+        """Record one PopART session option, by PopART's name (PopTorch passes it on to
+        PopART). The name must be one the simulator knows (poptorch/_popart_names.py).
+
+        Args:
+            key: the session option's name, such as "autoRecomputation".
+            value: its value; PopART's enums are given as integers.
+        """
         if not isinstance(key, str):
             raise TypeError(f"_Popart.set() expects a string key, got {key!r}")
-        return self._set(key, value)
+        self._check_not_frozen(repr(key))
+        if key not in POPART_OPTION_NAMES:
+            raise ValueError(f"unknown option {key!r} for _PopartOptions; valid names: "
+                             f"{', '.join(sorted(POPART_OPTION_NAMES))}")
+        self.options[key] = value
+        return self
 
-    def setEngineOptions(self, options: dict):
-        if not isinstance(options, dict):
-            raise TypeError(f"_Popart.setEngineOptions() expects a dict, got {type(options).__name__}")
-        return self._set("engineOptions", dict(options))
+    def setEngineOptions(self, engine_options: dict) -> "_PopartOptions":
+        """Poplar engine options, recorded as PopART's engineOptions.
 
-    def setPatterns(self, patterns: dict, level: int = 2):
+        Args:
+            engine_options: a dict of option name to value (strings, as Poplar takes them).
+        """
+        if not isinstance(engine_options, dict):
+            raise TypeError(f"_Popart.setEngineOptions() expects a dict, got "
+                            f"{type(engine_options).__name__}")
+        return self.set("engineOptions", dict(engine_options))
+
+    def setPatterns(self, patterns: dict, level: int = 2) -> "_PopartOptions":
+        """PopART's graph transformation patterns to switch on or off, over a base level.
+
+        Args:
+            patterns: a dict of pattern name to True or False.
+            level: PopART's PatternsLevel to start from (default 2, Default).
+        """
         if not isinstance(patterns, dict):
             raise TypeError(f"_Popart.setPatterns() expects a dict, got {type(patterns).__name__}")
-        self._set("patternsLevel", level)
-        return self._set("patterns", dict(patterns))
+        self.set("patternsLevel", level)
+        return self.set("patterns", dict(patterns))
+
+    def __setstate__(self, state: dict) -> None:
+        """As pickled; a file saved before `options` held PopART's options in `_values`."""
+        state = dict(state)
+        state.setdefault("options", state.pop("_values", {}))
+        self.__dict__.update(state)
+
+    def spec_fields(self) -> dict:
+        """The RunSpec fields the PopART options the simulator reads fill."""
+        return {field: convert(self.options[name])
+                for name, (field, convert) in POPART_SPEC_FIELDS.items() if name in self.options}
+
+    def flat_entries(self) -> dict:
+        """The PopART options as PopTorch merges them into its flat backend dict."""
+        return backend_value(self.options)
+
+    def toDict(self) -> dict:
+        """The PopART options set so far, JSON-friendly."""
+        return plain(self.options)
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={shown(v)}" for k, v in self.options.items())
+        return f"{type(self).__name__}({body})"

@@ -1,211 +1,230 @@
-"""poptorch.Options: how a model is batched, placed, reduced, profiled and where it runs."""
-from __future__ import annotations
+"""poptorch.Options: how a model is batched, placed, reduced, profiled and where it runs.
 
-import ast
+Each option is declared once below (`Option`: PopTorch's setter, the default, the check, the
+RunSpec field); the setters check and store through those declarations, and toDict/fromDict,
+the options-file reader and the simulator's RunSpec are derived from them.
+"""
+from __future__ import annotations
 
 from .. import environment
 from . import _options_file as options_file
-from ._checks import check_bool, check_enum, check_fraction, check_int, check_str
-from ._option_rules import check_version
-from .enums import ConnectionType, OutputMode, SyncPattern, CommGroupType
-from .option_groups import (_DistributedOptions, _JitOptions, _OptionGroup, _PopartOptions,
-                            _PrecisionOptions, _TensorLocationOptions, _TrainingOptions, _shown)
-from ._options_dict import from_flat, to_flat
+from ._checks import check_bool, check_enum, check_fraction, check_int, check_str, one_of
+from ._declared import Group, Option, groups, shown
+from ._options_dict import from_flat, strategy_entries, strategy_from_entries, to_flat
+from ._run_options import _RunOptions
+from .enums import CommGroupType, OutputMode
+from .option_groups import (_DistributedOptions, _JitOptions, _PopartOptions, _PrecisionOptions,
+                            _TrainingOptions)
 from .strategies import AutoStage, ExecutionStrategy, PipelinedExecution
+from .tensor_locations import _TensorLocationOptions
 
 
-class Options(_OptionGroup):
-    """All the settings of a wrapped model or DataLoader. Every setter returns the Options."""
+def _strategy(where: str, strategy):
+    if not isinstance(strategy, ExecutionStrategy):
+        names = ", ".join(f"poptorch.{cls.__name__}" for cls in ExecutionStrategy)
+        raise TypeError(f"{where} expects one of {names}; got {type(strategy).__name__}")
+    return strategy
 
-    _defaults = {
-        "replication_factor": 1,
-        "input_group_size": 1,
-        "input_group_type": CommGroupType.All,
-        "device_iterations": 1,
-        "auto_round_num_ipus": False,
-        "output_mode": OutputMode.Default,
-        "output_return_period": 1,
-        "connection_type": ConnectionType.Always,
-        "sync_pattern": SyncPattern.Full,
-        "available_memory_proportion": {},
-        "random_seed": None,
-        "ipu_model": False,
-        "ipu_version": None,
-        "ipu_id": None,
-        "log_dir": ".",
-        "model_name": None,
-        "enable_synthetic_data": False,
-        "log_cycle_count": False,
-        "profile_dir": None,
-        "show_compilation_progress_bar": True,
-        "executable_cache_dir": None,
-        "broadcast_buffers": True,
-        "anchored_tensors": {},
-        "relax_optimizer_checks": False,
-    }
+
+def _memory_proportions(where: str, proportions) -> dict:
+    """{"IPU0": 0.5, ...}: a fraction of each IPU's memory for temporaries."""
+    if not isinstance(proportions, dict):
+        raise TypeError(f"{where} expects a dict such as {{\"IPU0\": 0.5}}")
+    for key, value in proportions.items():
+        if not isinstance(key, str) or not key.startswith("IPU") or not key[3:].isdigit():
+            raise ValueError(f"{where}: keys name IPUs as \"IPU0\", \"IPU1\", ...; got {key!r}")
+        check_fraction(f"{where}[{key!r}]", value)
+    return dict(proportions)
+
+
+class Options(_RunOptions):
+    """All the settings of a wrapped model or DataLoader, as in PopTorch.
+
+    Each setter checks its arguments (an error names the setter, the rule and the value) and
+    returns the Options, so that calls chain: `poptorch.Options().deviceIterations(4)`. Read a
+    value by its PopTorch attribute name (`opts.device_iterations`). A wrapped model or a
+    DataLoader freezes the Options it is given; `clone()` gives a modifiable copy.
+
+    The settings of the device and the run (randomSeed, connectionType, enableProfiling...)
+    are declared in its base class, `_RunOptions`.
+    """
+
+    # name = Option(default, setter=PopTorch's setter, check=..., spec=the RunSpec field it fills)
+    replication_factor = Option(1, setter="replicationFactor", check=check_int,
+                                spec="replication_factor")
+    input_group_size = Option(1, setter="inputReplicaGrouping", argument="input_group_size",
+                              check=check_int, spec="input_group_size")
+    input_group_type = Option(CommGroupType.All, setter="inputReplicaGrouping",
+                              argument="input_group_type", check=one_of(CommGroupType),
+                              spec="orthogonal_groups",
+                              to_spec=lambda kind: kind == CommGroupType.Orthogonal)
+    device_iterations = Option(1, setter="deviceIterations", check=check_int,
+                               spec="device_iterations")
+    auto_round_num_ipus = Option(False, setter="autoRoundNumIPUs", check=check_bool,
+                                 spec="auto_round_num_ipus")
+    # the RunSpec's output mode also depends on training (Default): _to_simulator.output_mode
+    output_mode = Option(OutputMode.Default, setter="outputMode", check=one_of(OutputMode))
+    output_return_period = Option(1, setter="outputMode", argument="output_return_period",
+                                  check=check_int, spec="output_return_period")
+    available_memory_proportion = Option(
+        {}, setter="setAvailableMemoryProportion", check=_memory_proportions,
+        spec="available_memory", to_spec=lambda by_name: {int(k[3:]): v for k, v in by_name.items()})
+    broadcast_buffers = Option(True, setter="broadcastBuffers", check=check_bool)
+    anchored_tensors = Option({}, setter="anchorTensor")
+    # the RunSpec's strategy is built from it by _to_simulator.strategy_spec
+    execution_strategy = Option(PipelinedExecution(AutoStage.SameAsIpu),
+                                setter="setExecutionStrategy", check=_strategy,
+                                kind=ExecutionStrategy,
+                                to_flat=strategy_entries, from_flat=strategy_from_entries,
+                                flat_keys=("execution_mode", "separate_backward_phase",
+                                           "tensors_liveness", "serial_phases_execution"))
+    _more_setters = ("updatableNamedBuffers",)  # it sets a PopART option
+
+    Training = Group(_TrainingOptions)
+    """Training's options: gradient accumulation and reductions."""
+    Precision = Group(_PrecisionOptions, flat=False)  # PopTorch's toDict() leaves it out
+    """Number formats: partials type, stochastic rounding, floating-point exceptions."""
+    TensorLocations = Group(_TensorLocationOptions)
+    """Where activations, weights, optimizer state and accumulators live."""
+    Distributed = Group(_DistributedOptions)
+    """Several host processes (poprun instances), each with its own replicas."""
+    Jit = Group(_JitOptions, flat=False)
+    """Kept for compatibility: the model always runs eagerly."""
+    _Popart = Group(_PopartOptions)
+    """PopART session options by PopART's names, recorded (advanced users, as in PopTorch)."""
 
     def __init__(self):
         super().__init__()
-        object.__setattr__(self, "_groups", {
-            "Training": _TrainingOptions(), "Precision": _PrecisionOptions(),
-            "TensorLocations": _TensorLocationOptions(), "Distributed": _DistributedOptions(),
-            "Jit": _JitOptions(), "_Popart": _PopartOptions()})
-        object.__setattr__(self, "_strategy", PipelinedExecution(AutoStage.SameAsIpu))
+        for group in groups(type(self)):
+            object.__setattr__(self, group.name, group.cls())
         self._apply_environment(environment.read())
 
     def _apply_environment(self, env: environment.Environment) -> None:
         """PopTorch's environment variables set the starting values (see ipu_tutorials.environment)."""
         if env.ipu_model:
-            self._set("ipu_model", True)
+            self.useIpuModel(True)
         if env.cache_dir:
-            self._set("executable_cache_dir", env.cache_dir)
+            self.enableExecutableCaching(env.cache_dir)
         if env.mpi_rank is not None and env.mpi_size is not None:
             self.Distributed.configureProcessId(int(env.mpi_rank), int(env.mpi_size))
         if env.default_options:
             self.from_json(env.default_options)
 
-    def __getattr__(self, name):
-        groups = self.__dict__.get("_groups", {})
-        if name in groups:
-            return groups[name]
-        return super().__getattr__(name)
-
     @property
     def GraphProcessing(self) -> _PrecisionOptions:
-        """Older SDKs' name for the group that holds halfFloatCasting."""
-        return self._groups["Precision"]
-
-    # --- batching -------------------------------------------------------------------------
-    def deviceIterations(self, device_iterations: int) -> "Options":
-        return self._set("device_iterations", check_int("deviceIterations()", device_iterations))
-
-    def replicationFactor(self, replication_factor: int) -> "Options":
-        return self._set("replication_factor", check_int("replicationFactor()", replication_factor))
-
-    def inputReplicaGrouping(self, input_group_size: int, input_group_type: CommGroupType):
-        check_int("inputReplicaGrouping(input_group_size)", input_group_size)
-        check_enum("inputReplicaGrouping(input_group_type)", input_group_type, CommGroupType)
-        if self.replication_factor % input_group_size:
-            raise ValueError(f"inputReplicaGrouping(): the group size must divide the replication "
-                             f"factor; {input_group_size} does not divide {self.replication_factor}")
-        self._set("input_group_type", input_group_type)
-        return self._set("input_group_size", input_group_size)
-
-    def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None):
-        check_enum("outputMode()", output_mode, OutputMode)
-        if output_mode == OutputMode.EveryN:
-            if output_return_period is None:
-                raise ValueError("outputMode(OutputMode.EveryN) needs output_return_period, "
-                                 "e.g. outputMode(OutputMode.EveryN, 5)")
-            check_int("outputMode(output_return_period)", output_return_period)
-        # Like PopTorch, a period given with another mode is ignored.
-        period = output_return_period if output_mode == OutputMode.EveryN else 1
-        self._set("output_return_period", period)
-        return self._set("output_mode", output_mode)
-
-    def defaultOutputMode(self) -> bool:
-        """Whether the output mode is still Default (a wrapped model resolves it)."""
-        return self.output_mode == OutputMode.Default
-
-    # --- placement ------------------------------------------------------------------------
-    def setExecutionStrategy(self, strategy) -> "Options":
-        if not isinstance(strategy, ExecutionStrategy):
-            names = ", ".join(f"poptorch.{cls.__name__}" for cls in ExecutionStrategy)
-            raise TypeError(f"setExecutionStrategy() expects one of {names}; "
-                            f"got {type(strategy).__name__}")
-        self._check_not_frozen("the execution strategy")
-        object.__setattr__(self, "_strategy", strategy)
-        return self
-
-    @property
-    def execution_strategy(self):
-        return self._strategy
+        """Older SDKs' name for the group that holds halfFloatCasting (opts.Precision)."""
+        return self.Precision
 
     @property
     def _execution_strategy(self):
         """PopTorch's own (private) name for the strategy, which its tests read."""
-        return self._strategy
+        return self.execution_strategy
 
-    def autoRoundNumIPUs(self, auto_round: bool) -> "Options":
-        return self._set("auto_round_num_ipus", check_bool("autoRoundNumIPUs()", auto_round))
+    # --- batching -------------------------------------------------------------------------
+    def deviceIterations(self, device_iterations: int) -> "Options":
+        """How many iterations the device runs per call of the model, each on a new batch
+        (default 1): one call then reads that many batches, with one round trip to the host.
+
+        Args:
+            device_iterations: a positive integer.
+        """
+        return self._set(device_iterations=device_iterations)
+
+    def replicationFactor(self, replication_factor: int) -> "Options":
+        """How many copies of the model run side by side, each on its own IPUs and its own
+        share of every batch (default 1). A model on 2 IPUs with factor 4 uses 8 IPUs.
+
+        Args:
+            replication_factor: a positive integer.
+        """
+        return self._set(replication_factor=replication_factor)
+
+    def inputReplicaGrouping(self, input_group_size: int, input_group_type: CommGroupType
+                             ) -> "Options":
+        """Let groups of replicas share one slice of the input instead of each taking its own.
+
+        Args:
+            input_group_size: replicas per group; it must divide the replication factor.
+            input_group_type: which replicas form a group: `CommGroupType.Consecutive`
+                (0, 1 | 2, 3) or `CommGroupType.Orthogonal` (0, 2 | 1, 3).
+        """
+        values = self._checked(input_group_size=input_group_size, input_group_type=input_group_type)
+        if self.replication_factor % input_group_size:
+            raise ValueError(f"inputReplicaGrouping(): the group size must divide the replication "
+                             f"factor; {input_group_size} does not divide {self.replication_factor}")
+        return self._store(values)
+
+    def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None
+                   ) -> "Options":
+        """Which results a call returns: `All` (every micro-batch), `Final` (the last),
+        `Sum` (their sum), `EveryN` (every N-th device iteration) or `Default` (Final for a
+        training model, All for an inference model).
+
+        Args:
+            output_mode: a `poptorch.OutputMode`.
+            output_return_period: N for `EveryN` (required then); with another mode it is
+                ignored, as in PopTorch.
+        """
+        values = self._checked(output_mode=output_mode)
+        period = 1  # like PopTorch, a period given with another mode is ignored
+        if output_mode == OutputMode.EveryN:
+            if output_return_period is None:
+                raise ValueError("outputMode(OutputMode.EveryN) needs output_return_period, "
+                                 "e.g. outputMode(OutputMode.EveryN, 5)")
+            period = output_return_period
+        return self._store({**values, **self._checked(output_return_period=period)})
+
+    def defaultOutputMode(self) -> bool:
+        """Whether the output mode is still Default (each wrapped model resolves it)."""
+        return self.output_mode == OutputMode.Default
+
+    # --- placement ------------------------------------------------------------------------
+    def setExecutionStrategy(self, strategy) -> "Options":
+        """How the model's blocks are spread over IPUs: `PipelinedExecution` (the default,
+        `AutoStage.SameAsIpu`), `ShardedExecution`, `SerialPhasedExecution` or
+        `ParallelPhasedExecution`.
+
+        Args:
+            strategy: an instance of one of those classes.
+        """
+        self._check_not_frozen("the execution strategy")
+        return self._set(execution_strategy=strategy)
+
+    def autoRoundNumIPUs(self, auto_round_num_ipus: bool = True) -> "Options":
+        """Reserve the next power of two of IPUs when the model needs another count (a
+        warning says so); without it such a count is an error, as in PopTorch.
+
+        Args:
+            auto_round_num_ipus: True or False (default True; the option is False until set).
+        """
+        return self._set(auto_round_num_ipus=auto_round_num_ipus)
 
     def setAvailableMemoryProportion(self, available_memory_proportion: dict) -> "Options":
-        # the parameter's name is PopTorch's: code may pass it by keyword
-        proportions = available_memory_proportion
-        if not isinstance(proportions, dict):
-            raise TypeError("setAvailableMemoryProportion() expects a dict such as {\"IPU0\": 0.5}")
-        for key, value in proportions.items():
-            if not isinstance(key, str) or not key.startswith("IPU") or not key[3:].isdigit():
-                raise ValueError(f"setAvailableMemoryProportion(): keys name IPUs as \"IPU0\", "
-                                 f"\"IPU1\", ...; got {key!r}")
-            check_fraction(f"setAvailableMemoryProportion()[{key!r}]", value)
-        return self._set("available_memory_proportion", dict(proportions))
+        """The share of each IPU's memory that matmuls and convolutions may use for their
+        temporaries; a smaller share means less memory and more, smaller steps.
+
+        Args:
+            available_memory_proportion: {"IPU0": 0.5, ...}, each a fraction in (0, 1].
+        """
+        return self._set(available_memory_proportion=available_memory_proportion)
 
     # --- device and run -------------------------------------------------------------------
-    def randomSeed(self, random_seed: int) -> "Options":
-        import torch
+    def broadcastBuffers(self, broadcast_buffers: bool = True) -> "Options":
+        """Keep the replicas' buffers (BatchNorm's running statistics) in sync with replica
+        0's (True, the default), or let each replica keep its own (False).
 
-        check_int("randomSeed()", random_seed, minimum=0)
-        if random_seed >= 2**64:
-            raise ValueError(f"randomSeed() must be below 2**64 (torch's seed range), got "
-                             f"{random_seed}")
-        torch.manual_seed(random_seed)
-        return self._set("random_seed", random_seed)
-
-    def useIpuModel(self, use_model: bool) -> "Options":
-        return self._set("ipu_model", check_bool("useIpuModel()", use_model))
-
-    def useOfflineIpuTarget(self, ipu_version: int = 2) -> "Options":
-        check_version(ipu_version)  # rejects unknown versions, listing the known ones
-        self._set("ipu_version", ipu_version)
-        return self._set("connection_type", ConnectionType.Never)
-
-    def connectionType(self, connection_type: ConnectionType) -> "Options":
-        return self._set("connection_type", check_enum("connectionType()", connection_type,
-                                                       ConnectionType))
-
-    def syncPattern(self, sync_pattern: SyncPattern) -> "Options":
-        return self._set("sync_pattern", check_enum("syncPattern()", sync_pattern, SyncPattern))
-
-    def useIpuId(self, ipu_id: int) -> "Options":
-        return self._set("ipu_id", check_int("useIpuId()", ipu_id, minimum=0))
-
-    def logDir(self, log_dir: str) -> "Options":
-        return self._set("log_dir", check_str("logDir()", log_dir))
-
-    def modelName(self, name: str) -> "Options":
-        return self._set("model_name", check_str("modelName()", name))
-
-    def enableSyntheticData(self, enabled: bool) -> "Options":
-        return self._set("enable_synthetic_data", check_bool("enableSyntheticData()", enabled))
-
-    def logCycleCount(self, log_cycle_count: bool) -> "Options":
-        return self._set("log_cycle_count", check_bool("logCycleCount()", log_cycle_count))
-
-    def enableProfiling(self, profile_dir: str | None = "profile") -> "Options":
-        if profile_dir is not None:
-            check_str("enableProfiling()", profile_dir)
-        return self._set("profile_dir", profile_dir)
-
-    def showCompilationProgressBar(self, show: bool = True) -> "Options":
-        return self._set("show_compilation_progress_bar",
-                         check_bool("showCompilationProgressBar()", show))
-
-    def enableExecutableCaching(self, path: str | None) -> "Options":
-        if path is not None:
-            check_str("enableExecutableCaching()", path)
-        return self._set("executable_cache_dir", path)
-
-    def broadcastBuffers(self, broadcast: bool = True) -> "Options":
-        return self._set("broadcast_buffers", check_bool("broadcastBuffers()", broadcast))
-
-    def relaxOptimizerAttributesChecks(self, relax: bool = True) -> "Options":
-        """Report optimizer attributes added after compile as debug messages, not warnings."""
-        return self._set("relax_optimizer_checks",
-                         check_bool("relaxOptimizerAttributesChecks()", relax))
+        Args:
+            broadcast_buffers: True or False (default True).
+        """
+        return self._set(broadcast_buffers=broadcast_buffers)
 
     def updatableNamedBuffers(self, buffers: list[str]) -> "Options":
-        """The buffers copyNamedBuffersToDevice() uploads: a subset instead of every weight."""
+        """The buffers copyNamedBuffersToDevice() uploads: a subset instead of every weight.
+        Stored as PopART's updatableNamedBuffers, as PopTorch does.
+
+        Args:
+            buffers: a list of buffer names of the model (checked when it compiles).
+        """
         if isinstance(buffers, str) or not all(isinstance(b, str) for b in buffers):
             raise TypeError(f"updatableNamedBuffers() expects a list of buffer names, "
                             f"got {buffers!r}")
@@ -214,31 +233,46 @@ class Options(_OptionGroup):
 
     def anchorTensor(self, short_name: str, long_name: str, output_mode=None,
                      output_return_period: int = 1) -> "Options":
+        """Keep a tensor of the training step (a weight or gradient by PopART's name) to read
+        with `getAnchoredTensor(short_name)` after each run.
+
+        Args:
+            short_name: the name to read it by.
+            long_name: PopART's name of the tensor, such as "Gradient___fc.weight".
+            output_mode: when it is returned (default None: as the model's outputs).
+            output_return_period: N for `OutputMode.EveryN` (default 1).
+        """
         check_str("anchorTensor(short_name)", short_name)
         check_str("anchorTensor(long_name)", long_name)
         mode = OutputMode.Default if output_mode is None else check_enum(
             "anchorTensor(output_mode)", output_mode, OutputMode)
-        anchors = dict(self.anchored_tensors)
-        anchors[short_name] = {"long_name": long_name, "output_mode": mode,
-                               "output_return_period": output_return_period}
-        return self._set("anchored_tensors", anchors)
+        anchors = {**self.anchored_tensors, short_name: {
+            "long_name": long_name, "output_mode": mode, "output_return_period": output_return_period}}
+        return self._set(anchored_tensors=anchors)
 
     # --- copies, files and dictionaries ---------------------------------------------------
     def clone(self) -> "Options":
-        """A deep, unfrozen copy."""
-        clone = self._unfrozen_copy()  # the deep copy includes the groups and the strategy
-        for group in clone._groups.values():
-            object.__setattr__(group, "_frozen", False)
-        return clone
+        """A deep, unfrozen copy (its groups and strategy too), as PopTorch's clone()."""
+        import copy
+
+        return copy.deepcopy(self)
 
     def _freeze(self):
         super()._freeze()
-        for group in self._groups.values():
-            group._freeze()
+        for group in groups(type(self)):
+            getattr(self, group.name)._freeze()
 
     @property
     def is_frozen(self) -> bool:
+        """Whether a wrapped model or DataLoader uses these Options (then setters raise)."""
         return self._frozen
+
+    def spec_fields(self) -> dict:
+        """The RunSpec fields every declared option of these Options and their groups fills."""
+        fields = super().spec_fields()
+        for group in groups(type(self)):
+            fields.update(getattr(self, group.name).spec_fields())
+        return fields
 
     def toDict(self) -> dict:
         """PopTorch's backend layout: one flat dict, enum values, no Precision or Jit options.
@@ -253,133 +287,36 @@ class Options(_OptionGroup):
         """Options rebuilt from toDict()'s dict: `Options.fromDict(o.toDict()).toDict() == o.toDict()`.
 
         Raises:
+            TypeError: `data` is not a dict, or a value has the wrong type.
             ValueError: for phased execution (its phases are not in the dict).
         """
         return from_flat(cls, data)
 
-    def from_json(self, text: str) -> "Options":
-        """Apply {"methodName": value_or_list_of_args, "Group.methodName": ...} from JSON."""
-        calls = options_file.parse_json_text(text)
-        if not isinstance(calls, dict):
-            raise ValueError(f"options JSON must be an object of method: argument pairs, got {text!r}")
-        return self._apply_table(calls)
+    def from_json(self, string: str) -> "Options":
+        """Apply {"methodName": value or [arguments], "Group.methodName": ...} from JSON text,
+        as PopTorch's from_json (and POPTORCH_DEFAULT_OPTIONS) does; "OutputMode.All"-style
+        strings become enum members.
 
-    def _apply_table(self, calls: dict) -> "Options":
-        for name, args in calls.items():
-            args = args if isinstance(args, list) else [args]
-            self._method(name)(*[_json_arg(a) for a in args])
-        return self
+        Args:
+            string: the JSON text.
+        """
+        return options_file.apply_json(self, string)
 
     def loadFromFile(self, filepath: str) -> "Options":
-        """Apply a file of option calls, one per line, without the `options.` prefix (lines are
-        parsed, never evaluated); a .json or .toml file holds {"methodName": args} instead."""
-        if str(filepath).endswith(options_file.TABLE_SUFFIXES):
-            return self._apply_table(options_file.read_table(filepath))
-        for number, line in enumerate(options_file.read_lines(filepath), 1):
-            line = line.strip()
-            if line and not line.startswith("#"):
-                self._apply_call(line, f"{filepath}:{number}")
-        return self
+        """Apply a file of option calls, one per line, without the `options.` prefix
+        (`deviceIterations(4)`), as PopTorch does; lines are parsed, never evaluated, and
+        may call only the setters. A .json or .toml file holds {"methodName": args} instead.
 
-    def _method(self, dotted: str):
-        options_file.check_name(dotted)
-        target = self
-        for part in dotted.split("."):
-            try:
-                target = getattr(target, part)
-            except AttributeError:
-                raise ValueError(f"unknown option method {dotted!r}; name a setter such as "
-                                 f"'deviceIterations' or 'Training.gradientAccumulation'") from None
-        if not callable(target):
-            raise ValueError(f"{dotted!r} is not an option method")
-        return target
-
-    def _apply_call(self, line: str, where: str):
-        try:
-            call = ast.parse(line, mode="eval").body
-        except SyntaxError:
-            raise ValueError(f"{where}: expected a call such as deviceIterations(4), "
-                             f"got {line!r}") from None
-        if not isinstance(call, ast.Call):
-            raise ValueError(f"{where}: expected a call such as deviceIterations(4), got {line!r}")
-        self._run_call(call, where)
-
-    def _run_call(self, call: ast.Call, where: str):
-        """Run one setter call; a chain such as replicationFactor(2).deviceIterations(4) too."""
-        func = call.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
-            method = getattr(self._run_call(func.value, where), func.attr, None)
-            if not callable(method) or func.attr.startswith("_"):
-                raise ValueError(f"{where}: unknown option method {func.attr!r} in "
-                                 f"{ast.unparse(call)!r}")
-        else:
-            try:
-                method = self._method(ast.unparse(func))
-            except ValueError as error:
-                raise ValueError(f"{where}: {error}") from None
-        args = [_eval_literal(a, where) for a in call.args]
-        kwargs = {k.arg: _eval_literal(k.value, where) for k in call.keywords}
-        return method(*args, **kwargs)
+        Args:
+            filepath: the file's path.
+        """
+        return options_file.apply_file(self, filepath)
 
     def __repr__(self) -> str:
-        lines = [f"    {k}={_shown(v)}," for k, v in self._values.items()]
-        lines.append(f"    execution_strategy={self._strategy!r},")
-        lines += [f"    {name}={group!r}," for name, group in self._groups.items()]
+        lines = [f"    {option.name}={shown(value)}," for option, value in self._items()]
+        lines += [f"    {group.name}={getattr(self, group.name)!r},"
+                  for group in groups(type(self))]
         return "Options(\n" + "\n".join(lines) + "\n)"
-
-
-def _json_arg(value):
-    """Turn "OutputMode.All"-style strings into enum members; leave other values alone."""
-    from . import enums
-
-    if isinstance(value, str) and "." in value:
-        enum_name, _, member = value.partition(".")
-        enum_type = getattr(enums, enum_name, None)
-        if enum_type is not None and member in enum_type.__members__:
-            return enum_type[member]
-    return value
-
-
-def _facade_names() -> dict:
-    """What an options file may name after `poptorch.`: enums, strategies, location settings."""
-    from . import enums, strategies
-    from .option_groups import TensorLocationSettings
-
-    names = {n: getattr(m, n) for m in (enums, strategies) for n in dir(m) if n[0].isupper()}
-    names["TensorLocationSettings"] = TensorLocationSettings
-    return names
-
-
-def _resolve(path: str, where: str, shown: str):
-    """poptorch.Name.Member (or a torch dtype such as torch.float16) -> the object it names."""
-    options_file.check_name(path)
-    first, *rest = path.split(".")
-    target = _facade_names().get(first)
-    for part in rest:
-        target = getattr(target, part, None) if target is not None else None
-    if target is None:
-        target = options_file.torch_value(path)
-    if target is None:
-        raise ValueError(f"{where}: unknown name {shown!r}")
-    return target
-
-
-def _eval_literal(node: ast.AST, where: str):
-    """Literals, plus poptorch.Name(...) calls and poptorch.Enum.Member attributes."""
-    if isinstance(node, ast.Call):
-        func = _eval_literal(node.func, where)
-        if not isinstance(func, type):  # poptorch.ShardedExecution(...), never a function
-            raise ValueError(f"{where}: only poptorch classes can be called, not "
-                             f"{ast.unparse(node.func)!r}")
-        return func(*[_eval_literal(a, where) for a in node.args],
-                    **{k.arg: _eval_literal(k.value, where) for k in node.keywords})
-    if isinstance(node, ast.Attribute):
-        path = ast.unparse(node).removeprefix("poptorch.").removeprefix("torch.")
-        return _resolve(path, where, ast.unparse(node))
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        raise ValueError(f"{where}: cannot read {ast.unparse(node)!r} as a value") from None
 
 
 __all__ = ["Options"]

@@ -81,10 +81,10 @@ def check_settings(watch: _Watch, opts, training: bool) -> None:
     """The options overlapped I/O needs (PopTorch checks them when it adds the outputs)."""
     if not watch.overlapped:
         return
-    if isinstance(opts._execution_strategy, PipelinedExecution):
+    if isinstance(opts.execution_strategy, PipelinedExecution):
         raise Error("Overlapped IO is not supported with poptorch.PipelinedExecution. If you are "
                     "using only one IPU, please switch to poptorch.ShardedExecution.")
-    if not opts.TensorLocations._values.get("numIOTiles"):
+    if not getattr(opts.TensorLocations, "num_io_tiles", 0):  # unset until numIOTiles()
         raise Error("No IO tiles allocated. You must allocate at least 32 IO tiles using "
                     "poptorch.Options().TensorLocations.numIOTiles.")
     if resolved_output_mode(opts.output_mode, training) not in (OutputMode.Sum, OutputMode.All):

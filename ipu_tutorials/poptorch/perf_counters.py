@@ -8,8 +8,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from ..errors import Error
-from ._option_rules import resolved_output_mode
-from .enums import OutputMode
+from ._to_simulator import OUTPUT_EVERY_N, OUTPUT_FINAL, OUTPUT_SUM
 
 NOT_COMPILED = "the model has not been compiled, or has been destroyed: call it (or .compile()) first"
 
@@ -45,7 +44,7 @@ class Streams:
     steps: int  # device iterations
     replicas: int
     accumulation: int
-    mode: OutputMode  # resolved: never Default
+    mode: str  # the RunSpec's output mode: never Default
     period: int  # OutputMode.EveryN's return period
     synthetic: bool  # opts.enableSyntheticData(True): nothing crosses the host link
 
@@ -60,18 +59,18 @@ class Streams:
         if self.synthetic:
             return []
         counts = [self.accumulation * self.replicas] * self.steps
-        if self.mode in (OutputMode.Final, OutputMode.Sum):
+        if self.mode in (OUTPUT_FINAL, OUTPUT_SUM):
             counts = [0] * (self.steps - 1) + [self.replicas]
-        elif self.mode == OutputMode.EveryN:
+        elif self.mode == OUTPUT_EVERY_N:
             counts = [c if (s + 1) % self.period == 0 else 0 for s, c in enumerate(counts)]
         return counts
 
 
-def streams(options, training: bool, inputs: int, outputs: int) -> Streams:
-    accumulation = options.Training.gradient_accumulation if training else 1
-    return Streams(inputs, outputs, options.device_iterations, options.replication_factor,
-                   accumulation, resolved_output_mode(options.output_mode, training),
-                   options.output_return_period, options.enable_synthetic_data)
+def streams(spec, inputs: int, outputs: int) -> Streams:
+    """What each call of the compiled model (its RunSpec) streams, for these tensor counts."""
+    return Streams(inputs, outputs, spec.device_iterations, spec.replication_factor,
+                   spec.gradient_accumulation if spec.training else 1, spec.output_mode,
+                   spec.output_return_period, spec.synthetic_data)
 
 
 def step_windows(events, call_seconds: float) -> list[tuple[float, float, float, float]]:

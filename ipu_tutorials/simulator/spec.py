@@ -101,6 +101,7 @@ class RunSpec:
     gradient_accumulation: int = 1
     replication_factor: int = 1  # replicas this host process drives
     instances: int = 1  # host processes (poprun instances), each driving replication_factor
+    instance: int = 0  # this host process's index among them
     input_group_size: int = 1  # replicas that share one slice of the input
     orthogonal_groups: bool = False  # replicas r, r+G, r+2G... share (else consecutive ones do)
     output_mode: str = OUTPUT_FINAL
@@ -120,6 +121,7 @@ class RunSpec:
     # (then pipelines recompute and everything else keeps its activations)
     recompute: bool | None = None
     loader_async: bool = True  # host data prepared while the device runs (DataLoaderMode.Async)
+    synthetic_data: bool = False  # data made on the device: nothing crosses the host link
     wait_for_ipu: bool = False  # POPTORCH_WAIT_FOR_IPU=1
     system: System = System()
 

@@ -1,4 +1,5 @@
 """_instances.py: what instances must agree on, how long they wait, who is blamed when one is lost."""
+import dataclasses
 import socket
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.poptorch import _instances
+from ipu_tutorials.poptorch import _instances, _to_simulator
 
 HOST = socket.gethostname()
 
@@ -24,18 +25,25 @@ def test_the_timeout_is_a_positive_number_of_seconds(monkeypatch):
             _instances.timeout_seconds()
 
 
+def spec(opts, training=True, micro_batch=8):
+    return dataclasses.replace(_to_simulator.declared_spec(opts, training), micro_batch=micro_batch)
+
+
 def test_the_fingerprint_holds_what_every_instance_must_share():
     opts = poptorch.Options().replicationFactor(2).deviceIterations(3)
+    opts.Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
     model = torch.nn.Linear(4, 2)
-    found = _instances.fingerprint(opts, True, model, 8, poptorch.optim.SGD(model.parameters(), lr=0.1))
+    found = _instances.fingerprint(spec(opts), model, poptorch.optim.SGD(model.parameters(), lr=0.1))
     assert (found["model"], found["replicationFactor (local replicas)"], found["deviceIterations"],
             found["micro-batch size"], found["optimizer"]) == ("training", 2, 3, 8, "SGD")
+    assert found["reduction"] == "ReductionType.Sum"
     assert found["parameters"] == [("weight", (2, 4)), ("bias", (2,))]
-    assert _instances.fingerprint(opts, False, model, 8, None)["optimizer"] is None
+    assert _instances.fingerprint(spec(opts, training=False), model, None)["optimizer"] is None
 
 
 def test_a_single_instance_joins_nobody():
-    assert _instances.prepare(poptorch.Options(), True, torch.nn.Linear(2, 2), 1, None) is None
+    assert _instances.prepare(spec(poptorch.Options(), micro_batch=1), torch.nn.Linear(2, 2),
+                              None) is None
 
 
 def test_an_instance_whose_process_is_gone_is_named_with_its_pid():

@@ -1,4 +1,5 @@
-"""The option groups: one validated table of names each, freezing, copies and plain values."""
+"""The option groups (Training, Precision, Distributed, Jit, _Popart): their declarations,
+freezing and copies."""
 import copy
 
 import pytest
@@ -6,7 +7,6 @@ import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.errors import Error
-from ipu_tutorials.poptorch.option_groups import _plain
 
 
 def test_popart_set_rejects_a_name_popart_does_not_have():
@@ -18,11 +18,11 @@ def test_popart_set_rejects_a_name_popart_does_not_have():
 
 
 def test_every_setter_stores_under_a_name_of_its_groups_table():
-    """A typo inside a setter would be a new key; _set refuses names outside the table."""
+    """A typo inside a setter would be a new option; _set refuses names nothing declares."""
     for group in (poptorch.Options(), poptorch.Options().Training, poptorch.TensorLocationSettings(),
                   poptorch.Options().TensorLocations):
         with pytest.raises(ValueError, match=r"unknown option 'typo' for \w+; valid names: "):
-            group._set("typo", 1)
+            group._set(typo=1)
 
 
 def test_tensor_location_settings_and_locations_keep_their_names():
@@ -51,11 +51,6 @@ def test_options_are_set_by_methods_not_assignment_and_unknown_names_list_the_va
     with pytest.raises(AttributeError, match=r"_PrecisionOptions has no option 'partial_type'; "
                                              r"its options are: enable_floating_point_exceptions"):
         precision.partial_type
-
-
-def test_plain_values_for_json():
-    assert _plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) == \
-        {"a": "float16", "b": "All", "c": [1]}
 
 
 def test_a_group_may_become_a_subclass_of_itself_and_nothing_else():

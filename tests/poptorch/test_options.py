@@ -6,6 +6,7 @@ import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.errors import Error
+from ipu_tutorials.poptorch._declared import declared
 
 
 @pytest.fixture(autouse=True)
@@ -119,19 +120,6 @@ def test_setters_store_their_values(tmp_path):
     assert opts.enableExecutableCaching(None).executable_cache_dir is None
     opts.outputMode(poptorch.OutputMode.All)
     assert opts.output_return_period == 1  # back to the default when leaving EveryN
-
-
-def test_offline_target_means_never_connect():
-    opts = poptorch.Options().useOfflineIpuTarget(2)
-    assert opts.connection_type == poptorch.ConnectionType.Never
-    assert opts.ipu_version == 2
-
-
-def test_random_seed_also_seeds_torch():
-    poptorch.Options().randomSeed(42)
-    first = torch.rand(3)
-    torch.manual_seed(42)
-    assert torch.equal(first, torch.rand(3))
 
 
 def test_anchor_tensor_records_mode_and_period():
@@ -327,53 +315,6 @@ def test_options_cannot_be_assigned_or_read_under_unknown_names():
         opts.Training.accumulation
 
 
-# --- TensorLocationSettings ------------------------------------------------------------------------
-def test_tensor_location_settings_chain_and_record():
-    settings = (poptorch.TensorLocationSettings().useOnChipStorage(False)
-                .useReplicatedTensorSharding(True).minElementsForOffChip(128)
-                .minElementsForReplicatedTensorSharding(64).useIOTilesToLoad(True)
-                .useIOTilesToStore(False))
-    expected = {"onChip": 0, "useReplicatedTensorSharding": 1, "minElementsForOffChip": 128,
-                "minElementsForReplicatedTensorSharding": 64, "useIOTilesToLoad": 1,
-                "useIOTilesToStore": 0}
-    assert settings.toDict() == expected
-    assert repr(settings) == ("TensorLocationSettings(onChip=0, useReplicatedTensorSharding=1, "
-                              "minElementsForOffChip=128, minElementsForReplicatedTensorSharding=64, "
-                              "useIOTilesToLoad=1, useIOTilesToStore=0)")
-    opts = poptorch.Options()
-    opts.TensorLocations.setOptimizerLocation(settings)
-    assert opts.TensorLocations.location("optimizer") == expected
-    assert opts.TensorLocations.location("weight") == {}
-    settings.useOnChipStorage(True)  # the options keep a copy, not the settings object
-    assert opts.TensorLocations.location("optimizer")["onChip"] == 0
-
-
-@pytest.mark.parametrize("setter, bad, error, message", [
-    ("useOnChipStorage", 1, TypeError, r"useOnChipStorage\(\) expects True or False, got int 1"),
-    ("useReplicatedTensorSharding", "yes", TypeError, r"useReplicatedTensorSharding\(\) expects"),
-    ("minElementsForOffChip", -1, ValueError,
-     r"minElementsForOffChip\(\) must be an integer >= 0, got -1"),
-    ("minElementsForReplicatedTensorSharding", 1.5, TypeError, r"expects an integer, got float"),
-    ("useIOTilesToLoad", None, TypeError, r"useIOTilesToLoad\(\) expects True or False"),
-    ("useIOTilesToStore", 0, TypeError, r"useIOTilesToStore\(\) expects True or False"),
-])
-def test_tensor_location_settings_reject_bad_input(setter, bad, error, message):
-    with pytest.raises(error, match=message):
-        getattr(poptorch.TensorLocationSettings(), setter)(bad)
-
-
-def test_each_tensor_kind_has_its_own_location():
-    opts = poptorch.Options()
-    off = poptorch.TensorLocationSettings().useOnChipStorage(False)
-    on = poptorch.TensorLocationSettings().useOnChipStorage(True)
-    opts.TensorLocations.setActivationLocation(off).setWeightLocation(on)
-    opts.TensorLocations.setAccumulatorLocation(off)
-    assert opts.TensorLocations.location("activation") == {"onChip": 0}
-    assert opts.TensorLocations.location("weight") == {"onChip": 1}
-    assert opts.TensorLocations.location("accumulator") == {"onChip": 0}
-    assert opts.TensorLocations.location("optimizer") == {}
-
-
 # --- freezing and clone ------------------------------------------------------------------------------
 def test_dataloader_freezes_the_options():
     opts = poptorch.Options().deviceIterations(2)
@@ -436,8 +377,8 @@ def test_repr_shows_every_option_and_group():
     opts._Popart.set("defaultPrefetchBufferingDepth", 3)
     text = repr(opts)
     assert text.startswith("Options(\n") and text.endswith("\n)")
-    for key in poptorch.Options._defaults:
-        assert f"    {key}=" in text
+    for option in declared(poptorch.Options):
+        assert f"    {option.name}=" in text
     for group in ("Training", "Precision", "TensorLocations", "Distributed", "Jit", "_Popart"):
         assert f"    {group}=_" in text
     assert "device_iterations=3," in text
@@ -621,15 +562,6 @@ def test_float16_accumulation_switches_to_running_means_except_the_combined_accu
     assert combined.options.Training.meanAccumulationAndReplicationReductionStrategy != running
 
 
-def test_relax_optimizer_attributes_checks_is_off_by_default_and_takes_a_bool():
-    opts = poptorch.Options()
-    assert opts.relax_optimizer_checks is False
-    assert opts.relaxOptimizerAttributesChecks() is opts and opts.relax_optimizer_checks is True
-    assert opts.relaxOptimizerAttributesChecks(False).relax_optimizer_checks is False
-    with pytest.raises(TypeError, match=r"relaxOptimizerAttributesChecks\(\) expects True or False"):
-        opts.relaxOptimizerAttributesChecks("yes")
-
-
 def test_available_memory_proportion_takes_poptorchs_keyword():
     opts = poptorch.Options().setAvailableMemoryProportion(available_memory_proportion={"IPU0": 0.3})
     assert opts.available_memory_proportion == {"IPU0": 0.3}
@@ -637,7 +569,7 @@ def test_available_memory_proportion_takes_poptorchs_keyword():
 
 def test_updatable_named_buffers_are_recorded_and_must_be_names():
     opts = poptorch.Options().updatableNamedBuffers(["bn.running_mean"])
-    assert opts._Popart.updatableNamedBuffers == ["bn.running_mean"]
+    assert opts._Popart.options["updatableNamedBuffers"] == ["bn.running_mean"]
     with pytest.raises(TypeError, match=r"updatableNamedBuffers\(\) expects a list of buffer "
                        r"names, got 'bn.running_mean'"):
         poptorch.Options().updatableNamedBuffers("bn.running_mean")

@@ -41,7 +41,7 @@ def _why_it_does_not_fit(model: torch.nn.Module, opts: poptorch.Options, outcome
     head = (f"IPU {worst.ipu} needs {format_bytes(worst.total)} of "
             f"{format_bytes(worst.capacity)}; its largest tunable part is {largest} "
             f"({format_bytes(parts[largest])}). ")
-    if opts._Popart._values.get("autoRecomputation") == 0:
+    if opts._Popart.options.get("autoRecomputation") == 0:
         return head + ("You turned recomputation off (autoRecomputation 0): a pipeline then "
                        "keeps every in-flight micro-batch's activations. Leave it unset.")
     if largest == "activations" and not getattr(model, "checkpoint_every_layer", True):

@@ -1,9 +1,12 @@
-"""The IPUConfig attributes: types, defaults, validators, per-POD-type values and parsing."""
+"""The IPUConfig attributes declared once (a dataclass of type hints and defaults), their
+checks, per-POD-type values and parsing."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from typing import Any, Callable
+import typing
+from typing import Any, Callable, Dict, List, Optional, Union
 
 ALLOWED_POD_TYPES = ("pod4", "pod8", "pod16", "pod32", "pod64")
 POD_KEYS = frozenset(ALLOWED_POD_TYPES) | {"default"}
@@ -14,75 +17,134 @@ class IncompatibleIPUConfigError(ValueError):
     """The IPUConfig's values contradict each other or the model they are applied to."""
 
 
-# --- types --------------------------------------------------------------------------------------
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+# --- the declaration -----------------------------------------------------------------------------
+# IPUConfig's attributes are the fields of a dataclass: each with optimum-graphcore v0.7.1's type
+# hint and default (the signature of its IPUConfig.__init__), and, in its metadata, the smallest
+# value it may take or its own rule. Why dataclasses: they are the standard library, and
+# IPUConfig works without any extra (lessons 7, 12, 13 and 15 use it), so a library such as
+# pydantic or typeguard would be a new core dependency. The hints are checked by `matches`, the
+# same rules optimum-graphcore asks of typeguard (every list element checked, an int accepted
+# where a float is hinted, PEP 484), except that a bool is not an int here.
+def _field(default, *, floor: int | None = None, rule: Callable[[str, Any], None] | None = None):
+    """A field whose default is copied for each IPUConfig; `floor` and `rule` add checks."""
+    metadata = {"floor": floor, "rule": rule}
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
-def _is_float(v) -> bool:  # typeguard accepts an int where a float is hinted (PEP 484)
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _output_mode(name: str, value: str) -> None:
+    if value not in OUTPUT_MODES:
+        raise ValueError(f"`IPUConfig` attribute `output_mode` can only take values in "
+                         f"{', '.join(OUTPUT_MODES)}. You provided output_mode={value!r}")
 
 
-def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+def _splits(name: str, value: list[int]) -> None:
+    """serialized_*_splits_per_ipu: at least one split, on consecutive IPUs."""
+    if any(v < 0 for v in value):
+        raise ValueError(f"`IPUConfig` attribute `{name}` must have all elements >= 0. "
+                         f"You provided {name}={value}")
+    if sum(value) < 1:
+        raise ValueError(f"`IPUConfig` attribute `{name}={value}` must have atleast 1 split on "  # (sic, as optimum-graphcore words it)
+                         f"1 IPU, e.g. [2, 0, 0, 0].")
+    used = [i for i, v in enumerate(value) if v]
+    if used != list(range(used[0], used[-1] + 1)):
+        raise ValueError(f"`IPUConfig` attribute `{name}={value}` must have its splits on "
+                         f"consecutive IPUs, e.g. [0, 3, 2, 0] rather than [0, 3, 0, 2].")
 
 
-def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: v is None or check(v)
+@dataclasses.dataclass(init=False, repr=False, eq=False)
+class IPUConfigFields:
+    """optimum-graphcore v0.7.1's IPUConfig attributes: type hints and defaults. None means
+    "derived in IPUConfig.__init__" (ipus_per_replica from layers_per_ipu, inference_* from the
+    training value, serialization factors 1 unless per-IPU splits are given)."""
+
+    seed: Optional[int] = _field(None)
+    auto_loss_scaling: bool = _field(False)
+    executable_cache_dir: str = _field("")
+    output_mode: str = _field("final", rule=_output_mode)
+    replication_factor: int = _field(1, floor=1)
+    inference_replication_factor: int = _field(1, floor=1)
+    gradient_accumulation_steps: int = _field(1, floor=1)
+    device_iterations: int = _field(1, floor=1)
+    inference_device_iterations: int = _field(1, floor=1)
+    layers_per_ipu: List[int] = _field([-1], floor=-1)  # -1: an even share of what is left
+    inference_layers_per_ipu: Optional[List[int]] = _field(None, floor=-1)
+    ipus_per_replica: Optional[int] = _field(None, floor=1)
+    inference_ipus_per_replica: Optional[int] = _field(None, floor=1)
+    parallelize_kwargs: Optional[Dict[str, Any]] = _field(None)
+    inference_parallelize_kwargs: Optional[Dict[str, Any]] = _field(None)
+    optimizer_state_offchip: bool = _field(False)
+    replicated_tensor_sharding: bool = _field(False)
+    matmul_proportion: Union[float, List[float]] = _field(0.2, floor=0)
+    inference_matmul_proportion: Optional[Union[float, List[float]]] = _field(None, floor=0)
+    enable_half_partials: bool = _field(True)
+    embedding_serialization_factor: Optional[int] = _field(None, floor=1)
+    inference_embedding_serialization_factor: Optional[int] = _field(None, floor=1)
+    serialized_embedding_splits_per_ipu: Optional[List[int]] = _field(None, rule=_splits)
+    inference_serialized_embedding_splits_per_ipu: Optional[List[int]] = _field(None, rule=_splits)
+    projection_serialization_factor: Optional[int] = _field(None, floor=1)
+    inference_projection_serialization_factor: Optional[int] = _field(None, floor=1)
+    serialized_projection_splits_per_ipu: Optional[List[int]] = _field(None, rule=_splits)
+    inference_serialized_projection_splits_per_ipu: Optional[List[int]] = _field(None, rule=_splits)
+    recompute_checkpoint_every_layer: bool = _field(False)
+    explicit_ir_inference: bool = _field(False)
+    execute_encoder_on_cpu_for_generation: bool = _field(False)
 
 
-# kind -> (the type hint shown in errors, the check)
-KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "int": ("int", _is_int),
-    "opt_int": ("Optional[int]", _optional(_is_int)),
-    "bool": ("bool", lambda v: isinstance(v, bool)),
-    "str": ("str", lambda v: isinstance(v, str)),
-    "int_list": ("List[int]", _list_of(_is_int)),
-    "opt_int_list": ("Optional[List[int]]", _optional(_list_of(_is_int))),
-    "proportion": ("Union[float, List[float]]",
-                   lambda v: _is_float(v) or _list_of(_is_float)(v)),
-    "opt_proportion": ("Optional[Union[float, List[float]]]",
-                       _optional(lambda v: _is_float(v) or _list_of(_is_float)(v))),
-    "opt_dict": ("Optional[Dict[str, Any]]",
-                 _optional(lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v))),
-}
+FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(IPUConfigFields)}
+HINTS: dict[str, Any] = typing.get_type_hints(IPUConfigFields)
 
-# name -> (kind, default): optimum-graphcore v0.7.1's defaults (ipu_configuration.py). None means
-# "derived in IPUConfig.__init__" (ipus_per_replica from layers_per_ipu, inference_* from the
-# training value, serialization factors 1 unless per-IPU splits are given).
-FIELDS: dict[str, tuple[str, Any]] = {
-    "seed": ("opt_int", None),
-    "auto_loss_scaling": ("bool", False),
-    "executable_cache_dir": ("str", ""),
-    "output_mode": ("str", "final"),
-    "replication_factor": ("int", 1),
-    "inference_replication_factor": ("int", 1),
-    "gradient_accumulation_steps": ("int", 1),
-    "device_iterations": ("int", 1),
-    "inference_device_iterations": ("int", 1),
-    "layers_per_ipu": ("int_list", [-1]),
-    "inference_layers_per_ipu": ("opt_int_list", None),
-    "ipus_per_replica": ("opt_int", None),
-    "inference_ipus_per_replica": ("opt_int", None),
-    "parallelize_kwargs": ("opt_dict", None),
-    "inference_parallelize_kwargs": ("opt_dict", None),
-    "optimizer_state_offchip": ("bool", False),
-    "replicated_tensor_sharding": ("bool", False),
-    "matmul_proportion": ("proportion", 0.2),
-    "inference_matmul_proportion": ("opt_proportion", None),
-    "enable_half_partials": ("bool", True),
-    "embedding_serialization_factor": ("opt_int", None),
-    "inference_embedding_serialization_factor": ("opt_int", None),
-    "serialized_embedding_splits_per_ipu": ("opt_int_list", None),
-    "inference_serialized_embedding_splits_per_ipu": ("opt_int_list", None),
-    "projection_serialization_factor": ("opt_int", None),
-    "inference_projection_serialization_factor": ("opt_int", None),
-    "serialized_projection_splits_per_ipu": ("opt_int_list", None),
-    "inference_serialized_projection_splits_per_ipu": ("opt_int_list", None),
-    "recompute_checkpoint_every_layer": ("bool", False),
-    "explicit_ir_inference": ("bool", False),
-    "execute_encoder_on_cpu_for_generation": ("bool", False),
-}
+
+def matches(value, hint) -> bool:
+    """Whether `value` is of the type `hint` (Optional, Union, List, Dict, Any and classes)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin is Union:
+        return any(matches(value, arg) for arg in args)
+    if origin is list:
+        return isinstance(value, list) and all(matches(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(matches(k, args[0]) and matches(v, args[1])
+                                               for k, v in value.items())
+    if isinstance(value, bool) and hint is not bool:
+        return False  # True is an int to Python, not to IPUConfig
+    if hint is float:
+        return isinstance(value, (int, float))  # PEP 484: an int is accepted as a float
+    return isinstance(value, hint)
+
+
+def hint_text(name: str) -> str:
+    """The attribute's type hint as it is written above: Optional[List[int]]."""
+    return _written(HINTS[name])
+
+
+def _written(hint) -> str:
+    """typing keeps Optional[Union[a, b]] as Union[a, b, None]; write it as it was declared."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Union:
+        given = [a for a in args if a is not type(None)]
+        inner = _written(given[0]) if len(given) == 1 else \
+            "Union[" + ", ".join(_written(a) for a in given) + "]"
+        return f"Optional[{inner}]" if len(given) < len(args) else inner
+    if origin in (list, dict):
+        return f"{origin.__name__.title()}[" + ", ".join(_written(a) for a in args) + "]"
+    return "Any" if hint is Any else hint.__name__
+
+
+def declared_default(name: str):
+    """The field's default (a fresh copy of a list)."""
+    field = FIELDS[name]
+    return field.default_factory() if field.default_factory is not dataclasses.MISSING \
+        else field.default
+
+
+def takes_dict(name: str) -> bool:
+    """Whether the attribute's own values are dicts (parallelize_kwargs), so that a dict given
+    for it is not a value per POD type."""
+    return any(typing.get_origin(arg) is dict for arg in (HINTS[name], *typing.get_args(HINTS[name])))
+
 
 # Where the v0.2-v0.5 releases had other defaults. A configuration of that era (one
 # that gives values per POD type, or the v0.5 key sharded_execution_for_inference) takes these
@@ -104,12 +166,13 @@ def release_of(kwargs: dict) -> str:
                              f"use one of {', '.join(RELEASE_DEFAULTS)}")
         return chosen
     legacy = "sharded_execution_for_inference" in kwargs or any(
-        is_pod_dict(v) for k, v in kwargs.items() if k in FIELDS and FIELDS[k][0] != "opt_dict")
+        is_pod_dict(v) for k, v in kwargs.items() if k in FIELDS and not takes_dict(k))
     return "v0.5" if legacy else "v0.7"
 
 
 def default_of(name: str, release: str):
-    return RELEASE_DEFAULTS[release].get(name, FIELDS[name][1])
+    """The attribute's default in `release` ("v0.5" or "v0.7")."""
+    return RELEASE_DEFAULTS[release].get(name, declared_default(name))
 
 
 # Attributes with a training and an inference value; IPUConfig's mode picks which one
@@ -121,19 +184,6 @@ MANAGED = ("layers_per_ipu", "ipus_per_replica", "matmul_proportion", "paralleli
 # Keys written by other tools into ipu_config.json files: read and ignored.
 METADATA_KEYS = frozenset({"optimum_version", "transformers_version", "ipu_tutorials_version"})
 
-# The smallest value each numeric attribute (or each element of a list) may take.
-FLOORS = {"layers_per_ipu": -1, "inference_layers_per_ipu": -1,
-          "matmul_proportion": 0, "inference_matmul_proportion": 0}
-FLOORS.update({name: 1 for name in (
-    "replication_factor", "inference_replication_factor", "gradient_accumulation_steps",
-    "ipus_per_replica", "inference_ipus_per_replica", "device_iterations",
-    "inference_device_iterations", "embedding_serialization_factor",
-    "inference_embedding_serialization_factor", "projection_serialization_factor",
-    "inference_projection_serialization_factor")})
-SPLITS = ("serialized_embedding_splits_per_ipu", "inference_serialized_embedding_splits_per_ipu",
-          "serialized_projection_splits_per_ipu", "inference_serialized_projection_splits_per_ipu")
-
-
 def is_pod_dict(value) -> bool:
     """A value given per POD type: a non-empty dict keyed by "default", "pod4" ... "pod64"."""
     return isinstance(value, dict) and bool(value) and value.keys() <= POD_KEYS
@@ -141,33 +191,29 @@ def is_pod_dict(value) -> bool:
 
 def check_type(name: str, value) -> None:
     """Raise TypeError unless `value` matches the attribute's type hint."""
-    hint, check = KINDS[FIELDS[name][0]]
-    if not check(value):
+    if not matches(value, HINTS[name]):
+        hint = hint_text(name)
         raise TypeError(f"Setting `IPUConfig` attribute: {name}, type: {hint} with value={value!r}, "
                         f"type: {type(value).__name__} is invalid. Give {name} a value of type "
-                        f"{hint}, e.g. {FIELDS[name][1]!r}.")
+                        f"{hint}, e.g. {declared_default(name)!r}.")
 
 
 def check_value(name: str, value) -> None:
-    """The per-attribute rules: floors, output modes and serialized splits."""
+    """The per-attribute rules: finite numbers, the field's floor and its own rule."""
     if value is None:
         return
     if not _finite(value):  # NaN or infinity would be saved as non-standard JSON and break plans
         raise ValueError(f"`IPUConfig` attribute `{name}` must hold finite numbers. You provided "
-                         f"{name}={value!r}; give a real number, e.g. {FIELDS[name][1]!r}")
-    if name in FLOORS:
-        floor = FLOORS[name]
-        if isinstance(value, list) and any(v < floor for v in value):
-            raise ValueError(f"`IPUConfig` attribute `{name}` must have all elements >= {floor}. "
-                             f"You provided {name}={value}")
-        if not isinstance(value, list) and value < floor:
-            raise ValueError(f"`IPUConfig` attribute `{name}` must be >= {floor}. "
-                             f"You provided {name}={value}")
-    if name == "output_mode" and value not in OUTPUT_MODES:
-        raise ValueError(f"`IPUConfig` attribute `output_mode` can only take values in "
-                         f"{', '.join(OUTPUT_MODES)}. You provided output_mode={value!r}")
-    if name in SPLITS:
-        _check_splits(name, value)
+                         f"{name}={value!r}; give a real number, e.g. {declared_default(name)!r}")
+    floor, rule = FIELDS[name].metadata["floor"], FIELDS[name].metadata["rule"]
+    if floor is not None and isinstance(value, list) and any(v < floor for v in value):
+        raise ValueError(f"`IPUConfig` attribute `{name}` must have all elements >= {floor}. "
+                         f"You provided {name}={value}")
+    if floor is not None and not isinstance(value, list) and value < floor:
+        raise ValueError(f"`IPUConfig` attribute `{name}` must be >= {floor}. "
+                         f"You provided {name}={value}")
+    if rule is not None:
+        rule(name, value)
 
 
 def _finite(value) -> bool:
@@ -180,22 +226,9 @@ def _finite(value) -> bool:
     return True
 
 
-def _check_splits(name: str, value: list[int]) -> None:
-    if any(v < 0 for v in value):
-        raise ValueError(f"`IPUConfig` attribute `{name}` must have all elements >= 0. "
-                         f"You provided {name}={value}")
-    if sum(value) < 1:
-        raise ValueError(f"`IPUConfig` attribute `{name}={value}` must have atleast 1 split on "  # (sic, as optimum-graphcore words it)
-                         f"1 IPU, e.g. [2, 0, 0, 0].")
-    used = [i for i, v in enumerate(value) if v]
-    if used != list(range(used[0], used[-1] + 1)):
-        raise ValueError(f"`IPUConfig` attribute `{name}={value}` must have its splits on "
-                         f"consecutive IPUs, e.g. [0, 3, 2, 0] rather than [0, 3, 0, 2].")
-
-
 def validate(name: str, value) -> None:
     """Type and value checks of one attribute; a POD-type dict is checked value by value."""
-    if is_pod_dict(value) and FIELDS[name][0] != "opt_dict":
+    if is_pod_dict(value) and not takes_dict(name):
         for pod_value in value.values():
             validate(name, pod_value)
         return
@@ -233,22 +266,22 @@ def value_for_pod(name: str, value, pod_type: str | None):
 
 
 def parse_value(key: str, text: str):
-    """A value for `key` read from update_from_string's text, by the attribute's type."""
-    kind = FIELDS[key][0]
-    if kind == "bool":
+    """A value for `key` read from update_from_string's text, by the attribute's type hint."""
+    hint = HINTS[key]
+    if hint is bool:
         lowered = text.lower()
         if lowered in ("true", "1", "y", "yes"):
             return True
         if lowered in ("false", "0", "n", "no"):
             return False
         raise ValueError(f"Can't derive true or false from {text} (key {key})")
-    if kind == "str":
+    if hint is str:
         return text
-    if text.lower() == "none" and kind.startswith("opt"):
+    if text.lower() == "none" and type(None) in typing.get_args(hint):
         return None
     try:
         value = json.loads(text.replace(" ", ",")) if text.startswith("[") else json.loads(text)
     except (json.JSONDecodeError, RecursionError):  # RecursionError: absurdly nested lists
         raise ValueError(f"Can't read {text!r} as a value of {key} "
-                         f"({KINDS[kind][0]}); write lists as [a b c]") from None
+                         f"({hint_text(key)}); write lists as [a b c]") from None
     return value

@@ -13,7 +13,7 @@ import torch
 from ... import poptorch
 from ...atomic_io import FileFormatError, read_json, write_text
 from . import _config_fields as fields
-from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError
+from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError, IPUConfigFields
 from ._popart_flags import set_popart_flags, simulated_ipu_version
 
 CONFIG_NAME = "ipu_config.json"
@@ -23,12 +23,13 @@ OUTPUT_MODES = {"all": poptorch.OutputMode.All, "sum": poptorch.OutputMode.Sum,
 _logger = logging.getLogger(__name__)
 
 
-class IPUConfig:
+class IPUConfig(IPUConfigFields):
     """How a Hugging Face model is placed, batched and run on IPUs, as a JSON file beside it.
 
-    optimum-graphcore v0.7.1's IPUConfig: every attribute is a keyword argument (see
-    `_config_fields.FIELDS` for types and v0.7.1's defaults), with `train()`/`eval()` modes and
-    their `inference_*` attributes, and the -1 wildcard in `layers_per_ipu`.
+    optimum-graphcore v0.7.1's IPUConfig: every attribute is a keyword argument, declared with
+    its type hint and v0.7.1's default in `_config_fields.IPUConfigFields` (a dataclass this
+    class extends), with `train()`/`eval()` modes and their `inference_*` attributes, and the
+    -1 wildcard in `layers_per_ipu`.
 
     The v0.2-v0.5 API works beside it: any attribute may be given per POD type, as a dict keyed
     by "default", "pod4" ... "pod64", and `for_pod_type` picks the values. Such a configuration
@@ -80,8 +81,8 @@ class IPUConfig:
     @property
     def has_pod_types(self) -> bool:
         """True while some value is still given per POD type (see `for_pod_type`)."""
-        return any(fields.is_pod_dict(getattr(self, n)) for n, (kind, _) in fields.FIELDS.items()
-                   if kind != "opt_dict")
+        return any(fields.is_pod_dict(getattr(self, n)) for n in fields.FIELDS
+                   if not fields.takes_dict(n))
 
     def _derive_defaults(self) -> None:
         """Fill the attributes left None from the ones they follow (optimum-graphcore v0.7)."""
@@ -195,9 +196,9 @@ class IPUConfig:
         if pod_type is not None and pod_type not in ALLOWED_POD_TYPES:
             raise ValueError(f"{pod_type} is not a correct value for a POD type, supported POD "
                              f"types: {', '.join(ALLOWED_POD_TYPES)}")
-        values = {name: fields.value_for_pod(name, value, pod_type) if kind != "opt_dict" else value
-                  for name, value in self.to_dict().items()
-                  for kind in [fields.FIELDS[name][0]]}
+        values = {name: value if fields.takes_dict(name) else
+                  fields.value_for_pod(name, value, pod_type)
+                  for name, value in self.to_dict().items()}
         specialised = IPUConfig(**values, defaults_from=self._release)
         specialised.mode = self._mode
         return specialised
@@ -314,7 +315,7 @@ class IPUConfig:
         """
         defaults = IPUConfig().to_dict()
         return {k: v for k, v in self.to_dict().items()
-                if v != defaults[k] and not (v is None and fields.FIELDS[k][1] is None)}
+                if v != defaults[k] and not (v is None and fields.declared_default(k) is None)}
 
     def to_json_string(self, use_diff: bool = True) -> str:
         """JSON of `to_diff_dict()` (or of `to_dict()` with use_diff=False), keys sorted."""
@@ -322,6 +323,8 @@ class IPUConfig:
         return json.dumps(values, indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, json_file_path: str | os.PathLike, use_diff: bool = True) -> None:
+        """Write `to_json_string(use_diff)` to `json_file_path`, atomically (use_diff: only the
+        attributes that differ from the defaults, else every one)."""
         write_text(json_file_path, self.to_json_string(use_diff=use_diff))  # atomic
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> None:
@@ -342,6 +345,8 @@ class IPUConfig:
 
     @classmethod
     def from_json_file(cls, json_file: str | os.PathLike) -> "IPUConfig":
+        """An IPUConfig from a JSON file of attributes, as to_json_file writes it (OSError when
+        it is missing, damaged or not a JSON object)."""
         return cls(**_read_json(json_file))
 
     @classmethod
