@@ -69,23 +69,31 @@ def _explicit_stages(graph: Graph, specs: tuple[StageSpec, ...], text: str) -> l
     owner: dict[str, int] = {}
     for index, stage_spec in enumerate(specs):
         for block in stage_spec.blocks:
-            if block not in graph.blocks:
-                raise Error(f"{text} names block {block!r}, which the model never ran; the blocks "
-                            f"it ran are {_quoted(graph.blocks)}")
             if block in owner:
                 raise Error(f"block {block!r} is in two stages (stages {owner[block]} and {index}); "
                             f"put each block in exactly one Stage")
             owner[block] = index
-    missing = [b for b in graph.blocks if b not in owner]
-    if missing and graph.annotated:
-        raise Error(f"block(s) {_quoted(missing)} are in no stage of {text}; add them to a "
-                    f"poptorch.Stage (every block the model runs must be placed)")
+    verify_blocks_staged(graph, list(owner), text)
+    for block in owner:
+        if block not in graph.blocks:  # a simulator check: PopTorch's getStage never sees it
+            raise Error(f"{text} names block {block!r}, which the model never ran; the blocks "
+                        f"it ran are {_quoted(graph.blocks)}")
     stages = []
     for index, stage_spec in enumerate(specs):
         annotated = {graph.blocks[b] for b in stage_spec.blocks} - {None}
         ipu = stage_spec.ipu if stage_spec.ipu is not None else (min(annotated) if annotated else index)
         stages.append(Stage(index, ipu, list(stage_spec.blocks)))
     return stages
+
+
+def verify_blocks_staged(graph: Graph, staged: list[str], text: str) -> None:
+    """Every block the model runs must be in a stage of an explicit strategy: PopTorch's
+    getStage (python/options.py) asserts it for each block as the model enters it."""
+    missing = [b for b in graph.blocks if b not in staged]
+    if missing and graph.annotated:
+        raise Error(f"Unknown Block {missing[0]!r} list of expected Blocks: {staged}. "  # PopTorch's words
+                    f"Every block the model runs must be in a poptorch.Stage of {text}; "
+                    f"add {_quoted(missing)} to one.")
 
 
 def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:

@@ -75,8 +75,17 @@ def test_auto_increment_fixes_descending_ipus():
     assert plan.placement.ipus_per_replica == 2
 
 
-def test_stage_naming_an_unknown_block_lists_the_known_ones():
+def test_a_block_the_model_runs_in_no_stage_is_poptorchs_unknown_block():
+    # was wrong: a typo'd Stage("X") was reported as X never running, not as PopTorch's getStage
+    # reports it (python/options.py): the block the model runs, C, is unknown
     opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution("A", "B", "X"))
+    with pytest.raises(poptorch.Error, match=r"^Unknown Block 'C' list of expected Blocks: "
+                                             r"\['A', 'B', 'X'\]\. .*add 'C' to one"):
+        compile_training(ThreeBlocks(), opts)
+
+
+def test_a_stage_naming_a_block_the_model_never_runs_lists_the_ones_it_ran():
+    opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution("A", "B", "C", "X"))
     with pytest.raises(poptorch.Error, match=r"block 'X'.*never ran.*'A', 'B', 'C'"):
         compile_training(ThreeBlocks(), opts)
 
@@ -91,7 +100,8 @@ def test_block_in_two_stages():
 def test_block_in_no_stage():
     opts = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution(
         poptorch.Stage("A").ipu(0), poptorch.Stage("B").ipu(1)))
-    with pytest.raises(poptorch.Error, match=r"'C' are in no stage"):
+    with pytest.raises(poptorch.Error, match=r"Unknown Block 'C' list of expected Blocks: "
+                                             r"\['A', 'B'\]"):
         compile_training(ThreeBlocks(), opts)
 
 
