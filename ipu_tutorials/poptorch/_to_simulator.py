@@ -155,16 +155,16 @@ def options_spec(options: Options, training: bool, optimizer, env: Environment,
         partials_bytes=_width(options.Precision.partials_type), rounding=rounding(options),
         floating_point_exceptions=options.Precision.enable_floating_point_exceptions,
         auto_round_num_ipus=options.auto_round_num_ipus, wait_for_ipu=env.wait_for_ipu,
-        # PopART's RecomputationType: 0 NoRecompute, 1 Standard, 3 Pipeline, 4 RecomputeAll
+        # PopART's RecomputationType: 0 None, 1 Standard, 2 NormOnly, 3 Pipeline, 4 RecomputeAll
         recompute=_recomputation(options),
         system=system_for(options, env))
 
 
-def _recomputation(options: Options) -> bool | None:
+def _recomputation(options: Options) -> int | None:
     """autoRecomputation as the user set it: PopTorch sets Pipeline only if it is unset
     (popart_compiler Compiler.cpp, setOptionIfNotSet), so an explicit 0 turns it off."""
     value = options._Popart._values.get("autoRecomputation")
-    return None if value is None else bool(int(value))
+    return None if value is None else int(value)
 
 
 def run_spec(options: Options, training: bool, optimizer, model: torch.nn.Module,

@@ -8,7 +8,7 @@ import warnings
 from ..errors import Error
 from .capture import WHOLE_MODEL, Graph
 from .phases import verify_liveness
-from .rules import verify_counts
+from .rules import verify_counts, verify_recomputation
 from .spec import AutoRule, RunSpec, StageSpec, StrategyKind
 
 
@@ -259,6 +259,7 @@ def place(graph: Graph, spec: RunSpec) -> Placement:
         stages = _segments(graph, stages)
     verify_shared_weights(graph, stages)
     verify_counts(spec, len(stages))
+    verify_recomputation(spec, len(stages))
     per_replica = 1 + max(s.ipu for s in stages)
     needed = per_replica * spec.pod_replicas
     acquired = _round_ipus(needed, spec)
