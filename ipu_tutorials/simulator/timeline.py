@@ -44,6 +44,12 @@ class Timeline:
         return (f"Timeline({len(self.events)} events on {self.num_ipus} IPU(s), "
                 f"{self.duration * 1e3:.3f} ms)")
 
+    def device_span(self, step: int = 0) -> float:
+        """Seconds from a device iteration's first IPU box to its last: the IPUs' part of the
+        step, without the host I/O around it."""
+        boxes = [e for e in self.events if e.step == step and e.ipu >= 0 and e.duration > 0]
+        return max(e.end for e in boxes) - min(e.start for e in boxes) if boxes else 0.0
+
     def of_kind(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
 

@@ -19,6 +19,14 @@ def test_duration_busy_and_utilisation():
     assert timeline.utilisation() == pytest.approx([0.5, 0.5])
 
 
+def test_a_steps_device_span_runs_from_its_first_ipu_box_to_its_last():
+    events = [Event(HOST_TRACK, 0.0, 1.0, "host", step=0), Event(0, 1.0, 2.0, "F", 0, 0, 0),
+              Event(1, 3.0, 2.0, "B", 0, 1, 0), Event(HOST_TRACK, 5.0, 1.0, "host", step=0),
+              Event(0, 6.0, 1.0, "F", 0, 0, 1)]
+    assert Timeline(events, 2).device_span() == 4.0  # the host's I/O around it is not counted
+    assert Timeline(events, 2).device_span(1) == 1.0 and Timeline(events, 2).device_span(2) == 0.0
+
+
 def test_back_to_back_events_do_not_count_as_concurrent():
     timeline = Timeline(EVENTS, num_ipus=2)
     assert timeline.max_concurrency() == 2  # IPU 0's second F runs beside IPU 1's first
