@@ -15,7 +15,8 @@ PLACES = sorted(glob.glob(os.path.join(ROOT, "walkthroughs", "*.py"))
 MARK = re.compile(r"(?:<!--\s*claim:\s*([\w.-]+)\s*-->|#\s*claim:\s*([\w.-]+))")
 COLUMNS = ["id", "where", "claim", "source", "release", "simulator"]
 # A public source: a web page, a repository at a release (owner/name@ref:path), or a paper.
-PUBLIC_SOURCE = re.compile(r"https://\S+|\b[\w.-]+/[\w.-]+@[\w.+-]+:\S+|arXiv:\d{4}\.\d{4,5}")
+# A tag may hold slashes (graphcore/poptorch@sdk/poptorch/3.4.0:python/options.py).
+PUBLIC_SOURCE = re.compile(r"https://\S+|\b[\w.-]+/[\w.-]+@[\w.+/-]+:\S+|arXiv:\d{4}\.\d{4,5}")
 # Planning notes and machine paths are not sources a learner can open.
 PRIVATE = re.compile(r"shared/|\bseeds?\b|/work/|\.\./|file://", re.I)
 
@@ -110,6 +111,11 @@ def test_every_lesson_was_reviewed(lesson):
         places = [row[0] for row in table_rows(handle.read(), "Reviews")]
     name = os.path.relpath(lesson, ROOT)
     assert any(name in place for place in places), f"docs/claims.md: no review of {name}"
+
+
+def test_a_repository_source_may_name_a_tag_with_slashes():
+    assert PUBLIC_SOURCE.fullmatch("graphcore/poptorch@sdk/poptorch/3.4.0:python/options.py")
+    assert not PUBLIC_SOURCE.search("graphcore/poptorch python/options.py")
 
 
 def test_the_row_splitter_keeps_pipes_in_code():

@@ -210,14 +210,14 @@ def _kinds_overlap(row: int, kinds: list[str], boxes: dict) -> bool:
     return False
 
 
-def _legend_below(ax, ncol: int, title: str = "") -> None:
-    """The legend under the axis's tick labels and label, no wider than the axes; its title,
-    wrapped to that width, is a note on the figure."""
+def _legend_below(ax, ncol: int, title: str = "", column_inches: float = 1.6) -> None:
+    """The legend under the axis's tick labels and label, no wider than the axes (an entry
+    takes about `column_inches`); its title, wrapped to that width, is a note on the figure."""
     below_the_axis = offset_copy(ax.transAxes, ax.figure, y=-36, units="points")
     inches = ax.get_position().width * ax.figure.get_figwidth()
     title = textwrap.fill(title, width=max(40, int(inches * 14)))  # 8-point characters a line
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below_the_axis,
-              ncol=max(1, min(ncol, int(inches / 1.6))), frameon=False, fontsize=8,
+              ncol=max(1, min(ncol, int(inches / column_inches))), frameon=False, fontsize=8,
               title=title or None, title_fontsize=8)
 
 
@@ -259,7 +259,7 @@ def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "Mi
     ax.set_yticklabels([f"IPU {r['ipu']}" for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel(f"memory ({unit})")
-    _legend_below(ax, ncol=4)
+    _legend_below(ax, ncol=4, column_inches=1.1)  # the categories' names are short
     return _finish(ax, title)
 
 

@@ -106,8 +106,10 @@ def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
     stages: dict[int, Stage] = {}
     for block, ipu in graph.blocks.items():
         if ipu is None:
-            raise Error(f"block {block!r} has no ipu_id, and {strategy.text} puts each block on the "
-                        f"IPU its ipu_id names. Give every block an IPU "
+            raise Error(f"poptorch.AutoStage.SameAsIpu was selected but no IPU was specified for "
+                        f"block {block}. "  # PopTorch's words (python/options.py)
+                        f"{strategy.text} puts each block on the IPU its ipu_id names, and block "
+                        f"{block!r} has no ipu_id. Give every block an IPU "
                         f"(poptorch.Block({block!r}, ipu_id=0)), or list the stages yourself: "
                         f"opts.setExecutionStrategy(poptorch.PipelinedExecution("
                         f"poptorch.Stage({block!r}).ipu(0), ...))")
@@ -145,8 +147,9 @@ def _check_parity(kind: StrategyKind, stage: Stage) -> None:
     """ParallelPhasedExecution runs even phases on even IPUs and odd phases on odd IPUs."""
     if kind == StrategyKind.PARALLEL_PHASED and stage.ipu % 2 != stage.phase % 2:
         parity = "even" if stage.phase % 2 == 0 else "odd"
-        raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
-                    f"phase {stage.phase} puts stage {list(stage.blocks)} on IPU {stage.ipu}; "
+        raise Error(f"When phases are executed in parallel: even phases must run on even IPUs "
+                    f"and odd phases on odd IPUs. "  # PopTorch's words (Compiler.cpp)
+                    f"Phase {stage.phase} puts stage {list(stage.blocks)} on IPU {stage.ipu}; "
                     f"use strategy.phase({stage.phase}).ipus(...) with {parity} IPU ids")
 
 
@@ -214,11 +217,15 @@ def _round_ipus(count: int, spec: RunSpec) -> int:
     power = 1 << (count - 1).bit_length()
     if count == power or (count > 64 and count % 64 == 0):
         return count
-    if not spec.auto_round_num_ipus:
-        raise Error(f"PopTorch reserves IPUs in powers of two: this model needs {count} "
-                    f"(IPUs per replica x replication factor) and {count} is not a power of "
-                    f"two. Use {power} IPUs, or opts.autoRoundNumIPUs(True) to reserve {power} "
-                    f"and leave {power - count} idle.")
+    if not spec.auto_round_num_ipus:  # PopTorch's words (popart_compiler CompilerImpl.cpp)
+        raise Error(f"The model specifies the use of {count} IPUs, however PopTorch must reserve "
+                    f"a minimum of {power} in order to allow the model to run, because PopTorch "
+                    f"must reserve a power of 2 or maximum of 64 IPUs per process. Please "
+                    f"reconfigure your model to use a different number of IPUs or set "
+                    f"poptorch.Options().autoRoundNumIPUs(True). Here {count} is IPUs per "
+                    f"replica x replication factor, and {count} is not a power of two: use "
+                    f"{power} IPUs, or autoRoundNumIPUs(True) to reserve {power} and leave "
+                    f"{power - count} idle.")
     warnings.warn(f"autoRoundNumIPUs: reserving {power} IPUs for a model that needs {count}",
                   stacklevel=3)
     return power

@@ -56,7 +56,9 @@ def test_plain_block_ids_land_on_successive_ipus_unless_blocks_name_theirs():
 
 
 def test_block_without_ipu_under_same_as_ipu_says_how_to_fix_it():
-    with pytest.raises(poptorch.Error, match=r"block 'A' has no ipu_id.*Block\('A', ipu_id=0\)"):
+    with pytest.raises(poptorch.Error, match=r"^poptorch\.AutoStage\.SameAsIpu was selected but no "
+                                             r"IPU was specified for block A\. .*block 'A' has no "
+                                             r"ipu_id.*Block\('A', ipu_id=0\)"):
         compile_training(ThreeBlocks((None, None, None)))
 
 
@@ -135,7 +137,9 @@ def test_ops_outside_every_block_are_named():
 
 
 def test_ipu_count_must_be_a_power_of_two():
-    with pytest.raises(poptorch.Error, match=r"needs 3.*not a power of two.*autoRoundNumIPUs"):
+    with pytest.raises(poptorch.Error, match=r"^The model specifies the use of 3 IPUs, however "
+                                             r"PopTorch must reserve a minimum of 4 .*3 is not a "
+                                             r"power of two.*autoRoundNumIPUs"):
         compile_training(ThreeBlocks((0, 1, 2)))
 
 
@@ -183,7 +187,9 @@ def test_parallel_phases_alternate_even_and_odd_ipus():
                                                 poptorch.Phase("C"))
     strategy.phase(1).ipus(2)
     opts = poptorch.Options().setExecutionStrategy(strategy)
-    with pytest.raises(poptorch.Error, match=r"odd phases on odd IPUs.*phase 1.*IPU 2"):
+    with pytest.raises(poptorch.Error, match=r"^When phases are executed in parallel: even phases "
+                                             r"must run on even IPUs and odd phases on odd IPUs\. "
+                                             r"Phase 1.*IPU 2"):
         compile_training(ThreeBlocks((None, None, None)), opts)
 
 
