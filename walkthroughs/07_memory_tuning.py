@@ -65,7 +65,7 @@ print(start.memory.table())
 #
 # A pipelined backward pass needs each micro-batch's forward activations. In a pipeline over
 # N IPUs, a micro-batch leaves stage s (counted from 0) and comes back to it for its
-# backward 2(N-1-s)+1 cycles later, one more micro-batch entering the stage each cycle: so
+# backward 2(N-1-s) cycles later, one more micro-batch entering the stage each cycle: so
 # stage s has 2(N-1-s)+1 micro-batches in flight, 7 on the first of four IPUs and 1 on the
 # last, where forward and backward run in the same cycle. PopART sizes its stashes by the
 # same count ("2*(IPUs to end) + 1", the last IPU stashing nothing); lesson 8 draws it.
