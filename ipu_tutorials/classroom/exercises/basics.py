@@ -111,9 +111,9 @@ def _check_branch(candidate) -> Feedback:
                          f"whatever the batch: the `{other}` branch's result is missing. "
                          f"torch.where(condition, a, b) computes both and selects one.")
     name = next(n for n, mean in MEANS.items() if took[n] != ("relu" if mean > 0 else "half"))
-    return wrong(f"your model takes the other branch than the original's on a batch whose "
-                 f"mean is {MEANS[name]:+}: the original takes relu(y) exactly when "
-                 f"y.mean() > 0. Compare the batch mean with 0, not with another threshold.")
+    return wrong(f"on a batch whose mean is {MEANS[name]:+} your model takes the branch the "
+                 f"original does not: the original takes relu(y) exactly when y.mean() > 0. "
+                 f"Compare the batch mean with 0, not with another threshold.")
 
 
 def _branch_taken(output: torch.Tensor, y: torch.Tensor) -> str | None:
