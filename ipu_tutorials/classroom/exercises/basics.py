@@ -124,6 +124,11 @@ def _branch_taken(output: torch.Tensor, y: torch.Tensor) -> str | None:
     return None
 
 
+# A learner's port: the starting class renamed, with `body` after `y = self.fc(x)`.
+PORTED = ("\nclass PortedDenoiser(torch.nn.Module):\n    def __init__(self):\n        super().__init__()"
+          "\n        self.fc = torch.nn.Linear(16, 16)\n\n    def forward(self, x):\n"
+          "        y = self.fc(x)\n        {body}")
+
 fix_the_branch = Exercise(
     "Fix the frozen branch", _check_branch,
     expects='a torch.nn.Module subclass (the class, not an instance)',
@@ -132,45 +137,16 @@ fix_the_branch = Exercise(
     hint="torch.where(condition, a, b) runs on the device: compute both branches and let the "
          "condition y.mean() > 0 (a 0-dimensional tensor) select one, without reading its value "
          "in Python.",
-    solution='''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        return torch.where(y.mean() > 0, torch.relu(y), 0.5 * y)''',
+    solution=PORTED.format(body="return torch.where(y.mean() > 0, torch.relu(y), 0.5 * y)"),
     mistakes=(
         Mistake(STARTING_CODE + "\nPortedDenoiser = Denoiser", "still reads a tensor value"),
         Mistake(STARTING_CODE.replace("if y.mean() > 0:", "if y.mean().item() > 0:")
                 + "\nPortedDenoiser = Denoiser", "item"),
-        Mistake('''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        return torch.where(y > 0, torch.relu(y), 0.5 * y)''', "decided per element"),
-        Mistake('''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))''', "the `else` branch's result is missing"),
-        Mistake('''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        return torch.where(y.mean() > 0.3, torch.relu(y), 0.5 * y)''', "a batch whose mean is +0.001"),
+        Mistake(PORTED.format(body="return torch.where(y > 0, torch.relu(y), 0.5 * y)"),
+                "decided per element"),
+        Mistake(PORTED.format(body="return torch.relu(y)"), "the `else` branch's result is missing"),
+        Mistake(PORTED.format(body="return torch.where(y.mean() > 0.3, torch.relu(y), 0.5 * y)"),
+                "a batch whose mean is +0.001"),
     ),
     writes_code=True)
 
