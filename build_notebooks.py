@@ -358,7 +358,8 @@ def study_minutes(path: str) -> int:
     """How long a learner needs for the lesson, rounded up to 5 minutes: reading, running
     each cell and doing each exercise, at the rates WORDS_PER_MINUTE and the like assume."""
     nb = jupytext.read(path, fmt="py:percent")
-    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    words = sum(len(re.sub(r"<!--.*?-->", "", c.source, flags=re.S).split())  # not the
+                for c in nb.cells if c.cell_type == "markdown")  # invisible claim marks
     cells = sum(1 for c in nb.cells if c.cell_type == "code"
                 and "solution" not in c.metadata.get("tags", []))
     exercises = sum(len(re.findall(r"^### Exercise", c.source, re.M)) for c in nb.cells)

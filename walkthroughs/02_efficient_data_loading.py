@@ -47,6 +47,7 @@ print(digits, "- first image", tuple(digits[0][0].shape))
 # returning to the host. With R replicas and gradient accumulation A, one call consumes
 # micro-batch x D x R x A samples: the **combined batch**. `poptorch.DataLoader` takes the
 # micro-batch as its `batch_size` and hands out combined batches:
+# <!-- claim: L02-combined-batch -->
 
 # %%
 opts = poptorch.Options().deviceIterations(4).replicationFactor(2)
@@ -62,8 +63,9 @@ print(f"one batch: images {tuple(images.shape)}, labels {tuple(labels.shape)}; "
 # The model reads that batch as D x A x R micro-batches of 8: device iteration by device
 # iteration, each one's A micro-batches, each one split between the replicas. The IPU's
 # operations only ever see 8 samples at a time, so layers that depend on the batch (batch
-# norm, for example) see the micro-batch, not the combined batch. Give the model a batch of
-# the wrong size and it says what it expects:
+# norm, for example) see the micro-batch, not the combined batch.
+# <!-- claim: L02-micro-batch --> Give the model a batch of the wrong size and it says what
+# it expects: <!-- claim: L02-batch-dimension -->
 
 # %%
 model = DigitClassifier()
@@ -105,8 +107,10 @@ for mode, period in ((poptorch.OutputMode.All, None), (poptorch.OutputMode.Final
 # last micro-batch of each replica. `EveryN` returns every N-th device iteration's
 # micro-batches. `Sum` returns one value per replica: the sum over the call, as many bytes as
 # `Final`, but every loss counts. Divide it by D x A for the mean loss of the call.
+# <!-- claim: L02-output-modes -->
 #
 # Inference models default to `All`, because you usually want every prediction.
+# <!-- claim: L02-output-defaults -->
 #
 # ## Where a call's time goes
 #
@@ -140,15 +144,20 @@ for d in (1, 2, 4, 8, 16, 32, 64):
 # %% [markdown]
 # Throughput climbs steeply at first and then flattens: once the fixed cost is spread thin,
 # what is left is the IPU's own work and the host's preparation of every sample. This is why
-# real training scripts set `deviceIterations` well above 1.
+# real training scripts set `deviceIterations` above 1 (Graphcore's pipelining tutorial: 10
+# for training, 100 for inference). <!-- claim: L02-device-iterations-practice -->
 #
 # ## Sync or Async: who waits for whom
 #
 # The host must also *prepare* every sample: read it, transform it, collate it. A plain
 # (`DataLoaderMode.Sync`) loader without worker processes does that between calls, while the
-# IPU waits. `DataLoaderMode.Async` runs the loader in the background
-# (an `AsynchronousDataAccessor`), so the next call's data is prepared while the IPU runs the
-# current one. The same options, compiled on the first batch of each kind of DataLoader:
+# IPU waits. `DataLoaderMode.Async` runs the loader in the background (an
+# `AsynchronousDataAccessor`), so the next call's data is prepared while the IPU runs the
+# current one. PopTorch runs that loader in a separate worker process that fills a ring
+# buffer in shared memory (its user guide calls it a separate thread; its source starts a
+# process); the simulator runs it on a background thread. Either way the preparation
+# overlaps the IPU's work, which is what this lesson measures. <!-- claim: L04-async-loader -->
+# The same options, compiled on the first batch of each kind of DataLoader:
 
 # %%
 def first_call(mode):
@@ -175,7 +184,9 @@ for name, plan in plans.items():
 # host handing each micro-batch's inputs over before the device starts (a fixed cost per
 # micro-batch in the cost model, calibrated on BERT-Large's published Pod16 and Pod64 runs:
 # [docs/cost-model.md](../docs/cost-model.md)); no loader overlaps it, and the Sync row pays
-# it too. The timelines show it: the "host data" row is the loader.
+# it too. The timelines show it: the "host data" row holds the loader's preparation and that
+# hand-over, side by side when they overlap (Async) and one after the other when they do not
+# (Sync).
 
 # %%
 # alt: Two timelines of one training call on IPU 0 on the same millisecond axis, with rows for the
@@ -194,7 +205,7 @@ plt.show()
 # %% [markdown]
 # You can also wrap any iterable yourself: `poptorch.AsynchronousDataAccessor(loader)` reads
 # it in the background and yields the same batches in the same order. It is what `mode=Async`
-# does for you.
+# does for you. <!-- claim: L02-accessor -->
 
 # %%
 accessor = poptorch.AsynchronousDataAccessor(poptorch.DataLoader(opts, digits, batch_size=8))
@@ -223,7 +234,7 @@ for replicas in (1, 2, 4):
 # host's preparation, not the IPUs, sets the pace. The cures move work off the critical path:
 # an asynchronous loader (so preparation overlaps the IPU), worker processes
 # (`num_workers`), lighter per-sample transforms, and several host processes, one per group
-# of replicas (`poprun`, lesson 10).
+# of replicas (`poprun`, lesson 10). <!-- claim: L02-poprun-hosts -->
 #
 # ## Explore data loading
 #
@@ -249,12 +260,14 @@ data_loading_explorer(device_iterations=4, micro_batch=32, loader="Async")
 # sample are calibrated on Graphcore's published pipelining and efficient-data-loading runs,
 # and real hosts differ widely (CPU, transforms, NUMA placement). Real PopTorch also overlaps
 # host transfers with compute when asked (`set_overlap_for_input`, I/O tiles), which the
-# simulator does not model. Its asynchronous loader is a separate process with shared-memory
-# buffers (clone a tensor to keep it past one iteration); here it is a background thread. The
+# simulator does not model. <!-- claim: L02-overlapped-io --> Its asynchronous loader is a
+# separate process with shared-memory buffers (clone a tensor to keep it past one
+# iteration); here it is a background thread. <!-- claim: L04-async-loader --> The
 # simulator treats a loader with `num_workers > 0` as preparing ahead, but not as faster; real
 # workers also split the preparation between processes. On hardware, compare a run on
-# synthetic data (PopTorch's `enableSyntheticData`, which never touches the host) with a
-# run on real data: the gap is the host's cost, which the simulator can only estimate.
+# synthetic data (PopTorch's `enableSyntheticData`, which generates the inputs on the IPU and
+# disables host I/O) with a run on real data: the gap is the host's cost, which the simulator
+# can only estimate. <!-- claim: L02-synthetic-data -->
 #
 # **On a Bow Pod.** A faster IPU does not help a host-bound run: the Bow's higher clock
 # shortens only the IPU compute of the breakdown above, so the waiting for host data grows.

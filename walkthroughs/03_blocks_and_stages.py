@@ -3,8 +3,9 @@
 #
 # A model too big for one IPU is cut into pieces, and each piece runs on its own IPU. PopTorch
 # describes the cut in two steps: **blocks** mark which layers belong together, and **stages**
-# put blocks on IPUs. This lesson runs real PopTorch code on simulated IPUs to show both steps,
-# and what PopTorch says when a placement breaks one of its rules.
+# put blocks on IPUs. <!-- claim: L03-blocks-stages --> This lesson runs real PopTorch code on
+# simulated IPUs to show both steps, and what PopTorch says when a placement breaks one of its
+# rules.
 #
 # **What you will learn**
 # - three ways to annotate blocks: `poptorch.Block`, `poptorch.BlockFunction` and `poptorch.BeginBlock`;
@@ -22,8 +23,10 @@
 # and checked at compile time ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %% [markdown]
-# The only line that differs from code written for a real IPU is the import: `ipu_tutorials`
-# provides the same `poptorch` API on top of a simulator. The numbers are real PyTorch; where
+# `ipu_tutorials` provides the same `poptorch` API on top of a simulator, so the PopTorch
+# code below runs on a real IPU with only its import changed; what real PopTorch lacks (the
+# plans, reports and system description the lesson reads) is marked *simulator extra*
+# where it first appears. <!-- claim: L01-portable --> The numbers are real PyTorch; where
 # the blocks land, how much memory they take and how long they would run come from a cost
 # model of a GC200 IPU.
 
@@ -36,14 +39,14 @@ import ipu_tutorials
 from ipu_tutorials import poptorch
 
 torch.manual_seed(0)
-print("Simulated system:", ipu_tutorials.default_system().describe())
+print("Simulated system:", ipu_tutorials.default_system().describe())  # simulator extra
 
 # %% [markdown]
 # ## The model: four blocks
 #
 # We use the network of Graphcore's pipelining tutorial: two convolution layers and two linear
-# layers for MNIST digits. Each layer runs inside a `with poptorch.Block("...")` scope, which
-# gives its operations a block id: `B1` to `B4`.
+# layers for MNIST digits, each inside a `with poptorch.Block("...")` scope, which gives its
+# operations a block id: `B1` to `B4`. <!-- claim: L03-tutorial-network -->
 
 # %%
 class ConvLayer(nn.Module):
@@ -81,7 +84,7 @@ class Network(nn.Module):
 # %% [markdown]
 # (The package ships this model as `ipu_tutorials.tutorial.models.Network`; the next lessons import it.)
 # Outside a wrapped model, blocks do nothing: the network still runs as plain PyTorch on the
-# CPU, so you can debug it there first.
+# CPU, so you can debug it there first. <!-- claim: L03-block-no-op -->
 
 # %%
 model = Network()
@@ -92,7 +95,8 @@ print(model(torch.randn(2, 1, 28, 28)).shape)
 #
 # A `poptorch.Stage` groups one or more blocks and `.ipu(n)` places it. The execution strategy
 # receives the stages; `PipelinedExecution` is the default strategy, and lesson 4 is about what
-# it does. Here we only compile, which captures the model on shapes alone and places it.
+# it does. <!-- claim: L03-stage-ipu --> Here we only compile, which captures the model on
+# shapes alone and places it.
 
 # %%
 strategy = poptorch.PipelinedExecution(
@@ -110,9 +114,10 @@ print(f"simulated compile time on hardware: {inference_model.plan.compile_second
 # %% [markdown]
 # The progress bar imitates the real one, at the simulator's speed. On hardware, compiling is
 # not instant: Graphcore's published run of this tutorial compiled its training model in 1:31
-# and its inference model in 0:35. The plan estimates the time from the graph's size
-# (`plan.compile_seconds`, calibrated on those two bars), as printed above. The simulator's plan also knows what crosses between the IPUs. The
-# arrows carry the activations of one micro-batch of 8 images:
+# and its inference model in 0:35. <!-- claim: L01-compile-time --> The plan estimates the
+# time from the graph's size (`plan.compile_seconds`, calibrated on those two bars), as
+# printed above. The simulator's plan also knows what crosses between the IPUs. The arrows
+# carry the activations of one micro-batch of 8 images:
 
 # %%
 report = inference_model.report()  # simulator extra; on IPUs: POPLAR_ENGINE_OPTIONS autoReport
@@ -141,6 +146,7 @@ plt.show()
 # `poptorch.Block` is a scope. `poptorch.BlockFunction` decorates a function so that its body
 # runs in a block. `poptorch.BeginBlock` marks a module: the block starts there and lasts until
 # the next one begins, so the model's code does not change at all.
+# <!-- claim: L03-three-annotations -->
 
 # %%
 class Decorated(Network):
@@ -167,13 +173,14 @@ for name, net, x in [("Decorated", Decorated(), torch.randn(8, 1, 28, 28)),
 # These two models gave each block an `ipu_id` and no strategy. The default strategy,
 # `PipelinedExecution(AutoStage.SameAsIpu)`, makes one stage per IPU and puts each block on the
 # IPU its `ipu_id` names. `AutoStage.AutoIncrement` instead starts a new stage with every block,
-# in the order the model runs them.
+# in the order the model runs them. <!-- claim: L03-auto-stage -->
 #
 # ## When placement breaks a rule
 #
 # PopTorch refuses placements it cannot compile. Each error below is the simulator's live
-# output for a model that breaks one rule; the message says which block or IPU is at fault and
-# how to fix it. A small helper compiles a model and prints the error instead of stopping.
+# output for a model that breaks one rule; where PopTorch words the error itself, the message
+# starts with PopTorch's words, and then says which block or IPU is at fault and how to fix
+# it. A small helper compiles a model and prints the error instead of stopping.
 
 # %%
 def try_compile(model, opts, *inputs):
@@ -200,27 +207,27 @@ class ThreeBlocks(nn.Module):
 
 
 x = torch.randn(8, 16)
-print("Blocks without an ipu_id under the default strategy:")
+print("Blocks without an ipu_id under the default strategy:")  # claim: L03-same-as-ipu-needs-ipu
 try_compile(ThreeBlocks([None, None, None]), poptorch.Options().deviceIterations(4), x)
 
 # %%
-print("Stage ids must ascend along the model when pipelining:")
+print("Stage ids must ascend along the model when pipelining:")  # claim: L03-ascending-stages
 try_compile(ThreeBlocks([0, 1, 0]), poptorch.Options().deviceIterations(4), x)
 print("\nAutoIncrement numbers the stages 0, 1, 2 instead:")
 auto = poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement)
 try_compile(ThreeBlocks([0, 1, 0]), poptorch.Options().deviceIterations(4).setExecutionStrategy(auto), x)
 
 # %%
-print("A Stage that names a block the model never runs:")
+print("A block the model runs that no Stage names (here C, for a Stage typed as D):")
 try_compile(ThreeBlocks([0, 1, 1]), poptorch.Options().deviceIterations(4).setExecutionStrategy(
-    poptorch.PipelinedExecution("A", "B", "D")), x)
-print("\nLayers that share weights on different IPUs:")
+    poptorch.PipelinedExecution("A", "B", "D")), x)  # claim: L03-unknown-block
+print("\nLayers that share weights on different IPUs:")  # claim: L03-shared-weights
 try_compile(ThreeBlocks([0, 1, 1], share_weights=True), poptorch.Options().deviceIterations(4), x)
 
 # %%
-print("IPUs are reserved in powers of two:")
+print("IPUs are reserved in powers of two:")  # claim: L03-power-of-two
 try_compile(ThreeBlocks([0, 1, 2]), poptorch.Options().deviceIterations(4), x)
-print("\nOnce blocks are used, no op may run outside one:")
+print("\nOnce blocks are used, no op may run outside one:")  # claim: L03-no-active-block
 
 
 class Between(ThreeBlocks):
@@ -255,16 +262,22 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # ## What a real IPU would do, and where the simulator differs
 #
 # On a real system PopTorch traces the model, PopART assigns every operation to the IPU of its
-# stage, and Poplar compiles one program per IPU, which can take minutes. The simulator
+# stage, and Poplar compiles one executable for all the IPUs, which takes longer the larger
+# the model. <!-- claim: L03-compile-flow --> The simulator
 # captures the same model with PyTorch's dispatcher on meta tensors (shapes, no data) in well
 # under a second, applies PopTorch's placement rules, and plans memory with a documented cost
 # model instead of a real compiler: code size and exchange buffers are estimates, and the
-# compiler's own optimisations (op fusion, liveness analysis) are not modelled. Rules and
-# errors follow PopTorch; the error texts are our own, written to say what to change.
+# compiler's own optimisations (op fusion, liveness analysis) are not modelled. The rules
+# are PopTorch's and PopART's; the errors start with PopTorch's words where PopTorch has its
+# own (a block without an IPU, an unknown block, no active block, the IPU count) and always
+# say what to change.
+# PopTorch checks a Stage's blocks only as the model runs them, so a Stage naming a block
+# that never runs passes there; the simulator refuses it
+# ([docs/differences.md](../docs/differences.md)).
 #
 # **On a Bow Pod.** Placement rules and the memory per IPU are the same as on a GC200 (1,472
-# tiles of 624 KiB); a Bow Pod16 offers 16 IPUs, so a replica's IPU count times the
-# replication factor must still be a power of two, at most 16.
+# tiles, about 900 MB) <!-- claim: L01-bow-chip -->; a Bow Pod16 offers 16 IPUs, so a
+# replica's IPU count times the replication factor must still be a power of two, at most 16.
 #
 # ## Exercises
 #
@@ -325,8 +338,9 @@ exercises.ipus_reserved.check(my_ipu_count)
 #   `BeginBlock` (a module marker that lasts until the next block).
 # - Stages put blocks on IPUs: explicitly with `Stage(...).ipu(n)`, or automatically with
 #   `AutoStage.SameAsIpu` (the default) or `AutoStage.AutoIncrement`.
-# - PopTorch checks the placement before it compiles: every op in a block, stage ids ascending
-#   in a pipeline, shared weights on one IPU, a power-of-two number of IPUs.
+# - PopTorch checks the placement as it compiles: every op in a block, every block in a stage,
+#   stage ids ascending in a pipeline, shared weights on one IPU in a pipeline, a power-of-two
+#   number of IPUs.
 # - `model.report()` gives the placement table, the diagram and the memory per IPU.
 #
 # **Next:** lesson 4 (pipelining) runs these stages as a pipeline.

@@ -37,8 +37,9 @@ train_set = load_mnist(train=True, source="embedded")
 # %% [markdown]
 # ## Same model, same data, another strategy
 #
-# The options differ from lesson 4 in one line. Sharding has no pipeline to fill, so it does
-# not need `gradientAccumulation >= 2N-1`; we keep 10 to compare like with like.
+# The options differ from lesson 4 in one line: the strategy. Sharding has no pipeline to
+# fill, so it does not need `gradientAccumulation >= 2N-1`; we keep 10 to compare like with
+# like.
 
 # %%
 def training_setup(strategy_name, seed=0):
@@ -52,12 +53,22 @@ def training_setup(strategy_name, seed=0):
     return model, training_model, data
 
 
-print(tutorial.strategy("sharded"))
-print(tutorial.strategy("pipelined"))
+for name in ("sharded", "pipelined"):
+    opts = tutorial.training_options(name, device_iterations=10, gradient_accumulation=10)
+    print(f"{opts.execution_strategy}: deviceIterations {opts.device_iterations}, "  # simulator extra
+          f"gradientAccumulation {opts.Training.gradient_accumulation}, "
+          f"OutputMode.{poptorch.OutputMode(opts.output_mode).name}")
 
 # %% [markdown]
-# `tutorial.training_options` builds the options of Graphcore's `mnist_pipeline.py` for either
-# strategy. Compile both and draw one device iteration of each on the same time axis:
+# `tutorial.training_options` builds the options of Graphcore's pipelining tutorial for either
+# strategy: 10 device iterations, gradient accumulation 10 and `OutputMode.All` (the
+# tutorial's walkthrough asks for every micro-batch's outputs to report the training
+# accuracy). Graphcore's `mnist_pipeline.py` script differs for sharding: it sets gradient
+# accumulation only when it pipelines, and keeps the default output mode. Its data loader
+# still batches for accumulation 10, so its sharded model, which PopTorch splits by device
+# iterations alone, trains micro-batches of 400 images: the same 400 images per weight
+# update as ours, in one micro-batch instead of ten. <!-- claim: L05-script-options -->
+# Compile both and draw one device iteration of each on the same time axis:
 
 # %%
 models = {}
@@ -66,33 +77,43 @@ for name in ("pipelined", "sharded"):
     training_model.compile(*next(iter(data)))
     models[name] = training_model
 
-step = {name: m.plan.device_seconds / 10 for name, m in models.items()}  # simulator extra
+work = {name: m.plan.timeline.device_span() for name, m in models.items()}  # simulator extra
 # alt: Two timelines of one training step on IPUs 0 to 3 on one time axis. Top, pipelined: the
 #   micro-batches' forward and backward passes overlap across the four IPUs. Bottom, sharded: one
 #   micro-batch at a time passes through the IPUs in turn, so each IPU works only now and then and
 #   the step takes longer.
-fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
+fig, axes = plt.subplots(2, 1, figsize=(11, 6.6), sharex=True)
 for ax, (name, m) in zip(axes, models.items()):
     plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
-                  title=f"{name}: {step[name] * 1e6:.0f} µs per step")
+                  title=f"{name}: the IPUs' part of one step, {work[name] * 1e6:,.0f} µs")
 plt.show()
 
 # %% [markdown]
-# In the sharded picture only one IPU works at any moment; the others wait their turn. The
-# conceptual version, drawn from the same schedule functions with a forward of 1 time unit
-# and a backward of 2 on every IPU:
+# In the sharded picture only one IPU works at any moment; the others wait their turn, and
+# its step is the longer bar. Both panels start where the first step's IPU work does, well
+# into the call: before it, the host synchronises and hands the call's micro-batches over
+# (the notes under the panels give the times). The conceptual version,
+# drawn from the same schedule functions with a forward of 1 time unit and a backward of 2
+# on every IPU:
 #
 # ![Two schedules of 4 micro-batches on 4 IPUs on one time axis: sharded, each micro-batch goes forward through IPUs 0 to 3 and back before the next starts, 48 time units; pipelined, forward and backward passes overlap across the IPUs, 21 time units](../static/diagram_sharding_vs_pipelining.png)
 #
 # The simulator's timeline says so directly:
 
 # %%
+step = {name: m.plan.device_seconds / 10 for name, m in models.items()}  # a call: 10 steps
 for name, m in models.items():
     busy = sum(m.plan.timeline.busy(ipu) for ipu in range(4)) / (4 * m.plan.device_seconds)
     print(f"{name:>9}: at most {m.plan.timeline.max_concurrency()} IPU(s) busy at once, "
           f"device utilisation {busy:.0%}, {m.plan.device_samples_per_second:,.0f} images/s "
-          f"on the IPUs, {m.plan.samples_per_second:,.0f} images/s fed by the host")
-print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step on the IPUs")
+          f"on the IPUs and the host link, {m.plan.samples_per_second:,.0f} images/s fed by "
+          f"the host")
+link = step["pipelined"] - work["pipelined"]
+print(f"the IPUs' part of a step (the figure): pipelining is "
+      f"{work['sharded'] / work['pipelined']:.2f}x faster")
+print(f"with the host link's {link * 1e6:,.0f} µs per step (the same for both: inputs, outputs "
+      f"and the call's synchronisations): {step['pipelined'] * 1e6:,.0f} against "
+      f"{step['sharded'] * 1e6:,.0f} µs per step, {step['sharded'] / step['pipelined']:.2f}x")
 
 # %% [markdown]
 # ## Why both are fed at the same rate: the host
@@ -103,10 +124,10 @@ print(f"pipelining is {step['sharded'] / step['pipelined']:.2f}x faster per step
 # cost model calibrates on the pipelining tutorial's published run) while the IPUs compute:
 
 # %%
-print(f"{'':>9}  host prepares  IPUs busy  bound by")
+print(f"{'':>9}  host prepares  IPUs and host link  bound by")
 for name, m in models.items():
     host, ipus = m.plan.host_data_seconds / 10, m.plan.device_seconds / 10  # simulator extra
-    print(f"{name:>9}  {host * 1e6:10,.0f} µs  {ipus * 1e6:6,.0f} µs  "
+    print(f"{name:>9}  {host * 1e6:10,.0f} µs  {ipus * 1e6:15,.0f} µs  "
           f"{'the host' if host > ipus else 'the IPUs'}")
 per_image = models["sharded"].plan.host_data_seconds / models["sharded"].plan.spec.samples_per_call
 print(f"host: {per_image * 1e6:.1f} µs per image; {models['sharded'].plan.breakdown_text()}")
@@ -114,8 +135,10 @@ print(f"host: {per_image * 1e6:.1f} µs per image; {models['sharded'].plan.break
 # %% [markdown]
 # On hardware, Graphcore's efficient-data-loading tutorial diagnoses this the same way: time
 # the data loader alone, then the model with `opts.enableSyntheticData(True)` (no host data,
-# an upper bound of the IPUs' throughput); a loader slower than that bounds the run. The
-# plan's `device_samples_per_second` is the simulator's synthetic-data figure. What moves the
+# an upper bound of the IPUs' throughput); a loader slower than that bounds the run.
+# <!-- claim: L05-diagnose-host --> The plan's `device_samples_per_second` is the nearest
+# simulated figure to a synthetic-data run: it leaves out the wait for the host's data, not
+# the host link's transfers ([docs/differences.md](../docs/differences.md)). What moves the
 # bottleneck back to the IPUs is a host that prepares data faster (on hardware: more loader
 # worker processes, `poptorch.DataLoader(..., num_workers=...)`, on more CPU cores; the
 # simulator does not model that speed-up: [docs/differences.md](../docs/differences.md)), or
@@ -159,8 +182,9 @@ print(f"largest weight difference after 2 epochs: {difference}")
 #
 # On an IPU you cannot set a breakpoint inside the model. `poptorch.ipu_print_tensor` prints a
 # tensor each time the IPU computes it, and its gradient during the backward pass. It returns
-# the tensor: use the result, or the compiler removes the print. Sharded execution with one
-# micro-batch keeps the output short and in order.
+# the tensor: use the result, or the compiler removes the print.
+# <!-- claim: L05-print-tensor --> Sharded execution with one micro-batch keeps the output
+# short and in order.
 
 # %%
 class Watched(Network):
@@ -186,7 +210,8 @@ _ = debug_model(images, labels)
 # - **Debugging** a model split over IPUs: one micro-batch at a time, in model order, with the
 #   same placement as the pipeline you will run later.
 # - **A single sample, or a latency-bound service**: a pipelined inference model needs at
-#   least N micro-batches per call to fill, while a sharded one answers one micro-batch at a time.
+#   least N micro-batches per call to fill, while a sharded one answers one micro-batch at a
+#   time. <!-- claim: L05-when-to-shard -->
 # - **A model that must be split but whose throughput does not matter**, for example during
 #   development.
 #
@@ -223,9 +248,10 @@ pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 # %% [markdown]
 # ## What a real IPU would do, and where the simulator differs
 #
-# PopART runs sharded stages in model order and merges neighbouring stages that share an IPU,
-# as the simulator does. On hardware `ipu_print_tensor` copies the tensor to the host through
-# a print stream and Poplar formats it; the simulator prints it from PyTorch during the
+# PopART runs sharded stages in model order, one IPU at a time, and merges neighbouring
+# stages that share an IPU, as the simulator does. <!-- claim: L05-sharded -->
+# On hardware `ipu_print_tensor` copies the tensor to the host and Poplar formats it; the
+# simulator prints it from PyTorch during the
 # numerics, once per micro-batch, in the same order. Timing differences between the two
 # strategies come from the simulator's cost model; their direction, and the one-IPU-at-a-time
 # pattern, are what a PopVision trace of real hardware shows too.
@@ -288,7 +314,7 @@ exercises.sharded_options.check(my_options)
 #
 # - `ShardedExecution` takes the same stages as `PipelinedExecution` and runs them one after
 #   another: one IPU busy at a time, and no gradient-accumulation rule: accumulation 1 is
-#   legal.
+#   legal. <!-- claim: L05-no-accumulation-rule -->
 # - The strategy never changes the numbers: pipelined and sharded training give identical
 #   weights.
 # - `ipu_print_tensor` prints a tensor and its gradient from inside the model.

@@ -5,8 +5,8 @@
 # weights, gradients and optimizer state outgrow the IPUs' SRAM, even with recomputation,
 # phased execution takes a different trade: the model runs as a sequence of *phases*, and
 # each phase's weights are streamed in from streaming memory (the DDR beside the IPUs) just
-# before it runs, and leave again afterwards. Memory is bounded by one phase; time is bounded
-# by the streaming bandwidth.
+# before it runs, and leave again afterwards. <!-- claim: L06-phases-stream --> Memory is
+# bounded by one phase; time is bounded by the streaming bandwidth.
 #
 # **What you will learn**
 # - `poptorch.Phase`, `poptorch.Stage` and `SerialPhasedExecution`: phases that run one after
@@ -64,11 +64,12 @@ for m in pipelined.memory.ipus:
 # ## Phases and stages
 #
 # A `poptorch.Phase` groups stages that run at the same time, one stage per IPU. In
-# `SerialPhasedExecution` the phases run one after another on the same group of IPUs. Four
-# phases of four stages cover the 16 blocks. Name each stage's IPU yourself, with
-# `Phase(...).ipus(...)`, `Stage(...).ipu(n)` or the block's `ipu_id`: PopTorch has no default
-# IPU for a phased stage (a stage without one gets IPU -1, in PopTorch's `beginStage`), and
-# its documentation and tests always name them. (The simulator warns and fills in IPUs 0, 1,
+# `SerialPhasedExecution` the phases run one after another on the same group of IPUs.
+# <!-- claim: L06-serial-phases --> Four phases of four stages cover the 16 blocks. Name each
+# stage's IPU yourself, with `Phase(...).ipus(...)`, `Stage(...).ipu(n)` or the block's
+# `ipu_id`: PopTorch has no default IPU for a phased stage (a stage without one gets IPU -1,
+# in PopTorch's `beginStage`), and its documentation and tests always name them.
+# <!-- claim: L06-no-default-ipu --> (The simulator warns and fills in IPUs 0, 1,
 # 2, 3 when you leave them out: [docs/differences.md](../docs/differences.md).) Here every
 # phase uses IPUs 0 to 3:
 
@@ -89,8 +90,8 @@ print(always_live.memory.table())
 # ![Diagram of serial phased execution, Liveness.AlwaysLive, 3 phases on 2 IPUs: each IPU computes F0, F1, F2, then B2, B1, B0, while its streaming row brings each phase's weights in before it and writes them out after](../static/diagram_phases.png)
 #
 # The weights are off chip now (the "off chip" column: phased execution puts every tensor
-# kind the user did not place into streaming memory), yet it still does not fit. The reason
-# is the default `Liveness.AlwaysLive`.
+# kind the user did not place into streaming memory), yet it still does not fit.
+# <!-- claim: L06-off-chip-default --> The reason is the default `Liveness.AlwaysLive`.
 #
 # ## Liveness: how many phases share the chip
 #
@@ -99,7 +100,8 @@ print(always_live.memory.table())
 # (loaded during the id before it, stored during the id after), so an IPU holds the phase it
 # runs, the one it is storing and the one it is loading. `OffChipAfterFwdNoOverlap` spaces the
 # phases two ids apart, `OffChipAfterEachPhase` four. `OffChipAfterFwd` keeps the spacing but
-# sends every forward activation off chip before the backward. `plan.grid()` shows the ids:
+# sends every forward activation off chip before the backward. <!-- claim: L06-liveness -->
+# `plan.grid()` shows the ids:
 
 # %%
 from ipu_tutorials.classroom.exercises import phased as exercises
@@ -154,9 +156,10 @@ print(f"IPU compute {parts['IPU compute'] * 1e3:,.1f} ms of {best.call_seconds *
 # ## Parallel phases
 #
 # `ParallelPhasedExecution` alternates two groups of IPUs: even phases on even IPUs, odd
-# phases on odd IPUs. While one group computes, the other loads its next phase, and each
-# group holds at most two phases. Eight phases of two stages, on IPUs 0 and 2 for even
-# phases and 1 and 3 for odd ones (the layout of PopTorch's documentation):
+# phases on odd IPUs. <!-- claim: L06-parallel-parity --> While one group computes, the
+# other loads its next phase, and each group holds at most two phases. Eight phases of two
+# stages, on IPUs 0 and 2 for even phases and 1 and 3 for odd ones (the layout of
+# PopTorch's documentation):
 
 # %%
 parallel = poptorch.ParallelPhasedExecution(
@@ -171,7 +174,7 @@ print(outcome.plan.grid())
 # %% [markdown]
 # The cell above shows that it fits with the default liveness, but each phase has only two
 # IPUs computing: compare its step time with the serial plans'. Breaking the even/odd rule
-# is an error, as on real PopTorch:
+# is an error, in PopTorch's words:
 
 # %%
 wrong = poptorch.ParallelPhasedExecution(poptorch.Phase(poptorch.Stage("chunk0")).ipus(0),
@@ -185,7 +188,7 @@ except poptorch.Error as error:
 # Parallel phases offer two livenesses: `AlwaysLive` and `sendTensorsOffChipAfterFwd()`
 # (`OffChipAfterFwd`); the strided ones are serial-only. `useSeparateBackwardPhase()` gives
 # the last forward phase's backward its own phase id instead of sharing it, which costs one
-# more load of its weights:
+# more load of its weights: <!-- claim: L06-parallel-options -->
 
 # %%
 for label, variant in (("shared turn", parallel),
@@ -226,18 +229,21 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 #
 # PopART runs each phase's stages on the IPUs you name, with the same phase ids for each
 # liveness as the simulator; but the real compiler decides tensor by tensor what to keep, load or
-# store (weights it can reuse stay on chip), uses IO tiles to overlap streaming with compute,
-# and can serialise a phase over several micro-batches (batch serialisation) so that one load
-# serves them all. The simulator streams every phase's off-chip weights once per micro-batch
+# store (weights it can reuse stay on chip, and copies between IPUs can replace a trip to
+# streaming memory), uses IO tiles to overlap streaming with compute, and can serialise a
+# phase over several micro-batches (batch serialisation) so that one load serves them all.
+# <!-- claim: L06-popart-phases --> The simulator streams every phase's off-chip weights once per micro-batch
 # at one assumed bandwidth per IPU (`System.streaming_bandwidth`, a figure with no public
 # measurement behind it), and counts three phases' tensors as live at once under stride 1. So its phased times are
 # a pessimistic sketch: trust the memory comparisons (which liveness fits, how far over) more
-# than the milliseconds. Real BERT-Large runs at scale combined phases with replicated tensor
-# sharding, which spreads the off-chip state over replicas; the simulator does not model
-# that together with phases.
+# than the milliseconds. Graphcore's full-size BERT in PopXL (its lower-level Python API, not
+# PopTorch) combines phases with recomputation and replicated tensor sharding, which spreads
+# the off-chip state over replicas <!-- claim: L06-bert-phased -->; the simulator does not
+# model sharding together with phases.
 #
 # **On a Bow Pod.** A Bow-2000 has up to 256 GB of streaming memory for its four IPUs
-# (datasheet); its bandwidth is not published, so phased timings stay a sketch there too.
+# (datasheet) <!-- claim: L06-bow-streaming -->; its bandwidth is not published, so phased
+# timings stay a sketch there too.
 #
 # ## Summary
 #

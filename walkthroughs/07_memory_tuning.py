@@ -17,13 +17,14 @@
 #   `embedding_serialization_factor`);
 # - how to read a memory plan to decide which tool to use, and on which IPU.
 #
-# **Time:** about 40 minutes.
+# **Time:** about 45 minutes.
 #
 # **Prerequisites:** lesson 3 (blocks and the memory plan), lesson 4 (pipelining: the
-# stash and the 2N-1 pipeline stages).
+# 2N-1 pipeline stages and their schedule).
 #
 # **Coming from GPUs:** recomputation is activation checkpointing (`torch.utils.checkpoint`),
 # on by default in PopTorch pipelines ([the GPU bridge](../docs/coming-from-gpus.md)).
+# <!-- claim: L07-recompute-default -->
 
 # %%
 import torch
@@ -62,11 +63,16 @@ print(start.memory.table())
 #
 # ## Recomputation
 #
-# A pipelined backward pass needs each micro-batch's forward activations, and in a pipeline
-# over N IPUs, stage s has 2(N-1-s)+1 micro-batches in flight (lesson 4). Keeping all their
-# activations is what `autoRecomputation` 0 does. PopTorch's default for a pipeline is
-# different: it keeps (stashes) only each stage's inputs and recomputes the stage's forward
-# pass just before its backward pass. Compare the three settings:
+# A pipelined backward pass needs each micro-batch's forward activations. In a pipeline over
+# N IPUs, a micro-batch leaves stage s (counted from 0) and comes back to it for its
+# backward 2(N-1-s) cycles later, one more micro-batch entering the stage each cycle: so
+# stage s has 2(N-1-s)+1 micro-batches in flight, 7 on the first of four IPUs and 1 on the
+# last, where forward and backward run in the same cycle. PopART sizes its stashes by the
+# same count ("2*(IPUs to end) + 1", the last IPU stashing nothing); lesson 8 draws it.
+# <!-- claim: L07-stash-depth --> Keeping all their activations is what `autoRecomputation`
+# 0 does. PopTorch's default for a pipeline is different: it keeps (stashes) only each
+# stage's inputs and recomputes the stage's forward pass just before its backward pass.
+# <!-- claim: L07-pipeline-recompute --> Compare the three settings:
 
 # %%
 settings = ["off (autoRecomputation 0)", "pipeline default", "checkpoint every layer"]
@@ -85,18 +91,23 @@ print(f"IPU 0 without recomputation: {off.activations / default.activations:.0f}
 # so there it changes nothing. The default recomputes each stage from its inputs, but then
 # holds one micro-batch's activations of the *whole* stage during its backward pass.
 # `poptorch.recomputationCheckpoint(x)` in `forward` cuts the stage into segments: the
-# checkpointed tensors are stashed (the stash grows) and only one segment is rebuilt at a time
-# (the activations shrink). `build_model(checkpoints=True)` puts one after every layer:
+# checkpointed tensors are stored between the forward and backward passes instead of being
+# recomputed (the stash grows), and only one segment is rebuilt at a time (the activations
+# shrink). <!-- claim: L07-checkpoint --> `build_model(checkpoints=True)` puts one after every
+# layer:
 #
 # ```python
 # for layer in self.layers:
 #     x = poptorch.recomputationCheckpoint(layer(x))
 # ```
 #
-# The price is time: the backward pass re-runs the forward pass first. On a single IPU,
-# recomputation is off unless you ask for it with `opts._Popart.set("autoRecomputation", 1)`
-# (PopART's `RecomputationType::Standard`; 4 is `RecomputeAll`). Value 3, `Pipeline`, is the
-# one PopTorch picks for pipelines, and PopART applies it only when pipelining is enabled.
+# The price is time: the backward pass re-runs the forward pass first. PopTorch turns
+# recomputation on by itself only for `PipelinedExecution` (the default strategy) over more
+# than one IPU, and only when `autoRecomputation` is unset; on a single IPU, or sharded, it
+# is off unless you ask for it with `opts._Popart.set("autoRecomputation", 1)` (PopART's
+# `RecomputationType::Standard`; 4 is `RecomputeAll`). <!-- claim: L07-recompute-default -->
+# Value 3, `Pipeline`, is the one PopTorch picks for pipelines, and PopART refuses it without
+# one; so does the simulator. <!-- claim: L07-pipeline-needs-pipelining -->
 
 # %%
 checkpointed = tune("checkpoint every layer")
@@ -111,8 +122,10 @@ print(memory_tuning.describe(checkpointed))
 # ## Available memory proportion
 #
 # A matmul's planner chooses how to spread the work over the tiles; faster plans want more
-# temporary memory (rearranged inputs, partial sums). `availableMemoryProportion` caps that
-# temporary memory at a fraction of each tile's memory (default 0.6), per IPU:
+# temporary memory (rearranged inputs, partial sums). `availableMemoryProportion` is the
+# proportion of the IPU's memory the PopLibs planner tries to keep an operation's temporary
+# memory under (default 0.6); more of it generally means fewer cycles. It can be set per IPU,
+# or for the op that made a tensor: <!-- claim: L07-available-memory -->
 #
 # ```python
 # opts.setAvailableMemoryProportion({"IPU3": 0.2})
@@ -139,10 +152,12 @@ for proportion in (0.6, 0.3, 0.2, 0.1):
 # ## Serialised matmuls
 #
 # `poptorch.serializedMatMul(lhs, rhs, mode, factor)` computes one matmul as `factor` smaller
-# ones. `MatMulSerializationMode.OutputChannels` slices the output columns (here: the
-# vocabulary), `InputChannels` the rows, `ReducingDim` the summed dimension. Each slice
-# wants a `factor`-th of the temporaries; the slices run one after another and are
-# concatenated. `build_model(head_serialization=8)` slices the vocabulary projection in 8:
+# ones, one after the other, to reduce the memory of the multiplication and its gradient.
+# `MatMulSerializationMode.OutputChannels` slices the output columns (here: the
+# vocabulary), `InputChannels` the rows, `ReducingDim` the summed dimension.
+# <!-- claim: L07-serialized-matmul --> In the simulator each slice wants a `factor`-th of
+# the temporaries, and the slices are concatenated. `build_model(head_serialization=8)`
+# slices the vocabulary projection in 8:
 
 # %%
 serialised = tune("checkpoint every layer", 0.6, 8)
@@ -164,8 +179,10 @@ print(f"a proportion of 0.2 fits too, with a step {ratio:.2f}x as long")
 #
 # An embedding lookup is cheap forward; its gradient is not: the backward pass scatters the
 # gradient rows into a tensor the size of the whole table. optimum-graphcore's
-# `SerializedEmbedding` (built by `IPUConfig(embedding_serialization_factor=4)`) splits the
-# table into slices looked up one after another, so each gradient is a slice's size:
+# `SerializedEmbedding` (what `IPUConfig(embedding_serialization_factor=4)` puts in place of
+# the model's `torch.nn.Embedding`) looks the table up in slices, one after another, to reduce
+# the memory of the embedding's gradient, so each gradient is a slice's size:
+# <!-- claim: L07-serialized-embedding -->
 
 # %%
 sliced = tune("checkpoint every layer", 0.6, 8, 4)
@@ -199,27 +216,30 @@ memory_tuning_explorer("checkpoint every layer", 0.6, head_serialization=8)
 # %% [markdown]
 # ## What a real IPU would do
 #
-# - **Recomputation.** PopTorch sets `autoRecomputation` to `Pipeline` when a model spans
-#   several IPUs and the option is unset; PopART then recomputes each stage from its stashed
-#   inputs and checkpoints. PopART has other modes (`Standard` picks its own checkpoints,
-#   `NormOnly` recomputes only normalisations); the simulator treats every non-zero mode as
-#   "recompute every segment", and counts a segment's activations as the sum of all its ops'
-#   outputs, an upper bound (it does not track when each tensor dies).
+# - **Recomputation.** PopTorch sets `autoRecomputation` to `Pipeline` when the model runs
+#   under `PipelinedExecution` on more than one IPU and the option is unset; PopART then
+#   recomputes each stage from its stashed inputs and checkpoints.
+#   <!-- claim: L07-recompute-default --> PopART has other modes (`Standard` picks its own
+#   checkpoints, `NormOnly` recomputes only normalisations); <!-- claim: L07-recompute-modes -->
+#   the simulator treats every non-zero mode as "recompute every segment", and counts a
+#   segment's activations as the sum of all its ops' outputs, an upper bound (it does not
+#   track when each tensor dies).
 # - **Available memory proportion.** The real planner picks among discrete plans, so memory
 #   and cycles change in steps; the simulator caps the temporaries and stretches the op's
 #   time by how much it wanted over the cap. PopTorch applies it to convolutions, matmuls,
 #   embedding lookups and indexing operations; the simulator caps only matmuls and
-#   convolutions.
-# - **Serialisation.** Poplar's planner can itself split a matmul into serial steps when the
-#   cap demands it; the exact saving depends on tile mapping, which only the real compiler
-#   and PopVision Graph Analyser show. The simulator's temporaries are its own estimate
-#   (inputs plus float32 partial sums), not a measured figure.
+#   convolutions. <!-- claim: L07-available-memory -->
+# - **Serialisation.** PopLibs' planner decides how each slice is spread over the tiles, so
+#   the exact saving depends on tile mapping, which only the real compiler and PopVision
+#   Graph Analyser show. The simulator's temporaries are its own estimate (inputs plus
+#   float32 partial sums), not a measured figure.
 # - **What to do on real hardware:** compile with `POPLAR_ENGINE_OPTIONS=
-#   '{"autoReport.all":"true"}'` and read the memory report per tile: an IPU can fail on
-#   one overfull tile while its total looks fine.
+#   '{"autoReport.all":"true"}'` and open the report in PopVision Graph Analyser, whose
+#   memory report goes down to each tile: an IPU can fail on one overfull tile while its
+#   total looks fine. <!-- claim: L07-autoreport -->
 #
-# **On a Bow Pod.** Tiles and their memory are the GC200's, so memory plans, available
-# memory proportions and recomputation choices carry over unchanged.
+# **On a Bow Pod.** Tiles and their memory are the GC200's <!-- claim: L01-bow-chip -->, so
+# memory plans, available memory proportions and recomputation choices carry over unchanged.
 #
 # ## Summary
 #
@@ -277,9 +297,16 @@ exercises.most_freed.check(my_choice)
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "PopTorch ops": "poptorch.serializedMatMul",
-#   "poptorch.set_available_memory"; `Options._Popart` (`autoRecomputation`):
-#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `recomputationCheckpoint`: https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - PopTorch user guide (SDK 3.4), API reference, "PopTorch ops": `poptorch.serializedMatMul`,
+#   `poptorch.set_available_memory`, `poptorch.recomputationCheckpoint`:
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - `Options._Popart` is not in the user guide: its docstring (`opts._Popart.set(
+#   "autoRecomputation", 3)  # RecomputationType::Pipeline`) is in PopTorch's source,
+#   `python/options.py` (`_PopartOptions`), and the default for pipelines in
+#   `popart_compiler/source/Compiler.cpp`, at the tag sdk/poptorch/3.4.0 of
+#   https://github.com/graphcore/poptorch; PopART's `RecomputationType` values are in
+#   `willow/include/popart/sessionoptions.hpp` of https://github.com/graphcore/popart
+#   (tag sdk/poplar/3.4.0).
 # - Memory and performance optimisation guide, "Common memory optimisations" (recomputation,
 #   available memory proportion, partials): https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
 # - Graphcore technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls

@@ -171,9 +171,11 @@ for name, change in variants.items():
 # ## The dashboard
 #
 # Every control recompiles BERT-Large. The memory bars are one replica's IPUs; the two
-# timelines are the two ends of a step (a step of thousands of micro-batches is too long to
-# draw box by box): the pipeline filling, and the flush, the all-reduce over the replicas, the LAMB
-# state streamed in and out and the weight update that close it:
+# timelines are two windows of the same step (a step of thousands of micro-batches is too
+# long to draw box by box), with its fill, main and flush marked above them: the opening,
+# where the pipeline fills once the host has handed the call's inputs over (the note under
+# it gives the host's time), and the close: the end of the main part, the flush, the
+# all-reduce over the replicas, the LAMB state streamed in and out and the weight update:
 
 # %%
 from ipu_tutorials.classroom.explorers.capstone import capstone_explorer

@@ -67,11 +67,11 @@ POPART_OPTION_NAMES = frozenset({
 })
 
 
-def _recomputes(recomputation_type) -> bool | None:
-    """PopART's RecomputationType (0 NoRecompute, 1 Standard, 3 Pipeline, 4 RecomputeAll) as
-    the simulator reads it: any recomputation or none. PopTorch sets Pipeline only when it is
-    unset (popart_compiler Compiler.cpp, setOptionIfNotSet), so an explicit 0 turns it off."""
-    return None if recomputation_type is None else bool(int(recomputation_type))
+def _recomputes(recomputation_type) -> int | None:
+    """PopART's RecomputationType (0 None, 1 Standard, 2 NormOnly, 3 Pipeline, 4 RecomputeAll),
+    None when unset. PopTorch sets Pipeline only when it is unset (popart_compiler
+    Compiler.cpp, setOptionIfNotSet), so an explicit 0 turns it off."""
+    return None if recomputation_type is None else int(recomputation_type)
 
 
 # The PopART options the simulator reads: name -> (the RunSpec field it fills, how).

@@ -1,18 +1,24 @@
 """Matplotlib pictures of a simulated run: the timeline per IPU and the memory plan per IPU."""
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
+from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from ..simulator.memory import CATEGORIES
 from ..simulator.schedule import HOST_DATA_TRACK, HOST_TRACK, Event
+from ..simulator.timeline import pipeline_parts
 from ..simulator.units import format_bytes
 
 KIND_COLOURS = {"F": "#4caf50", "B": "#e53935", "update": "#8e24aa", "copy": "#9e9e9e",
                 "stream": "#fb8c00", "allreduce": "#1e88e5", "host": "#424242",
-                "data": "#bdbdbd", "instance": "#8c8c8c"}
+                "data": "#bdbdbd", "handover": "#8c8c8c"}
 KIND_LABELS = {"F": "forward", "B": "backward", "update": "weight update", "copy": "inter-IPU copy",
                "stream": "streaming memory", "allreduce": "all-reduce", "host": "host I/O",
-               "data": "host data preparation", "instance": "poprun instance's input hand-over"}
+               "data": "host data preparation", "handover": "host's input hand-over"}
+LABEL_WIDTH = 0.012  # the narrowest box, as a share of the axis, that shows its micro-batch
+PART_COLOURS = {"fill": "#81c784", "main": "#616161", "flush": "#e57373"}
 MEMORY_COLOURS = dict(zip(CATEGORIES, ("#90a4ae", "#1e88e5", "#43a047", "#8e24aa", "#fdd835",
                                        "#fb8c00", "#6d4c41", "#e57373")))
 
@@ -25,64 +31,199 @@ def _time_unit(seconds: float) -> tuple[str, float]:
     return "µs", 1e6
 
 
+def _duration_text(seconds: float) -> str:
+    unit, scale = _time_unit(seconds)
+    return f"{seconds * scale:,.2f} {unit}"
+
+
 def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None = None,
                   title: str | None = None, label_micro_batches: bool = True,
-                  show_host: bool = True):
-    """Draw events as boxes, a row per IPU (and one for the host).
+                  show_host: bool = True, window: tuple[float, float] | None = None):
+    """Draw events as boxes, a row per IPU (and, with show_host, the host's rows).
+
+    The axis spans the whole call, unless `steps` is given or the host's rows are hidden:
+    then it spans the device's work, as a profile viewer zoomed on it would, drawn broken at
+    its left end, and the note over the legend states the host's work before it in numbers.
+    A pipelined step's fill, main and flush are marked above the rows. Kinds that overlap on
+    one row (the host's data preparation beside its input hand-over) get a lane each.
 
     Args:
         steps: draw only the first `steps` device iterations (without the host's data
             preparation, which spans the whole call).
         label_micro_batches: write the micro-batch number in boxes wide enough to hold it.
+        show_host: draw the host's rows: its I/O, and its data preparation and input hand-over.
+        window: (start, end) in simulated seconds: the part of the call to draw.
     Returns:
         The matplotlib Axes.
     """
-    if steps is not None:
-        events = [e for e in events if e.step is None or e.step < steps]
-        last = max((e.end for e in events if e.step is not None), default=0.0)
-        events = [e for e in events if e.start <= last and e.ipu != HOST_DATA_TRACK]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(11, 0.55 * (num_ipus + show_host) + 1.4))
-    data = [HOST_DATA_TRACK] if any(e.ipu == HOST_DATA_TRACK for e in events) else []
+    call_end = max((e.end for e in events), default=0.0)
+    shown = events if steps is None else [e for e in events if (e.step is None or e.step < steps)
+                                          and e.ipu != HOST_DATA_TRACK]
+    data = [HOST_DATA_TRACK] if any(e.ipu == HOST_DATA_TRACK for e in shown) else []
     rows = list(range(num_ipus)) + ([HOST_TRACK, *data] if show_host else [])
-    end = max((e.end for e in events if e.ipu in rows), default=1.0) or 1.0
+    start, end = window or _window(shown, num_ipus, device=steps is not None or not show_host,
+                                   show_host=show_host)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, 0.55 * (num_ipus + show_host) + 1.6))
     unit, scale = _time_unit(end)
     y_of = {ipu: i for i, ipu in enumerate(rows)}
-    labelled = _draw_event_boxes(ax, events, y_of, scale)
+    labelled = _draw_event_boxes(ax, shown, y_of, scale)
     if label_micro_batches:
-        for e in events:
-            if e.ipu in y_of and e.micro_batch is not None and e.duration / end > 0.012:
-                ax.text((e.start + e.duration / 2) * scale, y_of[e.ipu], str(e.micro_batch),
-                        ha="center", va="center", fontsize=7, color="white")
-    ax.set_yticks(range(len(rows)))
+        _label_micro_batches(ax, [e for e in shown if e.ipu in y_of and start <= e.start < end
+                                  and e.duration / (end - start) > LABEL_WIDTH], y_of, scale)
+    parts = _mark_parts(ax, pipeline_parts(shown), start, end, scale)
+    _time_axis(ax, rows, start * scale, end * scale, unit)
+    _legend_below(ax, ncol=len(labelled), title=_before_window(events, start, call_end))
+    return _finish(ax, title, pad=22 if parts else 6)
+
+
+def _time_axis(ax, rows: list[int], left: float, right: float, unit: str) -> None:
+    """A row label per IPU and host track, top down; the time axis, broken at its left end
+    when it does not start at 0."""
     names = {HOST_TRACK: "host", HOST_DATA_TRACK: "host data"}
+    ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([names.get(r, f"IPU {r}") for r in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, end * scale)
-    ax.set_xlabel(f"simulated time ({unit})")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28 if num_ipus < 4 else -0.18),
-              ncol=len(labelled), frameon=False, fontsize=8)
-    return _finish(ax, title)
+    ax.set_xlim(left, right)
+    ax.set_xlabel(f"simulated time since the call began ({unit})" if left > 0 else
+                  f"simulated time ({unit})")
+    if left > 0:  # two short slashes across each end of the axis's left edge
+        marks = dict(transform=ax.transAxes, color="black", clip_on=False, linewidth=1)
+        for y in (0.0, 1.0):
+            ax.plot((-0.008, 0.008), (y - 0.03, y + 0.03), **marks)
 
 
-def _draw_event_boxes(ax, events: list[Event], y_of: dict, scale: float) -> set:
-    """One broken bar per (row, kind): thousands of events draw quickly. Returns the kinds."""
+def _label_micro_batches(ax, events: list[Event], y_of: dict, scale: float) -> None:
+    """The micro-batch number in each box, shown while the box is wide enough for it at the
+    axis's scale: visibility follows the limits (a shared axis or a later set_xlim)."""
+    labels = [(e.duration * scale, ax.text((e.start + e.duration / 2) * scale, y_of[e.ipu],
+                                           str(e.micro_batch), ha="center", va="center",
+                                           fontsize=7, color="white", clip_on=True))
+              for e in events if e.micro_batch is not None and e.duration > 0]
+
+    def fit(axes) -> None:
+        low, high = axes.get_xlim()
+        for width, text in labels:
+            text.set_visible(width / (high - low) > LABEL_WIDTH)
+
+    ax.callbacks.connect("xlim_changed", fit)
+
+
+def _window(events: list[Event], num_ipus: int, device: bool,
+            show_host: bool) -> tuple[float, float]:
+    """The time span to draw: the whole call, or (device) the device's work and, with the
+    host's rows, the host I/O of the steps drawn."""
+    if not device:
+        return 0.0, max((e.end for e in events), default=1.0) or 1.0
+    shown = [e for e in events if e.duration > 0 and (
+        0 <= e.ipu < num_ipus or (show_host and e.ipu == HOST_TRACK and e.step is not None))]
+    if not shown:
+        return 0.0, 1.0
+    return min(e.start for e in shown), max(e.end for e in shown)
+
+
+def _before_window(events: list[Event], start: float, call_end: float) -> str:
+    """What the call did before `start`, in numbers: the host's work by kind (two kinds
+    that ran side by side on one row are joined by "alongside")."""
+    if start <= 0:
+        return ""
+    head = f"not drawn: the call's first {_duration_text(start)} of {_duration_text(call_end)}"
+    if any(e.ipu >= 0 and e.start < start * (1 - 1e-9) for e in events):
+        return f"{head} (the host's work and the step's earlier cycles)"
+    rows = []
+    for row in (HOST_TRACK, HOST_DATA_TRACK):
+        done = [e for e in events if e.ipu == row and e.duration > 0
+                and e.end <= start * (1 + 1e-9)]
+        kinds: dict[str, float] = {}
+        for e in done:
+            kinds[e.kind] = kinds.get(e.kind, 0.0) + e.duration
+        boxes = {(row, e.kind): [(x.start, x.duration) for x in done if x.kind == e.kind]
+                 for e in done}
+        joint = " alongside " if _kinds_overlap(row, list(kinds), boxes) else ", "
+        rows.append(joint.join(f"{KIND_LABELS.get(kind, kind)} {_duration_text(seconds)}"
+                               for kind, seconds in kinds.items()))
+    work = ", ".join(row for row in rows if row)
+    return f"{head}: {work}" if work else head
+
+
+def _mark_parts(ax, parts: list[tuple[str, float, float]], start: float, end: float,
+                scale: float) -> bool:
+    """Brackets above the rows for a pipelined step's fill, main and flush, clipped to the
+    window; named, with dotted borders, where wide enough to read. True if any was drawn."""
+    above = blended_transform_factory(ax.transData, ax.transAxes)
+    drawn = False
+    for name, left, right in parts:
+        left, right = max(left, start), min(right, end)
+        width = (right - left) / (end - start)
+        if width < 0.01:  # too narrow to see (one of many steps in a whole call)
+            continue
+        drawn = True
+        ax.plot((left * scale, right * scale), (1.015, 1.015), transform=above, clip_on=False,
+                color=PART_COLOURS[name], linewidth=4, solid_capstyle="butt")
+        if width < 0.04:
+            continue
+        ax.text((left + right) / 2 * scale, 1.035, name, transform=above, ha="center",
+                va="bottom", fontsize=8)
+        for x in (left, right):
+            if start < x < end:
+                ax.axvline(x * scale, color="#9e9e9e", linewidth=0.6, linestyle=":")
+    return drawn
+
+
+def _draw_event_boxes(ax, events: list[Event], y_of: dict, scale: float) -> list:
+    """One broken bar per (row, kind): thousands of events draw quickly. Kinds that overlap
+    in time on one row (the host's data preparation and its input hand-over) get a lane each.
+    Returns the kinds drawn, in order."""
     boxes: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for e in events:
         if e.ipu in y_of and e.duration > 0:
             boxes.setdefault((e.ipu, e.kind), []).append((e.start * scale, e.duration * scale))
-    labelled = set()
+    labelled: list = []
     for (ipu, kind), spans in boxes.items():
+        lane, lanes = _lane(ipu, kind, boxes)
+        height = 0.8 / lanes
         label = None if kind in labelled else KIND_LABELS.get(kind, kind)
-        labelled.add(kind)
-        ax.broken_barh(spans, (y_of[ipu] - 0.4, 0.8), facecolors=KIND_COLOURS.get(kind, "#000000"),
-                       edgecolor="white", linewidth=0.5, label=label)
+        if kind not in labelled:
+            labelled.append(kind)
+        ax.broken_barh(spans, (y_of[ipu] - 0.4 + height * lane, height),
+                       facecolors=KIND_COLOURS.get(kind, "#000000"), edgecolor="white",
+                       linewidth=0.5, label=label)
     return labelled
 
 
-def _finish(ax, title: str | None):
+def _lane(row: int, kind: str, boxes: dict) -> tuple[int, int]:
+    """(the lane of `kind` on `row`, the row's lanes): one lane per kind when two kinds
+    overlap in time on the row, else a single lane."""
+    kinds = [k for (ipu, k) in boxes if ipu == row]
+    return (kinds.index(kind), len(kinds)) if _kinds_overlap(row, kinds, boxes) else (0, 1)
+
+
+def _kinds_overlap(row: int, kinds: list[str], boxes: dict) -> bool:
+    """Whether boxes of two different kinds overlap on `row` (a sweep in time order; a
+    rounding error between back-to-back boxes is not an overlap)."""
+    spans = sorted((start, width, kind) for kind in kinds for start, width in boxes[(row, kind)])
+    ends: dict[str, float] = {}
+    for start, width, kind in spans:
+        if any(end - start > 1e-6 * width for other, end in ends.items() if other != kind):
+            return True
+        ends[kind] = max(ends.get(kind, start), start + width)
+    return False
+
+
+def _legend_below(ax, ncol: int, title: str = "", column_inches: float = 1.6) -> None:
+    """The legend under the axis's tick labels and label, no wider than the axes (an entry
+    takes about `column_inches`); its title, wrapped to that width, is a note on the figure."""
+    below_the_axis = offset_copy(ax.transAxes, ax.figure, y=-36, units="points")
+    inches = ax.get_position().width * ax.figure.get_figwidth()
+    title = textwrap.fill(title, width=max(40, int(inches * 14)))  # 8-point characters a line
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below_the_axis,
+              ncol=max(1, min(ncol, int(inches / column_inches))), frameon=False, fontsize=8,
+              title=title or None, title_fontsize=8)
+
+
+def _finish(ax, title: str | None, pad: float = 6.0):
     if title:
-        ax.set_title(title)
+        ax.set_title(title, pad=pad)
     ax.figure.tight_layout()
     return ax
 
@@ -118,8 +259,7 @@ def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "Mi
     ax.set_yticklabels([f"IPU {r['ipu']}" for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel(f"memory ({unit})")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) < 4 else -0.15),
-              ncol=4, frameon=False, fontsize=8)
+    _legend_below(ax, ncol=4, column_inches=1.1)  # the categories' names are short
     return _finish(ax, title)
 
 

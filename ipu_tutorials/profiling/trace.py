@@ -32,7 +32,8 @@ def to_trace(events: list[Event], num_ipus: int, memory: list[dict], title: str)
     for e in events:
         trace.append({"name": _name(e), "cat": e.kind, "ph": "X", "pid": PROCESS_ID,
                       "tid": _thread(e.ipu), "ts": e.start * 1e6, "dur": e.duration * 1e6,
-                      "args": {"micro_batch": e.micro_batch, "stage": e.stage, "step": e.step}})
+                      "args": {"micro_batch": e.micro_batch, "stage": e.stage, "step": e.step,
+                               "cycle": e.cycle}})
     for row in memory:  # one counter sample per IPU: the memory plan as a stacked bar
         trace.append({"name": f"IPU {row['ipu']} memory (bytes)", "ph": "C", "pid": PROCESS_ID,
                       "ts": 0, "args": {k: v for k, v in row.items()
@@ -49,5 +50,6 @@ def from_trace(trace: dict) -> list[Event]:
         args = item.get("args", {})
         ipu = _TRACKS.get(item["tid"], item["tid"])
         events.append(Event(ipu, item["ts"] / 1e6, item["dur"] / 1e6, item["cat"],
-                            args.get("micro_batch"), args.get("stage"), args.get("step")))
+                            args.get("micro_batch"), args.get("stage"), args.get("step"),
+                            args.get("cycle")))
     return events

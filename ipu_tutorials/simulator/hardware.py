@@ -40,7 +40,7 @@ class IpuSpec:
     """One IPU chip."""
 
     name: str  # marketing name, e.g. "GC200"
-    version: str  # PopTorch's name: "ipu1", "ipu2", "ipu21"
+    version: str  # "ipu1", "ipu2" as PopTorch; "ipu21" is the simulator's Bow (docs/differences.md)
     tiles: int
     sram_per_tile: int  # bytes
     clock_hz: float
@@ -101,6 +101,8 @@ BOW = IpuSpec(
 
 IPUS = {spec.version: spec for spec in (GC2, GC200, BOW)}
 # PopTorch's ipu_version integers (useOfflineIpuTarget) and POPTORCH_IPU_MODEL_VERSION strings.
+# PopTorch's 21 is "Mk2 with FP8 support" (the C600); the simulator gives it its Bow model, and
+# a Bow IPU is PopTorch's 2 (docs/differences.md).
 VERSION_NUMBERS = {1: "ipu1", 2: "ipu2", 21: "ipu21"}
 
 

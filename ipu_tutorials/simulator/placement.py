@@ -8,7 +8,7 @@ import warnings
 from ..errors import Error
 from .capture import WHOLE_MODEL, Graph
 from .phases import verify_liveness
-from .rules import verify_counts
+from .rules import verify_counts, verify_recomputation
 from .spec import AutoRule, RunSpec, StageSpec, StrategyKind
 
 
@@ -69,23 +69,31 @@ def _explicit_stages(graph: Graph, specs: tuple[StageSpec, ...], text: str) -> l
     owner: dict[str, int] = {}
     for index, stage_spec in enumerate(specs):
         for block in stage_spec.blocks:
-            if block not in graph.blocks:
-                raise Error(f"{text} names block {block!r}, which the model never ran; the blocks "
-                            f"it ran are {_quoted(graph.blocks)}")
             if block in owner:
                 raise Error(f"block {block!r} is in two stages (stages {owner[block]} and {index}); "
                             f"put each block in exactly one Stage")
             owner[block] = index
-    missing = [b for b in graph.blocks if b not in owner]
-    if missing and graph.annotated:
-        raise Error(f"block(s) {_quoted(missing)} are in no stage of {text}; add them to a "
-                    f"poptorch.Stage (every block the model runs must be placed)")
+    verify_blocks_staged(graph, list(owner), text)
+    for block in owner:
+        if block not in graph.blocks:  # a simulator check: PopTorch's getStage never sees it
+            raise Error(f"{text} names block {block!r}, which the model never ran; the blocks "
+                        f"it ran are {_quoted(graph.blocks)}")
     stages = []
     for index, stage_spec in enumerate(specs):
         annotated = {graph.blocks[b] for b in stage_spec.blocks} - {None}
         ipu = stage_spec.ipu if stage_spec.ipu is not None else (min(annotated) if annotated else index)
         stages.append(Stage(index, ipu, list(stage_spec.blocks)))
     return stages
+
+
+def verify_blocks_staged(graph: Graph, staged: list[str], text: str) -> None:
+    """Every block the model runs must be in a stage of an explicit strategy: PopTorch's
+    getStage (python/options.py) asserts it for each block as the model enters it."""
+    missing = [b for b in graph.blocks if b not in staged]
+    if missing and graph.annotated:
+        raise Error(f"Unknown Block {missing[0]!r} list of expected Blocks: {staged}. "  # PopTorch's words
+                    f"Every block the model runs must be in a poptorch.Stage of {text}; "
+                    f"add {_quoted(missing)} to one.")
 
 
 def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
@@ -98,8 +106,10 @@ def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
     stages: dict[int, Stage] = {}
     for block, ipu in graph.blocks.items():
         if ipu is None:
-            raise Error(f"block {block!r} has no ipu_id, and {strategy.text} puts each block on the "
-                        f"IPU its ipu_id names. Give every block an IPU "
+            raise Error(f"poptorch.AutoStage.SameAsIpu was selected but no IPU was specified for "
+                        f"block {block}. "  # PopTorch's words (python/options.py)
+                        f"{strategy.text} puts each block on the IPU its ipu_id names, and block "
+                        f"{block!r} has no ipu_id. Give every block an IPU "
                         f"(poptorch.Block({block!r}, ipu_id=0)), or list the stages yourself: "
                         f"opts.setExecutionStrategy(poptorch.PipelinedExecution("
                         f"poptorch.Stage({block!r}).ipu(0), ...))")
@@ -137,8 +147,9 @@ def _check_parity(kind: StrategyKind, stage: Stage) -> None:
     """ParallelPhasedExecution runs even phases on even IPUs and odd phases on odd IPUs."""
     if kind == StrategyKind.PARALLEL_PHASED and stage.ipu % 2 != stage.phase % 2:
         parity = "even" if stage.phase % 2 == 0 else "odd"
-        raise Error(f"ParallelPhasedExecution runs {parity} phases on {parity} IPUs, but "
-                    f"phase {stage.phase} puts stage {list(stage.blocks)} on IPU {stage.ipu}; "
+        raise Error(f"When phases are executed in parallel: even phases must run on even IPUs "
+                    f"and odd phases on odd IPUs. "  # PopTorch's words (Compiler.cpp)
+                    f"Phase {stage.phase} puts stage {list(stage.blocks)} on IPU {stage.ipu}; "
                     f"use strategy.phase({stage.phase}).ipus(...) with {parity} IPU ids")
 
 
@@ -206,11 +217,15 @@ def _round_ipus(count: int, spec: RunSpec) -> int:
     power = 1 << (count - 1).bit_length()
     if count == power or (count > 64 and count % 64 == 0):
         return count
-    if not spec.auto_round_num_ipus:
-        raise Error(f"PopTorch reserves IPUs in powers of two: this model needs {count} "
-                    f"(IPUs per replica x replication factor) and {count} is not a power of "
-                    f"two. Use {power} IPUs, or opts.autoRoundNumIPUs(True) to reserve {power} "
-                    f"and leave {power - count} idle.")
+    if not spec.auto_round_num_ipus:  # PopTorch's words (popart_compiler CompilerImpl.cpp)
+        raise Error(f"The model specifies the use of {count} IPUs, however PopTorch must reserve "
+                    f"a minimum of {power} in order to allow the model to run, because PopTorch "
+                    f"must reserve a power of 2 or maximum of 64 IPUs per process. Please "
+                    f"reconfigure your model to use a different number of IPUs or set "
+                    f"poptorch.Options().autoRoundNumIPUs(True). Here {count} is IPUs per "
+                    f"replica x replication factor, and {count} is not a power of two: use "
+                    f"{power} IPUs, or autoRoundNumIPUs(True) to reserve {power} and leave "
+                    f"{power - count} idle.")
     warnings.warn(f"autoRoundNumIPUs: reserving {power} IPUs for a model that needs {count}",
                   stacklevel=3)
     return power
@@ -251,6 +266,7 @@ def place(graph: Graph, spec: RunSpec) -> Placement:
         stages = _segments(graph, stages)
     verify_shared_weights(graph, stages)
     verify_counts(spec, len(stages))
+    verify_recomputation(spec, len(stages))
     per_replica = 1 + max(s.ipu for s in stages)
     needed = per_replica * spec.pod_replicas
     acquired = _round_ipus(needed, spec)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from ..errors import Error
 from .spec import RunSpec, StrategyKind
 
+PIPELINE_RECOMPUTATION = 3  # PopART's RecomputationType::Pipeline (willow sessionoptions.hpp)
+
 
 def pipelines(spec: RunSpec, num_stages: int) -> bool:
     """Whether the stages overlap in a pipeline: a one-stage pipeline has nothing to overlap."""
@@ -61,18 +63,31 @@ def stash_depth(spec: RunSpec, stage_index: int, num_stages: int) -> int:
 def recomputes(spec: RunSpec, num_stages: int) -> bool:
     """Whether the backward pass recomputes the forward's activations.
 
-    PopTorch turns recomputation on for pipelines of more than one stage (autoRecomputation =
-    Pipeline, poptorch popart_compiler Compiler.cpp); a user can ask for it on one IPU with
-    opts._Popart.set("autoRecomputation", ...), as Graphcore's ResNet-50 does (RecomputeAll):
-    spec.recompute; PopTorch sets Pipeline only when the user left it unset, so setting it to
-    0 turns recomputation off for a pipeline too. Every non-zero RecomputationType is simulated as recomputing every
-    checkpointed segment. The forward is rebuilt from each stage's stashed inputs one
-    recomputation segment at a time, so it costs a forward's time and saves all but one
-    segment's activations.
+    PopTorch turns recomputation on for PipelinedExecution over more than one IPU
+    (autoRecomputation = Pipeline, poptorch popart_compiler Compiler.cpp), and only when the
+    user left autoRecomputation unset, so setting it to 0 turns recomputation off for a
+    pipeline too; a user can ask for it on one IPU with opts._Popart.set("autoRecomputation",
+    1 or 4), as Graphcore's ResNet-50 does (RecomputeAll): spec.recompute. Every non-zero
+    RecomputationType is simulated as recomputing every checkpointed segment. The forward is
+    rebuilt from each stage's stashed inputs one recomputation segment at a time, so it costs
+    a forward's time and saves all but one segment's activations.
     """
     if spec.recompute is not None:  # set explicitly, also to 0 for a pipeline
-        return spec.training and spec.recompute
+        return spec.training and bool(spec.recompute)
     return spec.training and pipelines(spec, num_stages)
+
+
+def verify_recomputation(spec: RunSpec, num_stages: int) -> None:
+    """autoRecomputation 3 (Pipeline) needs a pipeline: without one, PopART 3.4 refuses it
+    when it annotates the graph (willow/src/recompute.cpp; phased execution skips that pass).
+    The message starts with PopART's own wording."""
+    if (spec.recompute == PIPELINE_RECOMPUTATION and not pipelines(spec, num_stages)
+            and not spec.strategy.kind.phased):
+        raise Error(f"Invalid RecomputationType::Pipeline in autoAnnotate when using implicit "
+                    f"pipelining. autoRecomputation 3 (Pipeline) recomputes the stages of a "
+                    f"pipeline, and {spec.strategy.text} over {num_stages} stage(s) is none. "
+                    f"Fix: opts._Popart.set(\"autoRecomputation\", 1) (Standard) or 4 "
+                    f"(RecomputeAll) to recompute without a pipeline.")
 
 
 def verify_counts(spec: RunSpec, num_stages: int) -> None:

@@ -41,10 +41,11 @@ class Event:
     ipu: int  # HOST_TRACK for the host, HOST_DATA_TRACK for its data loader
     start: float
     duration: float
-    kind: str  # F, B, copy, update, allreduce, stream, host, data, instance
+    kind: str  # F, B, copy, update, allreduce, stream, host, data, handover
     micro_batch: int | None = None
     stage: int | None = None
     step: int | None = None  # device iteration
+    cycle: int | None = None  # the pipeline cycle of a pipelined step's F, B and copy events
 
     @property
     def end(self) -> float:
@@ -75,7 +76,7 @@ class StepCosts:
     update_stream: dict[int, float] = dataclasses.field(default_factory=dict)  # ipu -> one way
     host_data: float = 0.0  # the host's preparation of one call's samples
     data_async: bool = True  # prepared while the device runs (the next call's data)
-    instance_host: float = 0.0  # each poprun instance's own work on the call's inputs, first
+    instance_host: float = 0.0  # each host process's own work on the call's inputs, first
 
 
 # --- which work happens when ---------------------------------------------------------------
@@ -150,7 +151,7 @@ def pipelined_step(stages: list[StageTimes], a: int, training: bool, t0: float,
     """Events of one pipelined step; every cycle ends with a sync across IPUs, then copies."""
     events, t = [], t0
     n = len(stages)
-    for cycle in pipeline_cycles(n, a, training):
+    for c, cycle in enumerate(pipeline_cycles(n, a, training)):
         busy: dict[int, float] = {}
         sends: dict[int, float] = {}
         for action in cycle:
@@ -158,14 +159,14 @@ def pipelined_step(stages: list[StageTimes], a: int, training: bool, t0: float,
             start = t + busy.get(stage.ipu, 0.0)
             duration = _duration(action, stages)
             events.append(Event(stage.ipu, start, duration, action.kind, action.micro_batch,
-                                action.stage, step))
+                                action.stage, step, c))
             busy[stage.ipu] = busy.get(stage.ipu, 0.0) + duration
             copy = _copy_after(action, stages)
             if copy:
                 sends[stage.ipu] = max(sends.get(stage.ipu, 0.0), copy)
         compute = max(busy.values(), default=0.0)
         for ipu, seconds in sorted(sends.items()):
-            events.append(Event(ipu, t + compute, seconds, "copy", None, None, step))
+            events.append(Event(ipu, t + compute, seconds, "copy", None, None, step, c))
         t += compute + max(sends.values(), default=0.0)
     return events, t
 
@@ -207,8 +208,8 @@ def call_timeline(kind: StrategyKind, stages: list[StageTimes], costs: StepCosts
         events.append(Event(HOST_DATA_TRACK, t, costs.host_data, "data"))
         data_end = t + costs.host_data
         t = t if costs.data_async else data_end
-    if costs.instance_host:  # the instance hands this call's inputs over; the device waits
-        events.append(Event(HOST_DATA_TRACK, t, costs.instance_host, "instance"))
+    if costs.instance_host:  # the host process hands this call's inputs over; the device waits
+        events.append(Event(HOST_DATA_TRACK, t, costs.instance_host, "handover"))
         t += costs.instance_host
     for step in range(steps):
         if costs.host_in:

@@ -117,9 +117,10 @@ class RunSpec:
     rounding: Rounding = Rounding()  # how float16 results round (half.py)
     floating_point_exceptions: bool = False  # stop at the first inf/NaN (fp_exceptions.py)
     auto_round_num_ipus: bool = False
-    # opts._Popart.set("autoRecomputation", n): True for n > 0, False for 0, None when unset
-    # (then pipelines recompute and everything else keeps its activations)
-    recompute: bool | None = None
+    # opts._Popart.set("autoRecomputation", n): PopART's RecomputationType (0 None, 1 Standard,
+    # 2 NormOnly, 3 Pipeline, 4 RecomputeAll), None when unset (then pipelines recompute and
+    # everything else keeps its activations)
+    recompute: int | None = None
     loader_async: bool = True  # host data prepared while the device runs (DataLoaderMode.Async)
     synthetic_data: bool = False  # data made on the device: nothing crosses the host link
     wait_for_ipu: bool = False  # POPTORCH_WAIT_FOR_IPU=1

@@ -1,4 +1,5 @@
-"""Statistics of a call's events: duration, busy time and utilisation per IPU."""
+"""Statistics of a call's events: duration, busy time and utilisation per IPU, and the fill,
+main and flush of its pipelined steps."""
 from __future__ import annotations
 
 import dataclasses
@@ -43,5 +44,37 @@ class Timeline:
         return (f"Timeline({len(self.events)} events on {self.num_ipus} IPU(s), "
                 f"{self.duration * 1e3:.3f} ms)")
 
+    def device_span(self, step: int = 0) -> float:
+        """Seconds from a device iteration's first IPU box to its last: the IPUs' part of the
+        step, without the host I/O around it."""
+        boxes = [e for e in self.events if e.step == step and e.ipu >= 0 and e.duration > 0]
+        return max(e.end for e in boxes) - min(e.start for e in boxes) if boxes else 0.0
+
     def of_kind(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
+
+
+def pipeline_parts(events: list[Event]) -> list[tuple[str, float, float]]:
+    """The fill, main and flush of each pipelined step, as (name, start, end) in seconds.
+
+    Read off the events' cycles: a step of A micro-batches over P pipeline stages runs
+    A + P - 1 cycles, the first P - 1 filling the pipeline and the last P - 1 flushing it
+    (schedule.pipeline_cycles). Steps without cycles (sharded, phased) have no parts.
+    """
+    steps: dict[int | None, list[Event]] = {}
+    for e in events:
+        if e.cycle is not None:
+            steps.setdefault(e.step, []).append(e)
+    parts = []
+    for step_events in steps.values():
+        cycles = 1 + max(e.cycle for e in step_events)
+        micro_batches = 1 + max(e.micro_batch for e in step_events if e.micro_batch is not None)
+        fill = cycles - micro_batches  # P - 1
+        if not 0 < fill < micro_batches:
+            continue  # one stage: nothing to fill
+        start = {cycles: max(e.end for e in step_events)}
+        for e in step_events:
+            start[e.cycle] = min(start.get(e.cycle, e.start), e.start)
+        parts += [("fill", start[0], start[fill]), ("main", start[fill], start[micro_batches]),
+                  ("flush", start[micro_batches], start[cycles])]
+    return parts

@@ -8,7 +8,7 @@ from ipu_tutorials.simulator.schedule import HOST_DATA_TRACK, HOST_TRACK, Event
 
 EVENTS = [Event(HOST_TRACK, 0.0, 2e-6, "host"), Event(HOST_DATA_TRACK, 0.0, 1e-6, "data"),
           Event(0, 2e-6, 1.5e-6, "F", micro_batch=0, stage=0, step=0),
-          Event(1, 3.5e-6, 1e-6, "B", micro_batch=0, stage=1, step=0)]
+          Event(1, 3.5e-6, 1e-6, "B", micro_batch=0, stage=1, step=0, cycle=1)]
 MEMORY = [{"ipu": 0, "weights": 100, "code": 50, "total": 150, "capacity": 1000}]
 
 
@@ -27,7 +27,7 @@ def test_tracks_names_and_microseconds():
 def test_a_trace_reads_back_as_the_same_events_through_json():
     trace = json.loads(json.dumps(to_trace(EVENTS, 2, MEMORY, "training")))
     back = from_trace(trace)
-    assert [(e.ipu, e.kind, e.micro_batch, e.stage, e.step) for e in back] == \
-        [(e.ipu, e.kind, e.micro_batch, e.stage, e.step) for e in EVENTS]
+    assert [(e.ipu, e.kind, e.micro_batch, e.stage, e.step, e.cycle) for e in back] == \
+        [(e.ipu, e.kind, e.micro_batch, e.stage, e.step, e.cycle) for e in EVENTS]
     times = [t for e in back for t in (e.start, e.duration)]
     assert times == pytest.approx([t for e in EVENTS for t in (e.start, e.duration)])

@@ -1,7 +1,10 @@
 """The pipeline rules: each has one function, and every consumer agrees with it."""
+import dataclasses
+
 import pytest
 
 from ipu_tutorials import poptorch
+from ipu_tutorials.errors import Error
 from ipu_tutorials.classroom.explorers.pipeline import simulate_pipeline
 from ipu_tutorials.simulator import rules
 from ipu_tutorials.simulator.schedule import pipeline_cycles
@@ -71,3 +74,17 @@ def test_autorecomputation_set_explicitly_decides_for_pipelines_too():
     assert not rules.recomputes(off, 4)
     assert rules.recomputes(on, 1)
     assert rules.stash_depth(on, 0, 1) == 1 and rules.stash_depth(off, 0, 4) == 7
+
+
+def test_pipeline_recomputation_without_a_pipeline_is_poparts_error():
+    # was wrong: autoRecomputation 3 on one IPU recomputed, where PopART 3.4 refuses it
+    # (willow/src/recompute.cpp)
+    one_ipu = RunSpec(training=True, recompute=3, strategy=StrategySpec(StrategyKind.PIPELINED))
+    with pytest.raises(Error, match=r"^Invalid RecomputationType::Pipeline in autoAnnotate when "
+                                    r"using implicit pipelining\. .*autoRecomputation\", 1\)"):
+        rules.verify_recomputation(one_ipu, 1)
+    sharded = dataclasses.replace(one_ipu, strategy=StrategySpec(StrategyKind.SHARDED))
+    with pytest.raises(Error, match="Invalid RecomputationType::Pipeline"):
+        rules.verify_recomputation(sharded, 4)
+    rules.verify_recomputation(one_ipu, 4)  # a pipeline over 4 IPUs takes it
+    rules.verify_recomputation(dataclasses.replace(one_ipu, recompute=4), 1)  # RecomputeAll

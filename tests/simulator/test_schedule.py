@@ -2,7 +2,8 @@
 import pytest
 
 from ipu_tutorials.simulator.schedule import (StageTimes, StepCosts, call_timeline,
-                                              pipeline_cycles, pipeline_grid, sharded_order)
+                                              pipeline_cycles, pipeline_grid, pipelined_step,
+                                              sharded_order)
 from ipu_tutorials.simulator.timeline import Timeline
 
 
@@ -42,6 +43,15 @@ def test_every_micro_batch_goes_forward_and_back_through_every_stage_once(n, a):
     actions = [x for cycle in pipeline_cycles(n, a, training=True) for x in cycle]
     assert sorted((x.kind, x.stage, x.micro_batch) for x in actions) == sorted(
         (kind, s, m) for kind in "BF" for s in range(n) for m in range(a))
+
+
+def test_a_pipelined_steps_events_carry_their_cycle():
+    stages = [StageTimes(ipu=i, forward=1.0, backward=2.0, send=0.5) for i in range(2)]
+    events, _ = pipelined_step(stages, 3, True, 0.0, step=0)
+    work = [(e.cycle, f"{e.kind}{e.micro_batch}", e.ipu) for e in events if e.kind in "FB"]
+    cycles = pipeline_cycles(2, 3, training=True)
+    assert work == [(c, str(a), a.stage) for c, cycle in enumerate(cycles) for a in cycle]
+    assert all(e.cycle is not None for e in events if e.kind == "copy")
 
 
 def test_sharded_order_is_forward_up_then_backward_down():

@@ -31,19 +31,25 @@ FROZEN = "reads tensor values"  # what the simulator's warning says about a valu
 QUIET = poptorch.Options().showCompilationProgressBar(False)
 
 
-def _batches(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """Two batches of 8: one whose fc output has a positive mean, one a negative mean.
+# The batches the check runs, by the mean of their fc output: far from the original's
+# threshold (0) on either side, and just either side of it, so that another threshold
+# (y.mean() > 0.3, or > -0.3) takes the other branch on one of them.
+MEANS = {"positive": 0.5, "negative": -0.5, "just above 0": 1e-3, "just below 0": -1e-3}
 
-    Both hold elements of either sign, so a per-element condition differs from the original's
+
+def _batches(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Batches of 8 whose fc output has each mean of MEANS.
+
+    All hold elements of either sign, so a per-element condition differs from the original's
     whole-batch one. The mean of fc(x) is linear in x, so a shift along the mean of fc's rows
-    moves it to either side of 0.
+    moves it to any value.
     """
     generator = torch.Generator().manual_seed(1)
     noise = torch.randn(8, 16, generator=generator)
     direction = model.fc.weight.detach().mean(0)
     direction = direction / direction.norm() ** 2  # moves the mean by exactly 1 per unit
     base = noise - model.fc(noise).mean().detach() * direction  # fc's mean is now 0
-    return {"positive": base + 0.5 * direction, "negative": base - 0.5 * direction}
+    return {name: base + mean * direction for name, mean in MEANS.items()}
 
 
 def _port(candidate) -> tuple[torch.nn.Module | None, Feedback | None]:
@@ -85,27 +91,43 @@ def _check_branch(candidate) -> Feedback:
         return wrong(f"forward still reads a tensor value in Python, so the IPU graph keeps "
                      f"one branch for every input. The simulator says: {frozen[0]}")
     with torch.no_grad():
-        expected = {name: original(x) for name, x in batches.items()}
         y = {name: original.fc(x) for name, x in batches.items()}
-    same = {name: torch.allclose(outputs[name], expected[name], atol=1e-5, rtol=1e-5)
-            for name in batches}
-    if all(same.values()):
+    took = {name: _branch_taken(outputs[name], y[name]) for name in batches}
+    if all(took[name] == ("relu" if mean > 0 else "half") for name, mean in MEANS.items()):
         return right("no value is read in Python any more, and the IPU model equals the PyTorch "
-                     "original on a batch that takes each branch.")
+                     "original on batches that take each branch, also just either side of 0.")
     per_element = {name: torch.where(y[name] > 0, torch.relu(y[name]), 0.5 * y[name])
                    for name in batches}
     if all(torch.allclose(outputs[n], per_element[n], atol=1e-5) for n in batches):
         return wrong("your condition is decided per element (y > 0); the original decides for "
                      "the whole batch (y.mean() > 0): use that scalar condition in torch.where, "
                      "it broadcasts.")
-    for name, other in (("positive", "else"), ("negative", "if")):
-        if same[name] and not same[[n for n in batches if n != name][0]]:
-            return wrong(f"your model matches the original only when the batch mean is "
-                         f"{name}: the `{other}` branch's result is missing. torch.where("
-                         f"condition, a, b) computes both and selects one.")
-    return wrong("the outputs differ from the original on both batches: compute y = fc(x), "
-                 "then select relu(y) or 0.5 * y with torch.where(y.mean() > 0, ...).")
+    if None in took.values():
+        return wrong("the outputs differ from the original: compute y = fc(x), then select "
+                     "relu(y) or 0.5 * y with torch.where(y.mean() > 0, ...).")
+    for branch, other in (("relu", "else"), ("half", "if")):
+        if set(took.values()) == {branch}:
+            return wrong(f"your model gives {'relu(y)' if branch == 'relu' else '0.5 * y'} "
+                         f"whatever the batch: the `{other}` branch's result is missing. "
+                         f"torch.where(condition, a, b) computes both and selects one.")
+    name = next(n for n, mean in MEANS.items() if took[n] != ("relu" if mean > 0 else "half"))
+    return wrong(f"on a batch whose mean is {MEANS[name]:+} your model takes the branch the "
+                 f"original does not: the original takes relu(y) exactly when y.mean() > 0. "
+                 f"Compare the batch mean with 0, not with another threshold.")
 
+
+def _branch_taken(output: torch.Tensor, y: torch.Tensor) -> str | None:
+    """Which of the original's two results `output` is for fc output y, if either."""
+    for name, result in (("relu", torch.relu(y)), ("half", 0.5 * y)):
+        if output.shape == result.shape and torch.allclose(output, result, atol=1e-5, rtol=1e-5):
+            return name
+    return None
+
+
+# A learner's port: the starting class renamed, with `body` after `y = self.fc(x)`.
+PORTED = ("\nclass PortedDenoiser(torch.nn.Module):\n    def __init__(self):\n        super().__init__()"
+          "\n        self.fc = torch.nn.Linear(16, 16)\n\n    def forward(self, x):\n"
+          "        y = self.fc(x)\n        {body}")
 
 fix_the_branch = Exercise(
     "Fix the frozen branch", _check_branch,
@@ -115,36 +137,16 @@ fix_the_branch = Exercise(
     hint="torch.where(condition, a, b) runs on the device: compute both branches and let the "
          "condition y.mean() > 0 (a 0-dimensional tensor) select one, without reading its value "
          "in Python.",
-    solution='''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        return torch.where(y.mean() > 0, torch.relu(y), 0.5 * y)''',
+    solution=PORTED.format(body="return torch.where(y.mean() > 0, torch.relu(y), 0.5 * y)"),
     mistakes=(
         Mistake(STARTING_CODE + "\nPortedDenoiser = Denoiser", "still reads a tensor value"),
         Mistake(STARTING_CODE.replace("if y.mean() > 0:", "if y.mean().item() > 0:")
                 + "\nPortedDenoiser = Denoiser", "item"),
-        Mistake('''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        return torch.where(y > 0, torch.relu(y), 0.5 * y)''', "decided per element"),
-        Mistake('''
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))''', "the `else` branch's result is missing"),
+        Mistake(PORTED.format(body="return torch.where(y > 0, torch.relu(y), 0.5 * y)"),
+                "decided per element"),
+        Mistake(PORTED.format(body="return torch.relu(y)"), "the `else` branch's result is missing"),
+        Mistake(PORTED.format(body="return torch.where(y.mean() > 0.3, torch.relu(y), 0.5 * y)"),
+                "a batch whose mean is +0.001"),
     ),
     writes_code=True)
 

@@ -37,7 +37,7 @@ def _placement_feedback(error: Error) -> Feedback:
     if "odd phases on odd IPUs" in message or "even phases on even IPUs" in message:
         return wrong(f"ParallelPhasedExecution runs even phases on even IPUs and odd phases on "
                      f"odd IPUs, so one group loads while the other computes: {message}")
-    if "in no stage" in message:
+    if message.startswith("Unknown Block"):
         return wrong(f"every block must be in a phase (16 blocks, chunk0 to chunk15): {message}")
     if "failed to acquire" in message:
         return wrong(f"the lesson's system has {lesson.IPUS} IPUs: use IPU ids 0 to "

@@ -101,6 +101,10 @@ def _check_balance(strategy) -> Feedback:
     if sorted(set(placed.values())) != [0, 1]:
         return wrong(f"the blocks run on IPU(s) {sorted(set(placed.values()))}: the exercise "
                      f"balances a pipeline over IPUs 0 and 1.")
+    if len(plan.placement.stages) != 2:  # consecutive stages on one IPU merge into one
+        return wrong(f"that pipeline has {len(plan.placement.stages)} stages "
+                     f"({plan.placement.describe().replace(chr(10), '; ')}): the exercise cuts "
+                     f"the four blocks once, into two stages, one per IPU.")
     best = min((_two_ipu_plan(*split) for split in SPLITS), key=_step_seconds)
     if _step_seconds(plan) <= _step_seconds(best) * (1 + MARGIN):
         return right(f"{_step_seconds(plan) * 1e6:.1f} µs per step, the fastest split: "
@@ -132,5 +136,8 @@ strategy = poptorch.PipelinedExecution(
                 'poptorch.Stage("B1", "B2").ipu(1))', "must ascend along the model"),
         Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1", "B2", "B3", "B4").ipu(0))',
                 "over IPUs 0 and 1"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("B1").ipu(0), '
+                'poptorch.Stage("B2", "B3").ipu(1), poptorch.Stage("B4").ipu(0))',
+                "that pipeline has 3 stages"),
     ),
     writes_code=True)

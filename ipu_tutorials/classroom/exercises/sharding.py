@@ -53,6 +53,7 @@ def _check_speedup(answer) -> Feedback:
     plans = lesson_plans()
     expected = plans["sharded"].device_seconds / plans["pipelined"].device_seconds
     whole_call = plans["sharded"].call_seconds / plans["pipelined"].call_seconds
+    ipus_only = plans["sharded"].timeline.device_span() / plans["pipelined"].timeline.device_span()
     return check_number(
         answer, expected, "the speedup",
         f"pipelining is {expected:.2f}x faster here, not {IPUS}x: the stages are unbalanced and "
@@ -61,6 +62,10 @@ def _check_speedup(answer) -> Feedback:
             1 / expected: "that is below 1: divide the sharded time by the pipelined time.",
             whole_call: "that ratio uses call_seconds, which includes the wait for the host's "
                         "data, the same for both strategies: compare plan.device_seconds.",
+            ipus_only: "that is the ratio of the IPUs' work alone, as the timelines draw it; "
+                       "a step also streams its inputs and outputs over the host link, the "
+                       "same for both strategies: compare plan.device_seconds, which counts "
+                       "them.",
             IPUS: f"{IPUS}x is the ideal for {IPUS} perfectly balanced IPUs with free copies; "
                   f"measure it from the two plans instead."})
 
@@ -79,9 +84,12 @@ models["sharded"].plan.device_seconds / models["pipelined"].plan.device_seconds"
                 "divide the sharded time by the pipelined time"),
         Mistake('models["sharded"].plan.call_seconds / models["pipelined"].plan.call_seconds',
                 "includes the wait for the host's data"),
-        Mistake("4.0", "measure it from the two plans")))
+        Mistake("4.0", "measure it from the two plans"),
+        Mistake("models['sharded'].plan.timeline.device_span() / "
+                "models['pipelined'].plan.timeline.device_span()", "the IPUs' work alone")))
 
 DEVICE_ITERATIONS = 10
+WANTED = {f"B{ipu + 1}": ipu for ipu in range(IPUS)}  # B1 to B4 on IPUs 0 to 3
 
 
 def _sharded_plan(options: poptorch.Options):
@@ -104,6 +112,12 @@ def _check_sharded_options(options) -> Feedback:
     if ipus != IPUS:
         return wrong(f"the network runs on {ipus} IPU(s): give each block B1..B4 its own "
                      f"IPU, one poptorch.Stage per block.")
+    placed = plan.placement.block_ipu
+    misplaced = [f"{block} on IPU {placed[block]}" for block, ipu in WANTED.items()
+                 if placed.get(block) != ipu]
+    if misplaced:
+        return wrong(f"the exercise puts B1 to B4 on IPUs 0 to 3; yours has "
+                     f"{', '.join(misplaced)}: poptorch.Stage('B1').ipu(0), and so on.")
     accumulation = plan.spec.gradient_accumulation
     if accumulation != 1:
         return wrong(f"gradientAccumulation({accumulation}) compiles, but it is not the "
@@ -132,6 +146,10 @@ my_options.setExecutionStrategy(
     poptorch.ShardedExecution(*[poptorch.Stage(b).ipu(i) for i, b in enumerate(["B1", "B2", "B3", "B4"])]))
 my_options""",
     mistakes=(
+        Mistake("my_options = poptorch.Options().deviceIterations(10)\n"
+                "my_options.setExecutionStrategy(poptorch.ShardedExecution(*[poptorch.Stage(b)"
+                ".ipu(3 - i) for i, b in enumerate(['B1', 'B2', 'B3', 'B4'])]))\nmy_options",
+                "yours has B1 on IPU 3"),
         Mistake(f"my_options = poptorch.Options().deviceIterations(10)\n"
                 f"my_options.Training.gradientAccumulation(7)\n"
                 f"my_options.setExecutionStrategy({STAGES})\nmy_options",

@@ -8,12 +8,12 @@ optimizer-state streaming and weight update that close it.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from ...errors import OutOfMemoryError
 from ...profiling import plot_memory, plot_timeline
 from ...simulator.memory import format_bytes
+from ...simulator.timeline import pipeline_parts
 from ...tutorial.capstone import POD_IPUS, PUBLISHED, PodConfig, plan_pod16, sequences_per_second
 from ...tutorial.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND
 from .widgets import Explorer, choice
@@ -53,20 +53,15 @@ def _fits(plan) -> str:
             f"(published run: {BERT_LARGE_SEQUENCES_PER_SECOND:,})")
 
 
-def step_ends(events: list, num_stages: int) -> tuple[list, list, float]:
-    """The first device iteration's two ends, as time windows: the opening (until the first
-    2 x stages micro-batches are done: the fill) and the closing (from the start of the last
-    2 x stages micro-batches: the flush, all-reduce, streaming and update), the closing
-    shifted to start at 0. Returns (opening, closing, the closing's offset in seconds)."""
+def step_ends(events: list) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The first device iteration's two ends, as windows in seconds since the call began:
+    the opening (the fill, and as long again of the main part) and the closing (as long of
+    the main part, the flush, then the all-reduce, streaming and update)."""
     step = [e for e in events if e.step == 0 and e.ipu >= 0]
-    batches = [e.micro_batch for e in step if e.micro_batch is not None]
-    first, last = min(batches), max(batches)
-    window = 2 * num_stages
-    opened = max(e.end for e in step if e.micro_batch is not None and e.micro_batch < first + window)
-    closes = min(e.start for e in step if e.micro_batch is not None and e.micro_batch > last - window)
-    opening = [e for e in step if e.start < opened]
-    closing = [dataclasses.replace(e, start=e.start - closes) for e in step if e.start >= closes]
-    return opening, closing, closes
+    parts = {name: (start, end) for name, start, end in pipeline_parts(step)}
+    (fill_start, fill_end), (flush_start, _) = parts["fill"], parts["flush"]
+    return ((fill_start, 2 * fill_end - fill_start),
+            (flush_start - (fill_end - fill_start), max(e.end for e in step)))
 
 
 def draw(result: dict, figure) -> None:
@@ -79,12 +74,15 @@ def draw(result: dict, figure) -> None:
     if plan is None:
         return
     ipus = result["config"].ipus_per_replica
-    opening, closing, offset = step_ends(plan.timeline.events, len(plan.placement.stages))
-    plot_timeline(opening, ipus, ax=axes[1], show_host=False, label_micro_batches=False,
-                  title="the step opens: the pipeline fills")
-    plot_timeline(closing, ipus, ax=axes[2], show_host=False, label_micro_batches=False,
-                  title=f"the step closes, {offset:,.2f} s in")
-    axes[1].get_legend().remove()  # the closing window's legend names every kind
+    opening, closing = step_ends(plan.timeline.events)
+    for ax, window, title in ((axes[1], opening, "the step opens: the pipeline fills"),
+                              (axes[2], closing, "the step closes: flush, all-reduce, update")):
+        plot_timeline(plan.timeline.events, ipus, ax=ax, steps=1, show_host=False,
+                      label_micro_batches=False, window=window, title=title)
+    opening_legend = axes[1].get_legend()  # the closing window's legend names every kind;
+    for entry in opening_legend.get_texts() + opening_legend.legend_handles:
+        entry.set_visible(False)  # the opening's keeps only its note on the host's wait
+    figure.tight_layout()
 
 
 def capstone_explorer(ipus_per_replica: int = PUBLISHED.ipus_per_replica,

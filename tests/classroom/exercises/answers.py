@@ -52,7 +52,13 @@ ANSWERS = {
         wrong=[BRANCH.format(body="return torch.where(y.mean() > 0, torch.relu(y), y)"),
                BRANCH.format(body="return torch.where(y.mean() < 0, torch.relu(y), 0.5 * y)"),
                BRANCH.format(body="return 0.5 * y"),
-               "PortedDenoiser = torch.nn.Linear\nPortedDenoiser"]),
+               "PortedDenoiser = torch.nn.Linear\nPortedDenoiser",
+               # was wrong: a threshold other than the original's 0 was "Correct"
+               BRANCH.format(body="return torch.where(y.mean() > 0.3, torch.relu(y), 0.5 * y)"),
+               BRANCH.format(body="return torch.where(y.mean() > -0.3, torch.relu(y), 0.5 * y)"),
+               BRANCH.format(body="return torch.where(y.mean(1, keepdim=True) > 0, y.relu(), "
+                                  "y / 2)"),
+               BRANCH.format(body="return torch.where(x.mean() > 0, torch.relu(y), 0.5 * y)")]),
     "basics.training_loop": dict(
         right=[function(LOOP, "return [model(x, y)[1].item() for _, (x, y) in "
                                 "zip(range(steps), loader)]"),
@@ -140,7 +146,10 @@ ANSWERS = {
         wrong=[f'poptorch.PipelinedExecution({S}("B1").ipu(0), {S}("B2").ipu(1), '
                f'{S}("B3").ipu(1), {S}("B4").ipu(1))',
                f'poptorch.PipelinedExecution({S}("B1", "B2", "B3", "B4").ipu(0))',
-               f'poptorch.ShardedExecution({S}("B1", "B2").ipu(0), {S}("B3", "B4").ipu(1))']),
+               f'poptorch.ShardedExecution({S}("B1", "B2").ipu(0), {S}("B3", "B4").ipu(1))',
+               # was wrong: a three-stage pipeline over the two IPUs was "the fastest split"
+               f'poptorch.PipelinedExecution({S}("B1").ipu(0), {S}("B2", "B3").ipu(1), '
+               f'{S}("B4").ipu(0))']),
     # --- lesson 5 ---------------------------------------------------------------------------
     "sharding.busy_ipus": dict(right=["1.0", "4 // 4", "True + 0"], wrong=["3", "0.25", "8"]),
     "sharding.speedup": dict(
@@ -148,7 +157,10 @@ ANSWERS = {
                'models["sharded"].plan.device_seconds)',
                'round(models["sharded"].plan.device_seconds / '
                'models["pipelined"].plan.device_seconds, 3)'],
-        wrong=["1.0", "2.0", 'models["sharded"].plan.device_seconds']),
+        wrong=["1.0", "2.0", 'models["sharded"].plan.device_seconds',
+               # the IPUs' work alone, as lesson 5's timelines draw it
+               'models["sharded"].plan.timeline.device_span() / '
+               'models["pipelined"].plan.timeline.device_span()']),
     "sharding.sharded_options": dict(
         right=["opts = poptorch.Options()\nopts.deviceIterations(10)\n"
                "opts.Training.gradientAccumulation(1)\n"
@@ -156,7 +168,11 @@ ANSWERS = {
                f"{S}('B2').ipu(1), {S}('B3').ipu(2), {S}('B4').ipu(3)))\nopts",
                "poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution("
                f"*[{S}(f'B{{i + 1}}').ipu(i) for i in range(4)])).deviceIterations(10)"],
-        wrong=["poptorch.Options().deviceIterations(10)",
+        wrong=[# was wrong: any four IPUs were "Correct", though the exercise names them
+               "poptorch.Options().deviceIterations(10).setExecutionStrategy("
+               f"poptorch.ShardedExecution(*[{S}(f'B{{i + 1}}').ipu([0, 1, 3, 2][i]) "
+               "for i in range(4)]))",
+               "poptorch.Options().deviceIterations(10)",
                "poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution("
                f"*[{S}(f'B{{i + 1}}').ipu(i) for i in range(4)])).deviceIterations(10)"
                ".replicationFactor(1).Training.gradientAccumulation(2)",

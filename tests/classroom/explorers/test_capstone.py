@@ -3,6 +3,7 @@ import matplotlib
 import pytest
 
 from ipu_tutorials.classroom.explorers.capstone import capstone_explorer, pod16_result, step_ends
+from ipu_tutorials.simulator.timeline import pipeline_parts
 from ipu_tutorials.tutorial import capstone
 
 matplotlib.use("Agg")
@@ -59,10 +60,12 @@ def test_the_dashboard_shows_the_rule_a_pod16_breaks(explorer):
 
 def test_step_ends_are_the_fill_and_the_closing_update():
     plan = pod16_result(capstone.PUBLISHED)["plan"]
-    opening, closing, offset = step_ends(plan.timeline.events, len(plan.placement.stages))
-    assert {e.kind for e in opening} >= {"F", "B"}
-    assert {e.kind for e in closing} >= {"B", "allreduce", "stream", "update"}
-    assert min(e.start for e in closing) == 0.0
-    assert max(e.end for e in opening) < offset
-    closing_batches = {e.micro_batch for e in closing if e.micro_batch is not None}
-    assert max(closing_batches) == capstone.PUBLISHED.accumulation - 1
+    (open_start, open_end), (close_start, close_end) = step_ends(plan.timeline.events)
+    step = [e for e in plan.timeline.events if e.step == 0 and e.ipu >= 0]
+    parts = {name: (start, end) for name, start, end in pipeline_parts(step)}
+    assert open_start == parts["fill"][0] == min(e.start for e in step)  # the device's first box
+    assert parts["fill"][1] < open_end < parts["main"][1]
+    assert parts["main"][0] < close_start < parts["flush"][0]
+    closing = {e.kind for e in step if e.start >= close_start}
+    assert closing >= {"B", "allreduce", "stream", "update"}
+    assert close_end == max(e.end for e in step) > parts["flush"][1]  # the update closes it
