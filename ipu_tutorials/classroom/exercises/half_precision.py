@@ -31,7 +31,7 @@ loss_scale = Exercise(
     skill='choose a loss scale from a gradient histogram',
     hint="move the precision explorer's slider until the histogram sits between the red and the "
          "purple regions; powers of two are exact to undo.",
-    solution="1024  # anything from about 2**8 to 2**13 works for this network",
+    solution="my_loss_scale = 1024  # anything from about 2**8 to 2**13 works for this network",
     mistakes=(Mistake("1", "does not lift anything"),
               Mistake("2 ** 16", "scale down"),
               Mistake("8", "scale up")))
