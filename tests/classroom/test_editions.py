@@ -49,6 +49,13 @@ def flat(path: str) -> str:
     return text.encode().decode("unicode_escape", errors="ignore")
 
 
+def verdicts(cell) -> list[str]:
+    """What a check cell's outputs say: its "Correct! ..." or "Not yet: ..." (a check that
+    trains may print a compilation bar before it)."""
+    shown = [o.get("data", {}).get("text/plain", "") for o in cell.outputs]
+    return [text for text in shown if text.startswith(("Correct", "Not yet"))]
+
+
 def distinctive(lesson: str) -> list[str]:
     """What would give a solution away: each line of each solution that neither the starting
     code nor the lesson's other cells hold."""
@@ -99,7 +106,7 @@ def test_the_learners_notebook_says_not_yet_under_each_check_until_answered(less
     assert len(graded) >= 2
     for g in graded:
         assert nb.cells[g.answer_cell].source == g.exercise.starting_code
-        shown = [o.get("data", {}).get("text/plain", "") for o in nb.cells[g.check_cell].outputs]
+        shown = verdicts(nb.cells[g.check_cell])
         assert len(shown) == 1 and shown[0].startswith("Not yet: "), (g.name, shown)
     # each lesson says how checks, hints and solutions work just before its first exercise
     first = graded[0]
@@ -185,8 +192,8 @@ def test_every_reference_solution_passes_its_check_in_its_lesson(built, lesson):
     NotebookClient(nb, timeout=editions.CELL_TIMEOUT, kernel_name="python3",
                    resources={"metadata": {"path": str(folder)}}).execute()
     for g in editions.exercises_of(nb):
-        shown = [o.get("data", {}).get("text/plain", "") for o in nb.cells[g.check_cell].outputs]
-        assert shown and shown[0].startswith("Correct! "), (g.name, shown)
+        shown = verdicts(nb.cells[g.check_cell])
+        assert len(shown) == 1 and shown[0].startswith("Correct! "), (g.name, shown)
 
 
 def test_the_pages_commands_write_the_course_directory_git_ignores(tmp_path):

@@ -213,11 +213,14 @@ def answer_names(code: str) -> list[str]:
         return [last.name]
     if isinstance(last, ast.Expr):
         return [last.value.id] if isinstance(last.value, ast.Name) else []
-    names = []
-    for target in getattr(last, "targets", [getattr(last, "target", None)])[:1]:
-        elements = target.elts if isinstance(target, ast.Tuple) else [target]
-        names += [t.id for t in elements if isinstance(t, ast.Name)]
-    return names
+    if isinstance(last, ast.Assign):
+        target = last.targets[0]
+    elif isinstance(last, (ast.AnnAssign, ast.AugAssign)):
+        target = last.target
+    else:
+        return []
+    elements = target.elts if isinstance(target, ast.Tuple) else [target]
+    return [t.id for t in elements if isinstance(t, ast.Name)]
 
 
 def as_number(answer) -> float | int | None:
@@ -249,7 +252,7 @@ def check_number(answer, expected: float, what: str, explain: str, tolerance: fl
     if number is None:
         return wrong(f"the answer should be a number, got {type(answer).__name__} {answer!r}.")
     if not math.isfinite(number):
-        return wrong(f"{what} should be a finite number, got {answer!r}.")
+        return wrong(f"the answer should be a finite number, got {answer!r}.")
     answer = number
     if abs(answer - expected) <= tolerance * abs(expected):
         return right(explain)

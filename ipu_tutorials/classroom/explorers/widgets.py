@@ -24,6 +24,7 @@ STATIC_NOTE = "A picture of the explorer: run this cell to bring its controls."
 # beside it reaches any value (typed, or stepped with the arrows).
 MOST_SLIDER_VALUES = 16
 
+
 class Explorer:
     """Recomputes `compute(**control values)` on every change, then shows its text and figure.
 

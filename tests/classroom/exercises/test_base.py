@@ -48,7 +48,7 @@ def test_the_starting_code_is_declared_or_a_placeholder_per_name_the_solution_bi
                                                 "my_half = ...  # your answer")
     assert answer_names("opts = 1\nmy_options = opts\nmy_options") == ["my_options"]
     assert answer_names("def body(x, a):\n    return x, a") == ["body"]
-    assert answer_names("print(1)") == []
+    assert answer_names("print(1)") == [] and answer_names("for d in range(3):\n    x = d") == []
 
 
 def test_a_solution_that_binds_two_names_passes_both_to_the_check():
