@@ -35,7 +35,7 @@ def run_cell(page, index: int) -> None:
     wait_for_kernel_idle(page)
 
 
-def test_a_lesson_says_correct_only_once_the_learner_has_answered(lab, lesson_page):
+def test_a_lesson_says_correct_only_once_the_learner_has_answered(lab, lesson_page, tmp_path):
     base, served = lab
     page, lesson = lesson_page, "03_blocks_and_stages"
     path = served / "notebooks" / f"{lesson}.ipynb"
@@ -49,6 +49,10 @@ def test_a_lesson_says_correct_only_once_the_learner_has_answered(lab, lesson_pa
         assert cell(page, g.check_cell).locator(".jp-OutputArea").inner_text().startswith(
             "Not yet:")
 
+    first = cell(page, graded[0].answer_cell - 2)  # how the exercises work, the first exercise
+    first.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "first-exercise.png"))
+
     last = graded[-1]  # "How many IPUs?": the learner writes the answer, runs it, then the check
     imports = next(i for i, c in enumerate(nb.cells) if editions.MODULE.search(c.source))
     run_cell(page, imports)
@@ -61,6 +65,7 @@ def test_a_lesson_says_correct_only_once_the_learner_has_answered(lab, lesson_pa
     feedback = cell(page, last.check_cell).locator(".jp-OutputArea")
     assert feedback.inner_text().startswith("Correct! 3 IPUs per replica")
     assert feedback.locator("b").first.inner_text() == "Correct!"  # HTML, wrapped between words
+    feedback.screenshot(path=str(tmp_path / "correct.png"))
     for g in graded[:-1]:  # the others still wait for their answers
         assert "Correct!" not in cell(page, g.check_cell).inner_text()
 
@@ -89,10 +94,11 @@ def test_the_pipeline_explorer_reaches_any_accumulation_and_names_the_lessons_bl
     assert 'Stage("B1"), Stage("B2"), Stage("B3"), Stage("B4")' in summary
     assert explorer.controls()["gradient accumulation"] == "6"  # the slider follows the box
 
+    before = explorer.state()
     box.fill("7")
     box.press("Enter")
-    summary, _ = wait_for_summary(explorer, summary)
-    assert "13 cycles per step (fill 6, main 1, flush 6)" in summary
+    summary, figure = explorer.wait_for_change(before)  # the summary and the timeline are back
+    assert "13 cycles per step (fill 6, main 1, flush 6)" in summary and figure
     explorer.root.screenshot(path=str(tmp_path / "explorer-7.png"))
 
 
