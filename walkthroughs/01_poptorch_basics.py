@@ -415,17 +415,8 @@ print(exercises.STARTING_CODE)
 # simulator, looks for value reads, and compares it with the original on batches that take
 # each branch, two of them with a mean just either side of 0.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-class PortedDenoiser(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        return torch.where(y.mean() > 0, torch.relu(y), 0.5 * y)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.fix_the_branch.starting_code
 
 # %%
 exercises.fix_the_branch.check(PortedDenoiser)
@@ -438,15 +429,8 @@ exercises.fix_the_branch.check(PortedDenoiser)
 # it on a fresh model and compares losses and weights with plain PyTorch doing the same
 # steps.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-def train_steps(model, loader, steps):
-    losses = []
-    for _, (images, labels) in zip(range(steps), loader):
-        _, loss = model(images, labels)
-        losses.append(float(loss))
-    return losses
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.training_loop.starting_code
 
 # %%
 exercises.training_loop.check(train_steps)
@@ -462,12 +446,8 @@ exercises.training_loop.check(train_steps)
 for name, situation in exercises.SCENARIOS.items():
     print(f"{name}: {situation}")
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_copies = {"trained by trainingModel": None,
-             "trained on the CPU": "copyWeightsToDevice",
-             "buffer changed by inference": "copyWeightsToHost"}
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.which_copy.starting_code
 
 # %%
 exercises.which_copy.check(my_copies)

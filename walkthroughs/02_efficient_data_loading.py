@@ -297,15 +297,8 @@ from ipu_tutorials.classroom.exercises import data_loading as exercises
 # a call and `share(plan)` is host I/O's share. The check plans your options, and one device
 # iteration fewer.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_options = None
-for d in range(1, 65):
-    opts = poptorch.Options().deviceIterations(d).replicationFactor(2)
-    if share(plan_call(opts, micro_batch=32)) < 0.10:
-        my_options = opts
-        break
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.smallest_device_iterations.starting_code
 
 # %%
 exercises.smallest_device_iterations.check(my_options)
@@ -318,11 +311,8 @@ exercises.smallest_device_iterations.check(my_options)
 # carries as little as `Final` but no loss is lost. The check trains a call with your options
 # and compares the losses with every loss of the same call, summed.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_options = poptorch.Options().deviceIterations(4).replicationFactor(2)
-my_options = my_options.outputMode(poptorch.OutputMode.Sum)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.summed_losses.starting_code
 
 # %%
 exercises.summed_losses.check(my_options)

@@ -280,9 +280,6 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # replica's IPU count times the replication factor must still be a power of two, at most 16.
 #
 # ## Exercises
-#
-# Each exercise has an answer cell and a check. Solutions are hidden in the notebook: expand the
-# cell, or call `.solution()`; `.hint()` gives a nudge first.
 
 # %%
 from ipu_tutorials.classroom.exercises import blocks as exercises
@@ -292,13 +289,8 @@ from ipu_tutorials.classroom.exercises import blocks as exercises
 #
 # Write a `PipelinedExecution` that places `B1` and `B2` on IPU 0 and `B3` and `B4` on IPU 1.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_strategy = poptorch.PipelinedExecution(
-    poptorch.Stage("B1", "B2").ipu(0),
-    poptorch.Stage("B3", "B4").ipu(1),
-)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.two_ipus.starting_code
 
 # %%
 exercises.two_ipus.check(my_strategy)
@@ -309,10 +301,8 @@ exercises.two_ipus.check(my_strategy)
 # `ThreeBlocks([0, 1, 0])` failed above under the default rule. Which `poptorch.AutoStage`
 # makes it compile?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_auto_stage = poptorch.AutoStage.AutoIncrement
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.fix_descending_stages.starting_code
 
 # %%
 exercises.fix_descending_stages.check(my_auto_stage)
@@ -323,10 +313,8 @@ exercises.fix_descending_stages.check(my_auto_stage)
 # A model puts its blocks on IPUs 0, 1 and 2, and runs with `replicationFactor(2)` and
 # `autoRoundNumIPUs(True)`. How many IPUs does PopTorch reserve?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_ipu_count = 8
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.ipus_reserved.starting_code
 
 # %%
 exercises.ipus_reserved.check(my_ipu_count)

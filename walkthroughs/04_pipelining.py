@@ -287,10 +287,8 @@ from ipu_tutorials.classroom.exercises import pipelining as exercises
 # What is the smallest `gradientAccumulation` PopTorch accepts for training pipelined over 4
 # IPUs?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_accumulation = 7
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.smallest_accumulation.starting_code
 
 # %%
 exercises.smallest_accumulation.check(my_accumulation)
@@ -301,10 +299,8 @@ exercises.smallest_accumulation.check(my_accumulation)
 # With a micro-batch of 40, `deviceIterations(10)`, `gradientAccumulation(10)` and
 # `replicationFactor(2)`, how many images does one call of the training model consume?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_images_per_call = 40 * 10 * 10 * 2
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.combined_batch.starting_code
 
 # %%
 exercises.combined_batch.check(my_images_per_call)
@@ -315,11 +311,8 @@ exercises.combined_batch.check(my_images_per_call)
 # Write a two-stage `PipelinedExecution` (IPUs 0 and 1) for the network that gives the
 # shortest simulated step. The check compiles your split and compares it with the best.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_split = poptorch.PipelinedExecution(poptorch.Stage("B1", "B2").ipu(0),
-                                       poptorch.Stage("B3", "B4").ipu(1))
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.balance_two_ipus.starting_code
 
 # %%
 exercises.balance_two_ipus.check(my_split)

@@ -269,10 +269,8 @@ from ipu_tutorials.classroom.exercises import sharding as exercises
 #
 # Under `ShardedExecution` on four IPUs, how many IPUs compute at the same time?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_busy_ipus = 1
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.busy_ipus.starting_code
 
 # %%
 exercises.busy_ipus.check(my_busy_ipus)
@@ -284,10 +282,8 @@ exercises.busy_ipus.check(my_busy_ipus)
 # one for this network? Compute it from the two plans in `models`
 # (`models[name].plan.device_seconds`: the time the IPUs and the host link take per call).
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_speedup = models["sharded"].plan.device_seconds / models["pipelined"].plan.device_seconds
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.speedup.starting_code
 
 # %%
 exercises.speedup.check(my_speedup)
@@ -299,12 +295,8 @@ exercises.speedup.check(my_speedup)
 # IPUs 0 to 3) with `deviceIterations(10)` and the smallest gradient accumulation PopTorch
 # accepts for this strategy. The check compiles the network with your options.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-sharded = poptorch.ShardedExecution(
-    *[poptorch.Stage(block).ipu(ipu) for ipu, block in enumerate(["B1", "B2", "B3", "B4"])])
-my_options = poptorch.Options().deviceIterations(10).setExecutionStrategy(sharded)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.sharded_options.starting_code
 
 # %%
 exercises.sharded_options.check(my_options)

@@ -265,12 +265,8 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 # Write `strategy`, a phased execution strategy for `model` (the 16 blocks `chunk0` to
 # `chunk15`) that compiles and fits on the four IPUs. The check compiles it for training.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-strategy = poptorch.SerialPhasedExecution(
-    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)]).ipus(0, 1, 2, 3)
-      for p in range(4)]).setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.write_the_phases.starting_code
 
 # %%
 exercises.write_the_phases.check(strategy)
@@ -282,13 +278,8 @@ exercises.write_the_phases.check(strategy)
 # shortest step? Answer with the enum value (compute it; `lesson.plan_model` and
 # `lesson.phased_strategy(lesson.SERIAL, 16, name)` help).
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-outcomes = {name: lesson.plan_model(model, lesson.phased_strategy(lesson.SERIAL, 16, name))
-            for name in lesson.LIVENESS}
-fitting = {name: o.plan.call_seconds for name, o in outcomes.items() if o.fits}
-my_liveness = poptorch.Liveness[min(fitting, key=fitting.get)]
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.fitting_liveness.starting_code
 
 # %%
 exercises.fitting_liveness.check(my_liveness)

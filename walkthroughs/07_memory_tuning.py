@@ -264,14 +264,8 @@ from ipu_tutorials.classroom.exercises import memory_tuning as exercises
 # the options so that the model fits on the 4 IPUs with nothing off chip, and it trains not
 # much slower than it could. The check compiles your pair and reads the plan.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-model = build_model()
-model.checkpoint_every_layer = True  # poptorch.recomputationCheckpoint after every layer
-model.head_serialization = 8  # the vocabulary projection in 8 serializedMatMul slices
-opts = starting_options()
-my_answer = (model, opts)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.fit_without_offloading.starting_code
 
 # %%
 exercises.fit_without_offloading.check(my_answer)
@@ -283,10 +277,8 @@ exercises.fit_without_offloading.check(my_answer)
 # the fullest IPU? (a) serialise the embedding into 4 slices; (b) serialise the vocabulary
 # projection into 8 slices; (c) lower `availableMemoryProportion` to 0.3 on every IPU.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_choice = "b"
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.most_freed.starting_code
 
 # %%
 exercises.most_freed.check(my_choice)

@@ -260,10 +260,8 @@ from ipu_tutorials.classroom.exercises import offload as exercises
 #
 # How many bytes of optimizer state does AdamW keep for the tutorial `Network` in float32?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_state_bytes = 2 * 4 * sum(p.numel() for p in Network().parameters())
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.adamw_state_bytes.starting_code
 
 # %%
 exercises.adamw_state_bytes.check(my_state_bytes)
@@ -274,10 +272,8 @@ exercises.adamw_state_bytes.check(my_state_bytes)
 # Use the memory planner (model "1.3B", 16 IPUs, AdamW) to find which switches make every IPU
 # fit, then check your choice.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_offload, my_half = True, True
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.make_it_fit.starting_code
 
 # %%
 exercises.make_it_fit.check(offload=my_offload, half=my_half)
@@ -290,14 +286,8 @@ exercises.make_it_fit.check(offload=my_offload, half=my_half)
 # `poptorch.Options`. Set a gradient accumulation the 16-IPU pipeline accepts and put the
 # optimizer state where it fits.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-off_chip = poptorch.TensorLocationSettings().useOnChipStorage(False)
-my_options = poptorch.Options()
-my_options.Training.gradientAccumulation(2 * 16 - 1)  # 2N-1 for N = 16 pipelined IPUs
-my_options.TensorLocations.setOptimizerLocation(off_chip)
-print(my_options.TensorLocations.location("optimizer"))
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.offload_options.starting_code
 
 # %%
 exercises.offload_options.check(my_options)

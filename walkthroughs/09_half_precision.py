@@ -372,10 +372,8 @@ from ipu_tutorials.classroom.exercises import half_precision as exercises
 # Pick a loss scale for the small-loss network such that at least 99% of its gradients survive
 # a float16 backward pass and none overflow.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_loss_scale = 1024
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.loss_scale.starting_code
 
 # %%
 exercises.loss_scale.check(my_loss_scale)
@@ -386,11 +384,8 @@ exercises.loss_scale.check(my_loss_scale)
 # Build a `poptorch.Options` that shrinks the temporary memory of the tutorial network's
 # matmuls and convolutions.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_options = poptorch.Options()
-my_options.Precision.setPartialsType(torch.half)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.half_partials.starting_code
 
 # %%
 exercises.half_partials.check(my_options)

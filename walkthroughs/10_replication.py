@@ -323,10 +323,8 @@ from ipu_tutorials.classroom.exercises import replication as exercises
 # `poprun --num-instances 2 --num-replicas 4` runs a model with micro-batch 8 and
 # `gradientAccumulation(3)`. How many samples contribute to each weight update?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_samples = 2 * 2 * 8 * 3
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.samples_per_update.starting_code
 
 # %%
 exercises.samples_per_update.check(my_samples)
@@ -338,10 +336,8 @@ exercises.samples_per_update.check(my_samples)
 # and SGD at learning rate 0.1. What learning rate gives the same updates with
 # `ReductionType.Sum`?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_learning_rate = 0.1 / (4 * 8)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.sum_learning_rate.starting_code
 
 # %%
 exercises.sum_learning_rate.check(my_learning_rate)
@@ -353,13 +349,8 @@ exercises.sum_learning_rate.check(my_learning_rate)
 # with 4 replicas in total, ready for a shuffling `poptorch.DataLoader`. The check builds both
 # instances' DataLoaders from your options and compares what they read.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-def options_for(instance):
-    opts = poptorch.Options().replicationFactor(2).randomSeed(42)
-    opts.Distributed.configureProcessId(instance, 2)
-    return opts
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.instance_options.starting_code
 
 # %%
 exercises.instance_options.check(options_for)

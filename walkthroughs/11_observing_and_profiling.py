@@ -352,10 +352,8 @@ from ipu_tutorials.classroom.exercises import observing as exercises
 # Which op of `SharpClassifier` produces the first infinity in the failing float16 step? Give
 # its name as the floating-point exception names it.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_op = "exp"
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.find_the_op.starting_code
 
 # %%
 exercises.find_the_op.check(my_op)
@@ -367,13 +365,8 @@ exercises.find_the_op.check(my_op)
 # in float16 with floating-point exceptions on. The check replays the step with your function,
 # then runs it on logits 80 apart in float16 and compares it with `torch.log_softmax`.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-def stable_log_softmax(z):
-    m = z.max(dim=-1, keepdim=True).values
-    shifted = z - m
-    return shifted - torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.fix_the_softmax.starting_code
 
 # %%
 exercises.fix_the_softmax.check(stable_log_softmax)
@@ -384,11 +377,8 @@ exercises.fix_the_softmax.check(stable_log_softmax)
 # From the sharded report loaded above (`report`), what fraction of a call do the IPUs spend
 # computing? Compute it from the report's summary.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_share = report.summary["schedule"]["breakdown"]["IPU compute"] / \
-    report.summary["schedule"]["call_seconds"]
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.compute_share.starting_code
 
 # %%
 exercises.compute_share.check(my_share)

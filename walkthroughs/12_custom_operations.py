@@ -295,12 +295,8 @@ from ipu_tutorials.classroom.exercises import custom_ops as exercises
 # the sum of the squared weights, marked as the loss. The check trains one step through the
 # simulator and compares the weights with plain PyTorch's.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-def my_loss(out, target, weight):
-    total = (out - target).abs().mean() + 0.01 * weight.pow(2).sum()
-    return poptorch.identity_loss(total, reduction="mean")
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.custom_loss.starting_code
 
 # %%
 exercises.custom_loss.check(my_loss)
@@ -312,11 +308,8 @@ exercises.custom_loss.check(my_loss)
 # `body(x, a)` for `poptorch.for_loop`; the check runs 6 iterations in an inference model on
 # a = 1 ... 100 and compares the result with `torch.sqrt`.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-def body(x, a):
-    return (x + a / x) / 2, a
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.newton_body.starting_code
 
 # %%
 exercises.newton_body.check(body)

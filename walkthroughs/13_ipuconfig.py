@@ -270,15 +270,8 @@ from ipu_tutorials.classroom.exercises import ipuconfig as exercises
 # Write the `layers_per_ipu` (four numbers adding up to 12) that gives this BERT-Base the
 # highest simulated throughput. The check compiles your split.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-# IPU 0 also runs the embedding and the masked-LM head: give it fewer layers, and compare.
-from ipu_tutorials.classroom.explorers.ipuconfig import bert_ipu_config, plan_bert
-
-candidates = [[3, 3, 3, 3], [2, 4, 3, 3], [1, 4, 4, 3], [0, 4, 4, 4]]
-speed = {tuple(c): plan_bert(bert_ipu_config(c)).plan.samples_per_second for c in candidates}
-my_layers_per_ipu = list(max(speed, key=speed.get))
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.balance_bert.starting_code
 
 # %%
 exercises.balance_bert.check(my_layers_per_ipu)
@@ -293,10 +286,8 @@ exercises.balance_bert.check(my_layers_per_ipu)
 # %%
 print(exercises.POD_CONFIG.to_json_string())
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_pod64_batch = 8 * 16 * 32 * 2
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.pod64_batch.starting_code
 
 # %%
 exercises.pod64_batch.check(my_pod64_batch)

@@ -297,10 +297,8 @@ from ipu_tutorials.classroom.exercises import lightning as exercises
 # strategy=IPUStrategy(device_iterations=2))` with `DataLoader(..., batch_size=16)`: how many
 # images does each Lightning batch hold?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_images = 16 * 4 * 8 * 2
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.images_per_batch.starting_code
 
 # %%
 exercises.images_per_batch.check(my_images)
@@ -311,11 +309,8 @@ exercises.images_per_batch.check(my_images)
 # The tutorial CNN pipelined over 4 IPUs is one replica. Build a Trainer that uses 8 IPUs,
 # averages 8 micro-batches per replica in each update and makes 4 updates per IPU call.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
-                        strategy=IPUStrategy(device_iterations=4), **QUIET)
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.trainer_for_the_job.starting_code
 
 # %%
 exercises.trainer_for_the_job.check(my_trainer)
@@ -327,17 +322,8 @@ exercises.trainer_for_the_job.check(my_trainer)
 # trains the same way but logs `train_loss` where real IPUs allow it. The check trains your
 # class on the simulated IPU.
 
-# %% tags=["solution"]
-Classifier = exercises.Classifier
-### BEGIN SOLUTION
-class LoggedOnHost(Classifier):
-    def training_step(self, batch, batch_idx):
-        x, y = batch
-        return torch.nn.functional.cross_entropy(self(x), y)
-
-    def on_train_batch_end(self, outputs, batch, batch_idx):
-        self.log("train_loss", outputs["loss"].mean())
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.log_outside_the_step.starting_code
 
 # %%
 exercises.log_outside_the_step.check(LoggedOnHost)

@@ -298,10 +298,8 @@ from ipu_tutorials.classroom.exercises import capstone as exercises
 # How many sequences does one weight update of the published recipe use (micro-batch 8,
 # `gradientAccumulation(2048)`, 4 replicas of a 4-IPU pipeline)?
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_sequences = 8 * 2048 * 4
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.samples_per_update.starting_code
 
 # %%
 exercises.samples_per_update.check(my_sequences)
@@ -325,18 +323,8 @@ exercises.samples_per_update.check(my_sequences)
 #     return model, opts
 # ```
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-def setup():
-    with torch.device("meta"):
-        model = BertPretraining(layers_per_ipu=(3, 7, 7, 7)).half()
-    opts = poptorch.Options().replicationFactor(4)
-    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
-    opts.Training.gradientAccumulation(1024)
-    opts.TensorLocations.setOptimizerLocation(
-        poptorch.TensorLocationSettings().useOnChipStorage(False))
-    return model, opts
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.pod16_setup.starting_code
 
 # %%
 exercises.pod16_setup.check(setup)

@@ -444,13 +444,8 @@ from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe
 # the IPUs need. The check compiles your options on lesson 4's model and explains the bubble
 # on each side.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_options = poptorch.Options()
-my_options.Training.gradientAccumulation(12)
-my_schedule = Schedule1F1B
-my_micro_batches = 12
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.pick_a_schedule.starting_code
 
 # %%
 exercises.pick_a_schedule.check(my_schedule, my_micro_batches, my_options)
@@ -462,10 +457,8 @@ exercises.pick_a_schedule.check(my_schedule, my_micro_batches, my_options)
 # float32 moments) does the fullest process hold for lesson 4's network? Work it out from the
 # network's parameters, without running anything.
 
-# %% tags=["solution"]
-### BEGIN SOLUTION
-my_bytes = 2 * 4 * Network().layer3.weight.numel()
-### END SOLUTION
+# %% tags=["answer"]
+# starting code: exercises.zero_fullest_rank.starting_code
 
 # %%
 exercises.zero_fullest_rank.check(my_bytes)

@@ -1,61 +1,89 @@
-"""Classroom editions from the stored, executed notebooks: student and instructor, nbgrader-style.
+"""The lessons' editions: the learner's notebook, and the instructor's course directory for nbgrader.
 
     python -m ipu_tutorials.classroom.editions               # every lesson, into editions/
-    python -m ipu_tutorials.classroom.editions 04 13 --out DIR
+    python -m ipu_tutorials.classroom.editions 04 13 --out course
 
-Nothing is re-executed: each edition is the stored notebook transformed, in seconds. The
-layout is nbgrader's course directory, so an nbgrader user can point `--CourseDirectory.root`
-at it as it is:
+One source of truth: each exercise (`classroom/exercises/<module>.py`) declares its starting
+code and its solution, and a lesson's answer cell (tagged "answer" in its walkthrough) only says
+which exercise it belongs to: the check cell after it. From there:
 
-    DIR/source/<lesson>/<lesson>.ipynb   instructor edition: solutions shown, every exercise's
-                                         solution cell and graded check cell carry nbgrader
-                                         metadata (grade_id, points), and each check cell a
-                                         hidden test that fails when the check says "Not yet"
-    DIR/release/<lesson>/<lesson>.ipynb  student edition: each solution region replaced by the
-                                         exercise's starting code; hidden tests, outputs and
-                                         folding of exercise cells removed; explorers kept
+- the learner's notebook (`notebooks/`, what `build_notebooks.py` executes and stores) holds
+  each exercise's starting code, so its checks say "Not yet" until the learner answers;
+- the instructor edition adds the solution to each answer cell, between nbgrader's markers;
+- the student edition is the learner's notebook with nbgrader's cell metadata.
 
-Solution regions follow nbgrader's markers, `### BEGIN SOLUTION` / `### END SOLUTION`; hidden
-tests `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS`.
+Nothing is re-executed: both editions are the stored notebooks transformed, in seconds, laid
+out as nbgrader's course directory with its settings (`nbgrader_config.py`):
+
+    DIR/source/<lesson>/<lesson>.ipynb   instructor edition: starting code, then the solution
+                                         (`### BEGIN SOLUTION` / `### END SOLUTION`); nbgrader
+                                         metadata on every answer cell and graded check cell
+    DIR/release/<lesson>/<lesson>.ipynb  student edition: what `nbgrader generate_assignment`
+                                         writes from source/ under DIR/nbgrader_config.py
+    DIR/nbgrader_config.py               a cell time limit that fits every lesson; releases
+                                         that keep the starting code and the lesson's outputs
 """
 from __future__ import annotations
 
 import argparse
-import ast
 import copy
 import dataclasses
 import importlib
 import os
 import re
 import sys
-import tempfile
-import textwrap
 import time
 
 import nbformat
 
+from ..atomic_io import atomic_open
 from .exercises.base import Exercise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOTEBOOKS = os.path.join(ROOT, "notebooks")
 DEFAULT_OUT = os.path.join(ROOT, "editions")  # ignored by git (.gitignore)
-SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION[^\n]*\n?",
-                      re.M | re.S)
-HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
-                    re.M | re.S)
+ANSWER = "answer"  # the tag of an answer cell
 MODULE = re.compile(r"from ipu_tutorials\.classroom\.exercises import (\w+) as exercises")
 CHECK = re.compile(r"\bexercises\.(\w+)\.check\(")
 SCHEMA_VERSION = 3  # nbgrader's cell-metadata schema
+# Seconds per cell: lesson 4's training cell takes seconds on an idle 2-core machine and over
+# 300 s on one loaded 7 times over (measured); a limit is there to stop a runaway cell.
+CELL_TIMEOUT = 600
+HOW_TO = ("**How the exercises work.** Each exercise has an answer cell holding starting code "
+          "(replace each `...` with your answer, or change the code as the exercise asks) and a "
+          "check cell under it. Run the answer cell first, then the check: it says whether your "
+          "answer is right and, if not yet, what to look at. Stuck? Run "
+          "`exercises.{name}.hint()` in a new cell for a hint, or `exercises.{name}.solution()` "
+          "for a worked solution; every exercise has both.")
+NBGRADER_CONFIG = f'''\
+"""nbgrader's settings for this course (written by python -m ipu_tutorials.classroom.editions)."""
+c = get_config()  # noqa: F821 (nbgrader defines it)
+
+# nbgrader's default of 30 s per cell interrupts lessons that train (lesson 4's six epochs),
+# all the more on a busy machine: the limit of the project's own grader and of the build.
+c.Execute.timeout = {CELL_TIMEOUT}
+
+# Releases as the project's student edition: each answer cell keeps the exercise's starting code
+# (the solution region leaves nothing behind, no "YOUR CODE HERE" stub), and the lesson keeps its
+# outputs, which the exercises refer to ("the model printed above").
+c.ClearSolutions.code_stub = {{"python": ""}}
+c.ClearOutput.enabled = False
+
+# release/ already holds the project's student edition: generate_assignment rewrites it (the same
+# cells, with nbgrader's checksums) instead of skipping the lesson.
+c.GenerateAssignment.force = True
+'''
 
 
 @dataclasses.dataclass(frozen=True)
 class Graded:
-    """One exercise as a notebook holds it: its solution cell and the cell that checks it."""
+    """One exercise as a notebook holds it: its answer cell and the cell that checks it."""
 
     name: str  # the exercise's attribute in its module, e.g. "balance_bert"
     exercise: Exercise
-    solution_cell: int
+    answer_cell: int
     check_cell: int
+    check_id: str | None = None  # the check cell's id, which copies of the notebook keep
 
     @property
     def points(self) -> int:
@@ -63,50 +91,50 @@ class Graded:
 
 
 def exercises_of(nb: nbformat.NotebookNode) -> list[Graded]:
-    """Each solution cell of the lesson, paired with the next cell that calls a check."""
+    """Each answer cell of the lesson, paired with the next cell that calls a check.
+
+    Raises:
+        ValueError: an answer cell with no check after it.
+    """
     module = next((m.group(1) for c in nb.cells if (m := MODULE.search(c.source))), None)
     if module is None:
         return []
     exercises = importlib.import_module(f"ipu_tutorials.classroom.exercises.{module}")
     graded = []
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or not SOLUTION.search(cell.source):
+        if ANSWER not in cell.metadata.get("tags", []):
             continue
-        check = next(i for i in range(index + 1, len(nb.cells))
-                     if nb.cells[i].cell_type == "code" and CHECK.search(nb.cells[i].source))
+        check = next((i for i in range(index + 1, len(nb.cells))
+                      if nb.cells[i].cell_type == "code" and CHECK.search(nb.cells[i].source)), None)
+        if check is None:
+            raise ValueError(f"answer cell {index} has no check cell (exercises.NAME.check(...)) "
+                             f"after it")
         name = CHECK.search(nb.cells[check].source).group(1)
-        graded.append(Graded(name, getattr(exercises, name), index, check))
+        graded.append(Graded(name, getattr(exercises, name), index, check,
+                             nb.cells[check].get("id")))
     return graded
 
 
-def bound_names(code: str) -> list[str]:
-    """The names a solution region binds at its top level, in order (assignments, defs)."""
-    names: list[str] = []
-    for statement in ast.parse(textwrap.dedent(code)).body:
-        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
-            names.append(statement.name)
-        for target in getattr(statement, "targets", [getattr(statement, "target", None)]):
-            elements = target.elts if isinstance(target, ast.Tuple) else [target]
-            names += [t.id for t in elements if isinstance(t, ast.Name)]
-    return list(dict.fromkeys(names))
+def learner_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A lesson as the learner gets it: each answer cell holds its exercise's starting code, and
+    the first exercise says how checks, hints and solutions work.
 
-
-def starting_code(graded: Graded, region: str) -> str:
-    """What the learner's cell holds instead of the solution: the exercise's starting code, or
-    `name = ...` for each name the solution binds (the check then asks for an answer)."""
-    if graded.exercise.starting_code:
-        return graded.exercise.starting_code.strip("\n") + "\n"
-    return "".join(f"{name} = ...  # your answer\n" for name in bound_names(region))
-
-
-def strip_solutions(source: str, graded: Graded) -> str:
-    """The cell with each solution region replaced by the starting code, indentation kept."""
-    def replace(match: re.Match) -> str:
-        indent = match.group(1)
-        stub = starting_code(graded, match.group(2))
-        return "".join(indent + line if line.strip() else line
-                       for line in stub.splitlines(keepends=True))
-    return SOLUTION.sub(replace, source)
+    Raises:
+        ValueError: an answer cell of the walkthrough holds code (it would be lost).
+    """
+    nb = copy.deepcopy(nb)
+    graded = exercises_of(nb)
+    for g in graded:
+        cell = nb.cells[g.answer_cell]
+        if any(line.strip() and not line.lstrip().startswith("#")
+               for line in cell.source.splitlines()):
+            raise ValueError(f"answer cell {g.answer_cell} ({g.name}) holds code: the starting "
+                             f"code and the solution belong in the exercise's module")
+        cell.source = g.exercise.starting_code
+    if graded:
+        imports = next(i for i, c in enumerate(nb.cells) if MODULE.search(c.source))
+        nb.cells.insert(imports + 1, nbformat.v4.new_markdown_cell(HOW_TO.format(name=graded[0].name)))
+    return nb
 
 
 def nbgrader_metadata(grade_id: str, solution: bool, points: int = 0) -> dict:
@@ -118,45 +146,37 @@ def nbgrader_metadata(grade_id: str, solution: bool, points: int = 0) -> dict:
     return meta
 
 
-def hidden_test(graded: Graded, check_source: str) -> str:
-    """The check cell with a hidden test first: nbgrader's autograder scores a cell by whether
-    it raises, and a check returns "Not yet" rather than raising."""
-    call = CHECK.search(check_source)
-    expression = check_source[call.start():].strip().splitlines()[0]
-    return (f"### BEGIN HIDDEN TESTS\n_feedback = {expression}\n"
-            f"assert _feedback.correct, repr(_feedback)\n### END HIDDEN TESTS\n{check_source}")
-
-
-def instructor_edition(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNode:
-    """The stored notebook with nbgrader metadata on every exercise and its hidden tests."""
-    nb = copy.deepcopy(nb)
-    for graded in exercises_of(nb):
-        answer, check = nb.cells[graded.solution_cell], nb.cells[graded.check_cell]
-        answer.metadata["nbgrader"] = nbgrader_metadata(f"{graded.name}-answer", solution=True)
-        check.metadata["nbgrader"] = nbgrader_metadata(graded.name, False, graded.points)
-        check.source = hidden_test(graded, check.source)
-    nb.metadata.setdefault("ipu_tutorials", {})["edition"] = "instructor"
+def _for_nbgrader(stored: nbformat.NotebookNode, edition: str) -> nbformat.NotebookNode:
+    """The stored lesson with nbgrader metadata on its exercises' cells and their outputs
+    cleared (they show what the starting code got)."""
+    nb = copy.deepcopy(stored)
+    for g in exercises_of(nb):
+        answer, check = nb.cells[g.answer_cell], nb.cells[g.check_cell]
+        answer.metadata["nbgrader"] = nbgrader_metadata(f"{g.name}-answer", solution=True)
+        check.metadata["nbgrader"] = nbgrader_metadata(g.name, False, g.points)
+        for cell in (answer, check):
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata.setdefault("ipu_tutorials", {})["edition"] = edition
     return nb
 
 
-def student_edition(instructor: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The instructor edition without solutions, hidden tests or the outputs that show them."""
-    nb = copy.deepcopy(instructor)
-    graded = exercises_of(nb)
-    first = min((g.solution_cell for g in graded), default=len(nb.cells))
-    for g in graded:
-        cell = nb.cells[g.solution_cell]
-        cell.source = strip_solutions(cell.source, g)
-        cell.metadata.pop("jupyter", None)  # the starting code is not folded away
-        tags = [t for t in cell.metadata.pop("tags", []) if t != "solution"]
-        if tags:
-            cell.metadata["tags"] = tags
-    for index, cell in enumerate(nb.cells):
-        cell.source = HIDDEN.sub("", cell.source)
-        if cell.cell_type == "code" and index >= first:  # the exercises and what follows
-            cell.outputs, cell.execution_count = [], None
-        cell.metadata.pop("execution", None)
-    nb.metadata["ipu_tutorials"]["edition"] = "student"
+def instructor_edition(stored: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """nbgrader's source: each answer cell's starting code followed by the solution."""
+    nb = _for_nbgrader(stored, "instructor")
+    for g in exercises_of(nb):
+        cell = nb.cells[g.answer_cell]
+        cell.source = (f"{g.exercise.starting_code}\n### BEGIN SOLUTION\n"
+                       f"{g.exercise.solution_code}\n### END SOLUTION")
+    return nb
+
+
+def student_edition(stored: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The learner's notebook as nbgrader releases it: exercise cells that JupyterLab will not
+    delete, and check cells it will not let the learner edit."""
+    nb = _for_nbgrader(stored, "student")
+    for g in exercises_of(nb):
+        nb.cells[g.answer_cell].metadata["deletable"] = False
+        nb.cells[g.check_cell].metadata.update(deletable=False, editable=False)
     return nb
 
 
@@ -171,24 +191,25 @@ def lessons(names: list[str]) -> list[str]:
     return chosen
 
 
-def write_atomically(nb: nbformat.NotebookNode, path: str) -> None:
+def write(text: str, path: str) -> None:
+    """Atomically, with the modes of an ordinary new file (others can read it on a shared drive)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".ipynb")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        nbformat.write(nb, f)
-    os.replace(temporary, path)
+    with atomic_open(path) as f:
+        f.write(text)
 
 
 def build(names: list[str], out: str = DEFAULT_OUT) -> list[str]:
-    """Write both editions of each lesson under `out`; returns the paths written."""
+    """Write both editions of each lesson and nbgrader's settings under `out`; returns the
+    notebooks written."""
     written = []
     for lesson in lessons(names):
         stored = nbformat.read(os.path.join(NOTEBOOKS, f"{lesson}.ipynb"), as_version=4)
-        instructor = instructor_edition(stored, lesson)
-        for folder, nb in (("source", instructor), ("release", student_edition(instructor))):
+        for folder, nb in (("source", instructor_edition(stored)),
+                           ("release", student_edition(stored))):
             path = os.path.join(out, folder, lesson, f"{lesson}.ipynb")
-            write_atomically(nb, path)
+            write(nbformat.writes(nb) + "\n", path)
             written.append(path)
+    write(NBGRADER_CONFIG, os.path.join(out, "nbgrader_config.py"))
     return written
 
 
@@ -199,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     written = build(args.names, args.out)
-    print(f"{len(written) // 2} lessons: instructor editions in {args.out}/source, student "
-          f"editions in {args.out}/release ({time.perf_counter() - started:.1f} s)")
+    print(f"{len(written) // 2} lessons: instructor editions in "
+          f"{os.path.join(args.out, 'source')}, student editions in "
+          f"{os.path.join(args.out, 'release')}, nbgrader's settings in "
+          f"{os.path.join(args.out, 'nbgrader_config.py')} ({time.perf_counter() - started:.1f} s)")
     return 0
 
 

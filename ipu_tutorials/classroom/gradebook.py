@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 from collections import defaultdict
+
+from ..atomic_io import atomic_open
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }
@@ -69,7 +69,5 @@ def write_summary(scores, path: str) -> None:
             f"<style>{STYLE}</style></head><body><h1>Gradebook</h1>"
             f"<h2>Exercises</h2>{exercise_bars(scores)}"
             f"<h2>Learners</h2>{learner_table(scores)}</body></html>")
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".html")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
+    with atomic_open(path) as f:  # an ordinary file mode, unlike mkstemp's 0600
         f.write(page)
-    os.replace(temporary, path)

@@ -1,21 +1,25 @@
 """Grade a class: run each submitted notebook in a fresh kernel, score its exercise checks.
 
-    python -m ipu_tutorials.classroom.grading SUBMISSIONS [--out DIR] [--timeout 900]
+    python -m ipu_tutorials.classroom.grading course/submitted [--course DIR] [--out DIR]
 
-SUBMISSIONS holds the learners' notebooks (student editions they worked in), either as
-SUBMISSIONS/<learner>/<any path>/<lesson>.ipynb (nbgrader's submitted/ layout works) or as
-SUBMISSIONS/<learner>.ipynb. Each notebook runs in its own process and kernel, with network
-connections refused, a time limit per cell (interrupted, the next cells still run) and one for
-the whole notebook (killed: its exercises score 0); the grader's run always goes on. The
-graded check cells are restored from the instructor edition first, as nbgrader restores
-locked cells. Writes DIR/gradebook.csv (learner, lesson, exercise, points, feedback) and
-DIR/summary.html (a bar per exercise, every learner's score and the feedback they saw).
+SUBMISSIONS holds the learners' notebooks (the student edition, or the learner's notebook from
+notebooks/, as they worked in it), either as SUBMISSIONS/<learner>/<any path>/<lesson>.ipynb
+(nbgrader's submitted/ layout) or as SUBMISSIONS/<learner>.ipynb. The course directory
+(--course, by default the folder that holds SUBMISSIONS) is the one the editions tool wrote:
+the check cells are restored from its instructor editions, source/<lesson>/<lesson>.ipynb, as
+nbgrader restores locked cells, so an edited check cell changes nothing. Each notebook runs in
+its own process and kernel, with network connections refused, a time limit per cell
+(interrupted, the next cells still run) and one for the whole notebook (killed: its exercises
+score 0); the grader's run always goes on. Writes DIR/gradebook.csv (learner, lesson,
+exercise, points, feedback) and DIR/summary.html (a bar per exercise, every learner's score and
+the feedback they saw); DIR is --out, by default the course directory's grades/.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import dataclasses
+import io
 import json
 import os
 import signal
@@ -27,10 +31,11 @@ import time
 
 import nbformat
 
+from ..atomic_io import atomic_open
 from . import editions
 from .gradebook import write_summary
 
-CELL_TIMEOUT, NOTEBOOK_TIMEOUT = 300, 900  # seconds
+CELL_TIMEOUT, NOTEBOOK_TIMEOUT = editions.CELL_TIMEOUT, 1800  # seconds
 # Run first in every submission's kernel: the learner's code reaches no other machine (a
 # guard against downloads, not a sandbox: the kernel's own sockets are ZeroMQ's, not these).
 NO_NETWORK = '''
@@ -91,20 +96,38 @@ def lesson_of(nb: nbformat.NotebookNode) -> str:
     return os.path.splitext(os.path.basename(source))[0]
 
 
-def instructor(lesson: str) -> nbformat.NotebookNode:
-    stored = nbformat.read(os.path.join(editions.NOTEBOOKS, f"{lesson}.ipynb"), as_version=4)
-    return editions.instructor_edition(stored, lesson)
+def instructor(course: str, lesson: str) -> nbformat.NotebookNode:
+    """The lesson's instructor edition in the course directory.
+
+    Raises:
+        ValueError: the course directory has no instructor edition of the lesson.
+    """
+    path = os.path.join(course, "source", lesson, f"{lesson}.ipynb")
+    if not os.path.exists(path):
+        raise ValueError(f"no instructor edition of {lesson} at {path}: write it with "
+                         f"python -m ipu_tutorials.classroom.editions {lesson} --out {course}")
+    return nbformat.read(path, as_version=4)
+
+
+def check_cells(nb: nbformat.NotebookNode, graded: dict) -> dict:
+    """{grade_id: cell} of a submission's check cells, found by their nbgrader grade_id or,
+    in a copy of the learner's notebook without nbgrader metadata, by their cell id."""
+    ids = {g.check_id: name for name, g in graded.items()}
+    found = {}
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id") or ids.get(cell.get("id"))
+        if grade_id in graded and cell.metadata.get("nbgrader", {}).get("grade", True):
+            found[grade_id] = cell
+    return found
 
 
 def restore_checks(nb: nbformat.NotebookNode, reference: nbformat.NotebookNode) -> dict:
-    """Give each graded cell of `nb` the instructor's source (hidden tests left out); returns
-    {grade_id: Graded} of the exercises found in `nb`."""
+    """Give each check cell of `nb` the instructor's source; returns {grade_id: Graded} of the
+    lesson's exercises."""
     graded = {g.name: g for g in editions.exercises_of(reference)}
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in graded and cell.metadata["nbgrader"].get("grade"):
-            source = reference.cells[graded[grade_id].check_cell].source
-            cell.source, cell.cell_type = editions.HIDDEN.sub("", source), "code"
+    for grade_id, cell in check_cells(nb, graded).items():
+        cell.source = reference.cells[graded[grade_id].check_cell].source
+        cell.cell_type = "code"
     return graded
 
 
@@ -113,16 +136,16 @@ def seen_feedback(cell) -> str:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             return f"Not yet: the cell raised {output['ename']}: {output['evalue']}"[:500]
-        text = output.get("data", {}).get("text/plain", "")
+        text = output.get("data", {}).get("text/plain", "") or output.get("text", "")
         if text.startswith(("Correct", "Not yet")):
-            return text
+            return " ".join(text.split())
     return "Not yet: the check did not run (the notebook stopped before it)."
 
 
 def score_notebook(learner: str, nb: nbformat.NotebookNode, lesson: str, graded: dict,
                    stopped: str | None) -> list[Score]:
     """Scores from an executed notebook (or none of it ran: `stopped` says why)."""
-    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    cells = check_cells(nb, graded)
     scores = []
     for grade_id, g in graded.items():
         cell = cells.get(grade_id)
@@ -214,25 +237,29 @@ def _exit_when_dead(process, finished: threading.Event) -> None:
             os._exit(3)
 
 
-def grade_one(learner: str, path: str, cell_timeout: int, timeout: int) -> list[Score]:
+def grade_one(learner: str, path: str, course: str, cell_timeout: int,
+              timeout: int) -> list[Score]:
     try:
         nb = nbformat.read(path, as_version=4)
-        lesson = lesson_of(nb)
+        reference = instructor(course, lesson_of(nb))
     except (ValueError, OSError, json.JSONDecodeError, nbformat.reader.NotJSONError) as error:
         print(f"skipped {path}: {error}", file=sys.stderr)
         return []
-    graded = restore_checks(nb, instructor(lesson))
+    lesson = lesson_of(nb)
+    graded = restore_checks(nb, reference)
     with tempfile.TemporaryDirectory(prefix="grading-") as workdir:
         executed, stopped = run_in_child(nb, workdir, cell_timeout, timeout)
     return score_notebook(learner, executed or nb, lesson, graded, stopped)
 
 
-def grade(folder: str, out: str, cell_timeout: int = CELL_TIMEOUT,
+def grade(folder: str, out: str, course: str | None = None, cell_timeout: int = CELL_TIMEOUT,
           timeout: int = NOTEBOOK_TIMEOUT) -> list[Score]:
-    """Grade every submission under `folder`; writes out/gradebook.csv and out/summary.html."""
+    """Grade every submission under `folder` against the course directory `course` (by default
+    the folder that holds `folder`); writes out/gradebook.csv and out/summary.html."""
+    course = course or os.path.dirname(os.path.abspath(folder))
     scores = []
     for learner, path in submissions(folder):
-        scores += grade_one(learner, path, cell_timeout, timeout)
+        scores += grade_one(learner, path, course, cell_timeout, timeout)
         print(f"graded {learner}: {os.path.relpath(path, folder)}", file=sys.stderr)
     os.makedirs(out, exist_ok=True)
     write_csv(scores, os.path.join(out, "gradebook.csv"))
@@ -242,12 +269,12 @@ def grade(folder: str, out: str, cell_timeout: int = CELL_TIMEOUT,
 
 def write_csv(scores: list[Score], path: str) -> None:
     fields = [f.name for f in dataclasses.fields(Score)]
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".csv")
-    with os.fdopen(handle, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(dataclasses.asdict(s) for s in scores)
-    os.replace(temporary, path)
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(dataclasses.asdict(s) for s in scores)
+    with atomic_open(path) as f:  # an ordinary file mode, unlike mkstemp's 0600
+        f.write(buffer.getvalue())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,16 +284,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("submissions", help="folder of submitted notebooks")
-    parser.add_argument("--out", default="grades", help="where the gradebook goes")
+    parser.add_argument("--course", help="the course directory the editions tool wrote "
+                                          "(default: the folder that holds SUBMISSIONS)")
+    parser.add_argument("--out", help="where the gradebook goes (default: COURSE/grades)")
     parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
     parser.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
                         help="seconds per notebook")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.submissions):
         parser.error(f"{args.submissions} is not a folder")
-    scores = grade(args.submissions, args.out, args.cell_timeout, args.timeout)
+    course = args.course or os.path.dirname(os.path.abspath(args.submissions))
+    if not os.path.isdir(os.path.join(course, "source")):
+        parser.error(f"{course} is not a course directory (no source/ in it): write one with "
+                     f"python -m ipu_tutorials.classroom.editions --out DIR, or pass --course DIR")
+    out = args.out or os.path.join(course, "grades")
+    scores = grade(args.submissions, out, course, args.cell_timeout, args.timeout)
     print(f"{len({s.learner for s in scores})} learners, {len(scores)} scores: "
-          f"{args.out}/gradebook.csv and {args.out}/summary.html")
+          f"{os.path.join(out, 'gradebook.csv')} and {os.path.join(out, 'summary.html')}")
     return 0
 
 

@@ -34,8 +34,8 @@ READ_CONTROLS = """root => {
 
 
 def expected_outputs(path: Path) -> dict:
-    """What the stored notebook holds: explorer summaries, how many plain figures, and how many
-    diagrams its Markdown shows."""
+    """What the stored notebook holds: explorer summaries, how many plain figures, how many
+    diagrams its Markdown shows, and how many exercises."""
     nb = nbformat.read(path, as_version=4)
     diagrams = sum(len(re.findall(r"!\[[^\]]*\]\(", c.source)) for c in nb.cells
                    if c.cell_type == "markdown")
@@ -44,8 +44,9 @@ def expected_outputs(path: Path) -> dict:
     figures = [o for o in outputs if "image/png" in o.get("data", {})
                and WIDGET_VIEW not in o.data]
     stderr = [o for o in outputs if o.get("name") == "stderr"]
+    exercises = sum(1 for c in nb.cells if "answer" in c.metadata.get("tags", []))
     return {"explorers": explorers, "figures": len(figures), "outputs": len(outputs),
-            "diagrams": diagrams, "stderr": len(stderr)}
+            "diagrams": diagrams, "stderr": len(stderr), "exercises": exercises}
 
 
 def assert_shows_summary(static, summary: str) -> None:

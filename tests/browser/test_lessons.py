@@ -8,6 +8,7 @@ import platform
 
 import pytest
 
+from ipu_tutorials.classroom.explorers.widgets import STATIC_NOTE
 from tests.browser.conftest import LESSONS
 from tests.browser.pages import (LiveExplorer, assert_shows_summary, check_explorer_reacts,
                                  expected_outputs,
@@ -30,6 +31,14 @@ def assert_pictures_show(page, expected: dict) -> None:
                for p in pictures), pictures
     for index, summary in enumerate(expected["explorers"]):  # "Title: summary"
         assert_shows_summary(statics.nth(index), summary)
+        assert STATIC_NOTE in statics.nth(index).inner_text()
+
+
+def assert_no_check_says_correct(page, expected: dict) -> None:
+    """The learner's notebook: each check says "Not yet" until the learner answers."""
+    text = page.locator(".jp-NotebookPanel").inner_text()
+    assert "Correct!" not in text
+    assert text.count("Not yet:") == expected["exercises"]
 
 
 def trust_and_save(page) -> None:
@@ -80,6 +89,7 @@ def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
 
     open_in_lab(page, base, lesson, expected["outputs"])
     assert_pictures_show(page, expected)
+    assert_no_check_says_correct(page, expected)
     assert ERROR not in page.inner_text("body")
     page.locator(".ipu-explorer-static").first.screenshot(path=str(tmp_path / "untrusted.png"))
 
@@ -93,6 +103,7 @@ def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
     assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
                         ).count() == expected["stderr"]
     assert ERROR not in page.inner_text("body")
+    assert_no_check_says_correct(page, expected)  # the starting code, run, is not an answer
     live = page.locator(".jp-NotebookPanel .ipu-explorer")
     assert live.count() == len(expected["explorers"])
     assert page.locator(".ipu-explorer-static").count() == 0  # the live widgets replaced them

@@ -22,11 +22,14 @@ STUBBORN = {**RIGHT, "smallest_accumulation-answer": "import signal\n"
             "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"}
 
 
+def stored() -> nbformat.NotebookNode:
+    return nbformat.read(os.path.join(editions.NOTEBOOKS, f"{LESSON}.ipynb"), as_version=4)
+
+
 def submission(answers: dict) -> nbformat.NotebookNode:
     """The lesson's student edition, cut to its exercises (so the test runs in seconds), with
     the learner's answers typed into the answer cells."""
-    stored = nbformat.read(os.path.join(editions.NOTEBOOKS, f"{LESSON}.ipynb"), as_version=4)
-    nb = editions.student_edition(editions.instructor_edition(stored, LESSON))
+    nb = editions.student_edition(stored())
     kept = [nbformat.v4.new_code_cell("from ipu_tutorials import poptorch")]
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -40,14 +43,16 @@ def submission(answers: dict) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("submitted")
+    course = tmp_path_factory.mktemp("course")
+    editions.build([LESSON], str(course))
+    folder = course / "submitted"
     for learner, answers in (("ada", RIGHT), ("bo", WRONG), ("cy", CRASH), ("dee", LOOP),
                              ("eve", STUBBORN)):
         os.makedirs(folder / learner / LESSON)
         nbformat.write(submission(answers), folder / learner / LESSON / f"{LESSON}.ipynb")
     (folder / "notes.ipynb").write_text("not a notebook")
     out = tmp_path_factory.mktemp("grades")
-    scores = grading.grade(str(folder), str(out), cell_timeout=20, timeout=75)
+    scores = grading.grade(str(folder), str(out), cell_timeout=20, timeout=75)  # course: folder's
     return {(s.learner, s.exercise): s for s in scores}, out
 
 
@@ -99,3 +104,36 @@ def test_learners_and_their_notebooks_are_found_in_either_layout(tmp_path):
     (tmp_path / "bo.ipynb").write_text("{}")
     assert grading.submissions(str(tmp_path)) == [
         ("ada", str(tmp_path / "ada" / "04" / "a.ipynb")), ("bo", str(tmp_path / "bo.ipynb"))]
+
+
+def test_the_check_cells_come_from_the_course_directory_it_is_given(tmp_path):
+    # was wrong: the grader rebuilt the instructor edition from the package's notebooks/
+    editions.build([LESSON], str(tmp_path))
+    path = tmp_path / "source" / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    check = editions.exercises_of(nb)[0].check_cell
+    nb.cells[check].source = "exercises.smallest_accumulation.check(7)  # the instructor's edit"
+    nbformat.write(nb, path)
+    assert grading.instructor(str(tmp_path), LESSON).cells[check].source.endswith("edit")
+    with pytest.raises(ValueError, match=f"no instructor edition of {LESSON} at .*: write it with "
+                                         f"python -m ipu_tutorials.classroom.editions"):
+        grading.instructor(str(tmp_path / "elsewhere"), LESSON)
+
+
+def test_a_copy_of_the_learners_notebook_without_nbgrader_metadata_is_graded_too():
+    learner = stored()  # as handed out from notebooks/: check cells known by their cell ids
+    graded = {g.name: g for g in editions.exercises_of(learner)}
+    cells = grading.check_cells(learner, graded)
+    assert {name: cell.source for name, cell in cells.items()} == \
+        {g.name: learner.cells[g.check_cell].source for g in graded.values()}
+
+
+def test_the_command_line_names_its_files_and_refuses_a_folder_outside_a_course(tmp_path, capsys):
+    (tmp_path / "submitted").mkdir()
+    with pytest.raises(SystemExit):
+        grading.main([str(tmp_path / "submitted")])
+    assert "is not a course directory (no source/ in it)" in capsys.readouterr().err
+    editions.build([LESSON], str(tmp_path))
+    assert grading.main([str(tmp_path / "submitted") + "/"]) == 0
+    # was wrong: "grades//gradebook.csv"
+    assert f"{tmp_path / 'grades' / 'gradebook.csv'} and " in capsys.readouterr().out

@@ -3,9 +3,18 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import html
 import math
 import numbers
+import os
+import re
+import sys
+import textwrap
 from typing import Callable
+
+# Set by nbgrader while it autogrades or validates a notebook (its documented way for a
+# notebook to tell): a "Not yet" then goes to stderr, which nbgrader scores as a failed test.
+GRADING = "NBGRADER_EXECUTION"
 
 
 @dataclasses.dataclass
@@ -23,6 +32,19 @@ class Feedback:
 
     __str__ = __repr__
 
+    def _ipython_display_(self) -> None:
+        # Display data, never an execute result: nbgrader would try to read an execute
+        # result's text as a partial score (and warn that it cannot). HTML, because JupyterLab
+        # breaks plain-text output anywhere, even mid-word.
+        if not self.correct and os.environ.get(GRADING):
+            print(textwrap.fill(repr(self), 100), file=sys.stderr)
+            return
+        from IPython.display import display
+
+        verdict = "Correct!" if self.correct else "Not yet:"
+        display({"text/plain": repr(self),
+                 "text/html": f"<p><b>{verdict}</b> {_html(self.message)}</p>"}, raw=True)
+
 
 def right(message: str) -> Feedback:
     return Feedback(True, message)
@@ -33,10 +55,27 @@ def wrong(message: str) -> Feedback:
 
 
 class Text(str):
-    """A hint or a solution: shown as plain text, not as a quoted string."""
+    """A hint or a solution: "Heading: body" as plain text, not as a quoted string; in a
+    notebook, prose wraps between words and code shows as code."""
+
+    def __new__(cls, heading: str, body: str = "", code: bool = False):
+        text = super().__new__(cls, f"{heading}:{chr(10) if code else ' '}{body}")
+        text.heading, text.body, text.code = heading, body, code
+        return text
 
     def __repr__(self) -> str:
         return str(self)
+
+    def _repr_html_(self) -> str:
+        if self.code:
+            return f"<p><b>{self.heading}:</b></p><pre>{html.escape(self.body)}</pre>"
+        return f"<p><b>{self.heading}:</b> {_html(self.body)}</p>"
+
+
+def _html(text: str) -> str:
+    """Plain feedback as HTML: escaped, `code` as code, line breaks kept."""
+    escaped = html.escape(text, quote=False)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped).replace("\n", "<br>")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,28 +97,34 @@ class Exercise:
         title: the exercise's name, as the lesson's heading says it.
         checker: takes the learner's answer and returns Feedback.
         hint: one nudge, shown by hint().
-        solution: reference code; its last line is the answer (see run_code).
+        solution: the reference answer cell, as the instructor edition holds it: it binds the
+            names the lesson's check cell passes (its last line is the answer, see run_code).
         mistakes: typical wrong answers with the feedback each must get.
         writes_code: true when the answer is code the learner writes (a model annotation,
             options, a function, a fix), which the check runs through the simulator; false
             when it is a number or a choice.
         expects: what the answer is, as the "Not yet" for an answer of the wrong kind says it
             (e.g. "a number", "a poptorch.Options").
-        starting_code: the exercise cell as the learner's copy holds it before any answer.
+        starting_code: the answer cell as the learner's notebook holds it before any answer;
+            by default `name = ...  # your answer` for each name the solution's last line binds.
         skill: what the exercise trains, in a few words (the teacher's page lists it).
     """
 
     def __init__(self, title: str, checker: Callable[..., Feedback], hint: str, solution: str,
                  mistakes: tuple[Mistake, ...] = (), writes_code: bool = False,
                  expects: str = "your answer", starting_code: str = "", skill: str = ""):
-        self.title, self._checker, self._hint, self._solution = title, checker, hint, solution
+        self.title, self._checker, self._hint = title, checker, hint
+        self.solution_code = textwrap.dedent(solution).strip("\n")
         self.mistakes, self.writes_code = tuple(mistakes), writes_code
-        self.expects, self.starting_code, self.skill = expects, starting_code, skill
+        self.starting_code = textwrap.dedent(starting_code).strip("\n") or "".join(
+            f"{name} = ...  # your answer\n" for name in answer_names(self.solution_code)).rstrip()
+        self.expects, self.skill = expects, skill
 
     def check(self, *answer, **named) -> Feedback:
         """The feedback on `answer`; never raises (Exception), whatever the answer is."""
-        if answer and answer[0] is Ellipsis:
-            return wrong("replace the `...` with your answer, then run the cell again.")
+        if any(value is Ellipsis for value in (*answer, *named.values())):
+            return wrong("replace the `...` in the answer cell above with your answer, run "
+                         "that cell, then run this check again.")
         try:
             feedback = self._checker(*answer, **named)
         except Exception as error:  # the learner's answer, or code it runs, broke the check
@@ -90,20 +135,21 @@ class Exercise:
         return feedback
 
     def hint(self) -> Text:
-        return Text(f"Hint: {self._hint}")
+        return Text("Hint", self._hint)
 
     def solution(self) -> Text:
-        return Text(f"Solution:\n{self._solution.strip()}")
+        return Text("Solution", self.solution_code, code=True)
 
     def run_solution(self, namespace: dict | None = None) -> Feedback:
         """Run the reference solution as a learner would paste it, and check its answer."""
-        return self.run_code(self._solution, namespace)
+        return self.run_code(self.solution_code, namespace)
 
     def run_code(self, code: str, namespace: dict | None = None) -> Feedback:
         """Run an answer written as a notebook cell, and check it.
 
         The answer is the value of the code's last line when it is an expression (a Feedback
-        it returns is passed through), else the variable its last line assigns or defines.
+        it returns is passed through), else the variable its last line assigns or defines
+        (several variables, `a, b = ...`, are passed to the check in order).
 
         Args:
             code: the cell, e.g. the reference solution or a typical mistake.
@@ -114,6 +160,8 @@ class Exercise:
             ValueError: the code's last line neither is an expression nor binds a name.
         """
         answer = self.answer_of(code, namespace)
+        if isinstance(answer, _Several):
+            return self.check(*answer)
         return answer if isinstance(answer, Feedback) else self.check(answer)
 
     def answer_of(self, code: str, namespace: dict | None = None):
@@ -129,7 +177,11 @@ class Exercise:
             exec(compile(ast.Module(tree.body[:-1], []), "<answer>", "exec"), names)
             return eval(compile(ast.Expression(last.value), "<answer>", "eval"), names)
         exec(compile(tree, "<answer>", "exec"), names)
-        return names[_bound_name(last, self.title)]
+        bound = answer_names(code)
+        if not bound:
+            raise ValueError(f"the answer to {self.title!r} ends in neither an expression nor "
+                             f"an assignment to a name")
+        return names[bound[0]] if len(bound) == 1 else _Several(names[n] for n in bound)
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}): call .check(answer), .hint() or .solution()"
@@ -149,15 +201,26 @@ def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [""])[0][:200]
 
 
-def _bound_name(statement: ast.stmt, title: str) -> str:
-    """The name an assignment, function or class definition binds."""
-    if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
-        return statement.name
-    target = getattr(statement, "targets", [getattr(statement, "target", None)])[0]
-    if not isinstance(target, ast.Name):
-        raise ValueError(f"the answer to {title!r} ends in neither an expression nor an "
-                         f"assignment to a name")
-    return target.id
+class _Several(tuple):
+    """The values of an answer whose last line binds several names (`a, b = ...`)."""
+
+
+def answer_names(code: str) -> list[str]:
+    """The names an answer cell's last line binds (an assignment, a def or a class), or the
+    name it ends with (`my_options`); [] when it ends otherwise."""
+    last = ast.parse(textwrap.dedent(code).strip()).body[-1]
+    if isinstance(last, (ast.FunctionDef, ast.ClassDef)):
+        return [last.name]
+    if isinstance(last, ast.Expr):
+        return [last.value.id] if isinstance(last.value, ast.Name) else []
+    if isinstance(last, ast.Assign):
+        target = last.targets[0]
+    elif isinstance(last, (ast.AnnAssign, ast.AugAssign)):
+        target = last.target
+    else:
+        return []
+    elements = target.elts if isinstance(target, ast.Tuple) else [target]
+    return [t.id for t in elements if isinstance(t, ast.Name)]
 
 
 def as_number(answer) -> float | int | None:
@@ -187,9 +250,9 @@ def check_number(answer, expected: float, what: str, explain: str, tolerance: fl
     said to be too high or too low."""
     number = as_number(answer)
     if number is None:
-        return wrong(f"{what} should be a number, got {type(answer).__name__} {answer!r}.")
+        return wrong(f"the answer should be a number, got {type(answer).__name__} {answer!r}.")
     if not math.isfinite(number):
-        return wrong(f"{what} should be a finite number, got {answer!r}.")
+        return wrong(f"the answer should be a finite number, got {answer!r}.")
     answer = number
     if abs(answer - expected) <= tolerance * abs(expected):
         return right(explain)

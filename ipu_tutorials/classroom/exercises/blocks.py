@@ -36,7 +36,7 @@ two_ipus = Exercise(
     skill='place blocks on IPUs with Stage and ipu()',
     hint="a Stage can hold several blocks: poptorch.Stage(\"B1\", \"B2\").ipu(0).",
     solution="""
-strategy = poptorch.PipelinedExecution(
+my_strategy = poptorch.PipelinedExecution(
     poptorch.Stage("B1", "B2").ipu(0),
     poptorch.Stage("B3", "B4").ipu(1),
 )""",
@@ -71,7 +71,7 @@ fix_descending_stages = Exercise(
     expects='a poptorch.AutoStage member',
     skill='choose the AutoStage rule',
     hint="one AutoStage rule numbers stages by IPU, the other counts blocks as they run.",
-    solution="poptorch.AutoStage.AutoIncrement",
+    solution="my_auto_stage = poptorch.AutoStage.AutoIncrement",
     mistakes=(Mistake("poptorch.AutoStage.SameAsIpu", "SameAsIpu is the rule that failed"),
               Mistake('"AutoIncrement"', "is a string")))
 
@@ -100,7 +100,7 @@ ipus_reserved = Exercise(
     expects='a number',
     skill='count the IPUs a run reserves (replicas, rounding)',
     hint="IPUs per replica x replication factor, then autoRoundNumIPUs rounds up to a power of two.",
-    solution="8  # 3 IPUs per replica x 2 replicas = 6, rounded up to a power of two",
+    solution="my_ipu_count = 8  # 3 IPUs per replica x 2 replicas = 6, rounded up to a power of two",
     mistakes=(Mistake("6", "rounds the reservation up to a power of two"),
               Mistake("3", "is one replica"),
               Mistake("4", "multiply by the 2 replicas first")))

@@ -214,7 +214,8 @@ samples_per_update = Exercise(
     skill='count the global batch of a published run',
     hint="Every replica runs `gradientAccumulation` micro-batches before the all-reduce; the "
          "IPUs of one pipeline share each micro-batch.",
-    solution=f"{capstone.MICRO_BATCH} * {PUBLISHED.accumulation} * {PUBLISHED.replicas}",
+    solution=f"my_sequences = {capstone.MICRO_BATCH} * {PUBLISHED.accumulation} * "
+             f"{PUBLISHED.replicas}",
     mistakes=(Mistake(f"{capstone.MICRO_BATCH} * {PUBLISHED.accumulation}", "one replica's share"),
               Mistake(f"{capstone.MICRO_BATCH} * {PUBLISHED.accumulation} * 16",
                       "Count replicas, not IPUs")))

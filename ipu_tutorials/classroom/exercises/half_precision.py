@@ -36,7 +36,7 @@ loss_scale = Exercise(
     skill='choose a loss scale from a gradient histogram',
     hint="move the precision explorer's slider until the histogram sits between the red and the "
          "purple regions; powers of two are exact to undo.",
-    solution="1024  # anything from 16 (2**4) to 32768 (2**15) works for this network",
+    solution="my_loss_scale = 1024  # anything from 16 (2**4) to 32768 (2**15) works for this network",
     mistakes=(Mistake("1", "does not lift anything"),
               Mistake("2 ** 16", "is itself past float16's largest number"),
               Mistake("8", "scale up")))

@@ -9,6 +9,8 @@ import torch
 from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 
 MICRO_BATCH, DEVICES, ACCUMULATE, DEVICE_ITERATIONS = 16, 4, 8, 2
+# The first line of exercise 14.3's answer cell: the class to change, as the lesson showed it.
+CLASSIFIER = "Classifier = exercises.Classifier  # logs inside its training_step"
 
 
 def _check_images(answer) -> Feedback:
@@ -37,7 +39,7 @@ images_per_batch = Exercise(
     skill='relate a Lightning batch to IPU calls',
     hint="the DataLoader's batch_size is the micro-batch; each of devices, "
          "accumulate_grad_batches and device_iterations repeats it.",
-    solution="16 * 4 * 8 * 2  # = 1024",
+    solution="my_images = 16 * 4 * 8 * 2  # = 1024",
     mistakes=(Mistake("16 * 8 * 2", "multiply by them too"),
               Mistake("16 * 4 * 8", "device iterations"),
               Mistake("16", "the DataLoader's batch_size")))
@@ -70,12 +72,18 @@ def _classifier_class():
 
 
 def lesson_namespace() -> dict:
-    """What the lesson defines before its exercises: Lightning as `pl`, `IPUStrategy` and the
-    `Classifier` that logs inside its training_step."""
+    """What the lesson defines before its exercises: Lightning as `pl`, `IPUStrategy`, the
+    Trainer arguments `QUIET` that keep its output short and `exercises`; and the `Classifier`
+    that exercise 14.3's starting code names."""
+    import sys
+
     import lightning.pytorch as pl
 
     from ...lightning import IPUStrategy
-    return {"pl": pl, "IPUStrategy": IPUStrategy, "Classifier": _classifier_class()}
+    quiet = dict(logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                 enable_model_summary=False)
+    return {"pl": pl, "IPUStrategy": IPUStrategy, "QUIET": quiet,
+            "exercises": sys.modules[__name__], "Classifier": _classifier_class()}
 
 
 def __getattr__(name: str):
@@ -142,11 +150,14 @@ log_outside_the_step = Exercise(
     "Log where a real IPU can", _check_logging,
     expects='a LightningModule subclass (the class itself)',
     skill='move logging out of a traced training_step',
-    starting_code='class LoggedOnHost(Classifier):\n    pass',
+    starting_code=f'{CLASSIFIER}\n\n\nclass LoggedOnHost(Classifier):\n    pass',
     hint="training_step returns the loss; Lightning passes it to "
          "on_train_batch_end(self, outputs, batch, batch_idx) as outputs['loss'] (one value per "
          "replica: take the mean).",
-    solution="""
+    solution=f"""
+{CLASSIFIER}
+
+
 class LoggedOnHost(Classifier):
     def training_step(self, batch, batch_idx):
         x, y = batch
@@ -221,8 +232,8 @@ trainer_for_the_job = Exercise(
     hint="devices is the number of replicas; accumulate_grad_batches is a Trainer argument; "
          "device_iterations belongs to IPUStrategy.",
     solution="""
-trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
-                     strategy=IPUStrategy(device_iterations=4), max_epochs=1)""",
+my_trainer = pl.Trainer(accelerator="ipu", devices=2, accumulate_grad_batches=8,
+                        strategy=IPUStrategy(device_iterations=4), **QUIET)""",
     mistakes=(
         Mistake("pl.Trainer(accelerator='ipu', devices=8, accumulate_grad_batches=8, "
                 "strategy=IPUStrategy(device_iterations=4), max_epochs=1)",

@@ -116,7 +116,7 @@ model = build_model()
 model.checkpoint_every_layer = True  # poptorch.recomputationCheckpoint after every layer
 model.head_serialization = 8  # the vocabulary projection in 8 serializedMatMul slices
 opts = starting_options()
-(model, opts)
+my_answer = (model, opts)
 """,
     mistakes=(
         Mistake("(build_model(), starting_options())", "recomputation checkpoint"),
@@ -178,5 +178,5 @@ most_freed = Exercise(
     skill='find where memory goes on the fullest IPU',
     hint="find the fullest IPU with checkpoints alone, then ask which of its parts each change "
          "touches: the embedding sits on IPU 0, the vocabulary projection on IPU 3.",
-    solution='"b"',
+    solution='my_choice = "b"',
     mistakes=(Mistake('"a"', "the embedding lives on IPU 0"), Mistake('"c"', "caps IPU")))

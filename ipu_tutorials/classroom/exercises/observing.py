@@ -76,7 +76,7 @@ find_the_op = Exercise(
     skill='find the first op that overflows with floating-point exceptions',
     hint="Replay the failing step (weights before it, its batch) with "
          "opts.Precision.enableFloatingPointExceptions(True); the error names the op.",
-    solution='"exp"  # the exception: exp in the forward pass of module \'log_softmax\'',
+    solution='my_op = "exp"  # the exception: exp in the forward pass of module \'log_softmax\'',
     mistakes=(Mistake('"div"', "where the NaN shows"), Mistake('"addmm"', "still produces finite"),
               Mistake('"sum"', "is not the op the exception names")))
 
@@ -222,8 +222,8 @@ compute_share = Exercise(
     expects='a number between 0 and 1',
     skill='read a profiling report',
     hint='report.summary["schedule"] holds "breakdown" (seconds per part) and "call_seconds".',
-    solution='report.summary["schedule"]["breakdown"]["IPU compute"] / '
-             'report.summary["schedule"]["call_seconds"]',
+    solution='my_share = report.summary["schedule"]["breakdown"]["IPU compute"] / \\\n'
+             '    report.summary["schedule"]["call_seconds"]',
     mistakes=(Mistake('100 * report.summary["schedule"]["breakdown"]["IPU compute"] / '
                       'report.summary["schedule"]["call_seconds"]', "percentage"),
               Mistake('report.summary["schedule"]["utilisation"][0]', "one IPU's busy share"),

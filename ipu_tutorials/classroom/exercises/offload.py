@@ -38,7 +38,7 @@ adamw_state_bytes = Exercise(
     expects='a number',
     skill="count an optimizer's state in bytes",
     hint="AdamW keeps two tensors per weight (first and second moments), each float32 by default.",
-    solution="2 * 4 * sum(p.numel() for p in model.parameters())",
+    solution="my_state_bytes = 2 * 4 * sum(p.numel() for p in Network().parameters())",
     mistakes=(Mistake("4 * sum(p.numel() for p in model.parameters())", "that is one moment"),
               Mistake("2 * sum(p.numel() for p in model.parameters())", "counts elements"),
               Mistake("3 * 4 * sum(p.numel() for p in model.parameters())",
@@ -73,7 +73,7 @@ make_it_fit = Exercise(
     skill='combine offloading and float16 to fit',
     hint="try the two switches one at a time in the memory planner and watch which category "
          "shrinks: offload removes the optimizer bar, float16 halves weights and gradients.",
-    solution="exercises.make_it_fit.check(offload=True, half=True)",
+    solution="my_offload, my_half = True, True",
     mistakes=(Mistake("exercises.make_it_fit.check(offload=True, half=False)",
                       "offloading alone leaves float32 weights"),
               Mistake("exercises.make_it_fit.check(offload=False, half=True)",
@@ -139,7 +139,7 @@ offload_options = Exercise(
          "and where the optimizer state lives (opts.TensorLocations).",
     solution=f"""
 my_options = poptorch.Options()
-my_options.Training.gradientAccumulation(31)
+my_options.Training.gradientAccumulation(2 * 16 - 1)  # 2N-1 for N = 16 pipelined IPUs
 my_options.TensorLocations.setOptimizerLocation({OFF_CHIP})
 my_options""",
     mistakes=(

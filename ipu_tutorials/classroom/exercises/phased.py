@@ -159,7 +159,7 @@ fitting_liveness = Exercise(
 outcomes = {name: lesson.plan_model(model, lesson.phased_strategy(lesson.SERIAL, 16, name))
             for name in lesson.LIVENESS}
 fitting = {name: o.plan.call_seconds for name, o in outcomes.items() if o.fits}
-poptorch.Liveness[min(fitting, key=fitting.get)]""",
+my_liveness = poptorch.Liveness[min(fitting, key=fitting.get)]""",
     mistakes=(Mistake("poptorch.Liveness.AlwaysLive", "does not fit"),
               Mistake("poptorch.Liveness.OffChipAfterEachPhase", "slower than the fastest"),
               Mistake("\"OffChipAfterFwdNoOverlap\"", "give the enum value")))

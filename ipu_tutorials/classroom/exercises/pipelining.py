@@ -30,7 +30,7 @@ smallest_accumulation = Exercise(
     expects='a number',
     skill='the 2N-1 gradient-accumulation rule of a training pipeline',
     hint="count the pipeline stages of a training step: forward up the IPUs, then backward down.",
-    solution="7  # 2N - 1 with N = 4",
+    solution="my_accumulation = 7  # 2N - 1 with N = 4",
     mistakes=(Mistake("4", "training also runs the backward pass"),
               Mistake("8", "do not count the loss as a stage of its own"),
               Mistake("6", "fill plus flush cycles")))
@@ -61,7 +61,7 @@ combined_batch = Exercise(
     skill='compute the combined batch of a call',
     hint="multiply the micro-batch by every count that repeats it: device iterations, "
          "gradient accumulation and replicas.",
-    solution="40 * 10 * 10 * 2  # = 8000",
+    solution="my_images_per_call = 40 * 10 * 10 * 2  # = 8000",
     mistakes=(Mistake("40 * 10 * 10", "multiply by the replicationFactor too"),
               Mistake("40 * 10 * 2", "one of the 10s is missing"),
               Mistake("40 * 10 * 10 / 2", "do not divide")))
@@ -123,7 +123,7 @@ balance_two_ipus = Exercise(
     hint="the slowest stage sets the pace of every cycle: look at each stage's share of the work "
          "in training_model.plan.stage_costs, and give the two IPUs similar shares.",
     solution="""
-strategy = poptorch.PipelinedExecution(
+my_split = poptorch.PipelinedExecution(
     poptorch.Stage("B1", "B2").ipu(0),
     poptorch.Stage("B3", "B4").ipu(1),
 )""",

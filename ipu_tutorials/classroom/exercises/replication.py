@@ -36,7 +36,7 @@ samples_per_update = Exercise(
     skill='count samples per update across instances and replicas',
     hint="poprun --num-instances 2 --num-replicas 4: each update reduces the gradients of all "
          "4 replicas, each of which accumulated several micro-batches.",
-    solution=f"{INSTANCES} * {LOCAL_REPLICAS} * {MICRO_BATCH} * {ACCUMULATION}  # = "
+    solution=f"my_samples = {INSTANCES} * {LOCAL_REPLICAS} * {MICRO_BATCH} * {ACCUMULATION}  # = "
              f"{INSTANCES * LOCAL_REPLICAS * MICRO_BATCH * ACCUMULATION}",
     mistakes=(Mistake("2 * 8 * 3", "that is one instance's share"),
               Mistake("2 * 2 * 8", "accumulates gradients over several micro-batches"),
@@ -72,7 +72,7 @@ sum_learning_rate = Exercise(
     skill='adapt the learning rate to ReductionType.Sum',
     hint="ReductionType.Sum adds the gradients of replicas x accumulation micro-batches; Mean "
          "divides that sum by their number.",
-    solution="0.1 / (4 * 8)",
+    solution="my_learning_rate = 0.1 / (4 * 8)",
     mistakes=(Mistake("0.1 / 4", "not only the replicas"),
               Mistake("0.1 / 8", "not only the micro-batches"),
               Mistake("0.1 * 4 * 8", "divide instead"),

@@ -25,7 +25,7 @@ busy_ipus = Exercise(
     expects='a number',
     skill='read a sharded timeline',
     hint="draw the sharded timeline and look down any vertical line.",
-    solution="1",
+    solution="my_busy_ipus = 1",
     mistakes=(Mistake("4", "only in the main part of a pipeline"),
               Mistake("2", "which is pipelining")))
 
@@ -78,7 +78,7 @@ speedup = Exercise(
          "plan.device_seconds (the time the IPUs and the host link take: both runs wait "
          "equally for the host's data).",
     solution="""
-models["sharded"].plan.device_seconds / models["pipelined"].plan.device_seconds""",
+my_speedup = models["sharded"].plan.device_seconds / models["pipelined"].plan.device_seconds""",
     mistakes=(
         Mistake('models["pipelined"].plan.device_seconds / models["sharded"].plan.device_seconds',
                 "divide the sharded time by the pipelined time"),

@@ -106,10 +106,14 @@ pick_a_schedule = Exercise(
          "as long; solve for M. Then ask which torch schedule keeps fewer micro-batches' "
          "activations on stage 0 (the orders printed above show when each one starts its "
          "backwards), and what PopTorch needs at least.",
+    starting_code="""
+my_options = poptorch.Options()  # set what the IPUs need
+my_schedule = ...  # ScheduleGPipe or Schedule1F1B
+my_micro_batches = ...  # your answer""",
     solution="""
-opts = poptorch.Options()
-opts.Training.gradientAccumulation(12)  # 3 / (12 + 3) = 20% idle, and at least 2N-1 = 7
-exercises.pick_a_schedule.check(Schedule1F1B, 12, opts)""",
+options = poptorch.Options()
+options.Training.gradientAccumulation(12)  # 3 / (12 + 3) = 20% idle, and at least 2N-1 = 7
+my_schedule, my_micro_batches, my_options = Schedule1F1B, 12, options""",
     mistakes=(
         Mistake("o = poptorch.Options()\no.Training.gradientAccumulation(12)\n"
                 "exercises.pick_a_schedule.check(ScheduleGPipe, 12, o)", "GPipe keeps stage 0's"),
@@ -153,7 +157,7 @@ zero_fullest_rank = Exercise(
     skill="predict ZeroRedundancyOptimizer's partition of optimizer state",
     hint="sort the network's parameters by size, largest first, and give each to the rank "
          "holding the fewest elements so far; then count 8 bytes per element on the fullest rank.",
-    solution="2 * 4 * Network().layer3.weight.numel()  # 655,360: layer3's weight alone",
+    solution="my_bytes = 2 * 4 * Network().layer3.weight.numel()  # 655,360: layer3's weight alone",
     mistakes=(Mistake("2 * 4 * sum(p.numel() for p in Network().parameters()) // 4",
                       "replicated tensor sharding"),
               Mistake("4 * Network().layer3.weight.numel()", "both of AdamW's moments"),

@@ -18,8 +18,13 @@ from .widgets import Explorer, choice, slider
 WIDTH, LAYERS_PER_STAGE = 512, 4
 
 
+def block_name(ipu: int) -> str:
+    return f"B{ipu + 1}"
+
+
 class StageStack(nn.Module):
-    """One block per IPU ("S0", "S1", ...) of Linear+ReLU layers; the middle one can be heavier."""
+    """One block per IPU of Linear+ReLU layers, named as the lessons name theirs ("B1", "B2",
+    ...), so an error names blocks the learner knows; the middle one can be heavier."""
 
     def __init__(self, stages: int, imbalance: float = 0.0):
         super().__init__()
@@ -31,9 +36,9 @@ class StageStack(nn.Module):
 
     def forward(self, x, target):  # x: (B, WIDTH)
         for i, stage in enumerate(self.stages):
-            with poptorch.Block(f"S{i}", ipu_id=i):
+            with poptorch.Block(block_name(i), ipu_id=i):
                 x = stage(x)
-        with poptorch.Block(f"S{len(self.stages) - 1}"):
+        with poptorch.Block(block_name(len(self.stages) - 1)):
             loss = nn.functional.mse_loss(x, target)
         return x, loss
 
@@ -42,7 +47,7 @@ def pipeline_options(ipus: int, accumulation: int, device_iterations: int,
                      strategy: str) -> poptorch.Options:
     opts = poptorch.Options().deviceIterations(device_iterations)
     opts.Training.gradientAccumulation(accumulation)
-    stages = [f"S{i}" for i in range(ipus)]
+    stages = [block_name(i) for i in range(ipus)]
     kind = poptorch.PipelinedExecution if strategy == "pipelined" else poptorch.ShardedExecution
     return opts.setExecutionStrategy(kind(*stages))
 

@@ -2,7 +2,8 @@
 
 Its stored output also carries a static picture (the summary and the first figure as HTML and
 PNG) beside the widget view, so a notebook opened without a kernel, untrusted, exported to HTML
-or rendered by GitHub still shows the explorer; a live kernel draws the widget instead.
+or rendered by GitHub still shows the explorer, with a line saying that running the cell brings
+its controls; a live kernel draws the widget instead.
 """
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ from IPython.display import display
 from matplotlib.figure import Figure
 
 from ...errors import Error
+
+STATIC_NOTE = "A picture of the explorer: run this cell to bring its controls."
+# A slider track gives each value a few pixels at best: past this many values, a number box
+# beside it reaches any value (typed, or stepped with the arrows).
+MOST_SLIDER_VALUES = 16
 
 
 class Explorer:
@@ -40,7 +46,7 @@ class Explorer:
         self.result: dict = {}
         self.figure: Figure | None = None
         self.widget = widgets.VBox([widgets.HTML(f"<b>{title}</b>"),
-                                    widgets.HBox(list(controls.values()),
+                                    widgets.HBox([_with_number_box(c) for c in controls.values()],
                                                  layout=widgets.Layout(flex_flow="row wrap")),
                                     self.summary, self.output])
         self.widget.add_class("ipu-explorer")
@@ -78,7 +84,8 @@ class Explorer:
         png = _png_base64(self.figure) if self.figure is not None else None
         picture = f'<img alt="{html.escape(self.title)}" src="data:image/png;base64,{png}"/>' if png else ""
         bundle["text/html"] = (f'<div class="ipu-explorer-static"><b>{html.escape(self.title)}</b>'
-                               f"<div>{self.summary.value}</div>{picture}</div>")
+                               f"<div>{self.summary.value}</div>{picture}"
+                               f"<p><i>{STATIC_NOTE}</i></p></div>")
         if png:
             bundle["image/png"] = png
         return bundle
@@ -104,7 +111,21 @@ def _png_output(figure: Figure) -> dict:
 
 def slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
     return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=False, style={"description_width": "initial"})
+                             continuous_update=False, style={"description_width": "initial"},
+                             layout=widgets.Layout(width="26em"))
+
+
+def _with_number_box(control: widgets.Widget) -> widgets.Widget:
+    """An integer slider with more values than its track can show gets a number box beside it,
+    linked in the page (so it works from the stored state too); other controls stay as they are."""
+    if not isinstance(control, widgets.IntSlider) or \
+            (control.max - control.min) // control.step + 1 <= MOST_SLIDER_VALUES:
+        return control
+    box = widgets.BoundedIntText(value=control.value, min=control.min, max=control.max,
+                                 step=control.step, layout=widgets.Layout(width="5.5em"))
+    box.add_class("ipu-explorer-number")
+    widgets.jslink((control, "value"), (box, "value"))
+    return widgets.HBox([control, box])
 
 
 def choice(description: str, options, value=None) -> widgets.Dropdown:

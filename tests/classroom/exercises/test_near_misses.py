@@ -23,7 +23,7 @@ FAST = settings(max_examples=40, deadline=None)
 
 def right_value(key: str):
     module, exercise = NAMED[key]
-    return exercise.answer_of(exercise._solution, namespace_of(module))
+    return exercise.answer_of(exercise.solution_code, namespace_of(module))
 
 
 def check(key: str, answer):

@@ -65,3 +65,27 @@ def test_every_explorer_inherits_the_picture_and_the_classes(monkeypatch):
     assert "ipu-explorer" in explorer.widget._dom_classes
     assert "ipu-explorer-summary" in explorer.summary._dom_classes
     assert "ipu-explorer-figure" in explorer.output._dom_classes
+
+
+def test_a_slider_with_more_values_than_its_track_shows_gets_a_number_box():
+    # was wrong: gradient accumulation 1-64 on a 57-pixel track, a value per pixel
+    import ipywidgets as widgets
+
+    explorer = pipeline_explorer(ipus=4, accumulation=8)
+    paired = [c for c in explorer.widget.children[1].children if isinstance(c, widgets.HBox)]
+    assert len(paired) == 1  # device iterations (1-4) fits its track
+    slider, box = paired[0].children
+    assert slider is explorer.controls["accumulation"]
+    assert isinstance(box, widgets.BoundedIntText) and (box.min, box.max, box.value) == (1, 64, 8)
+
+
+def test_the_stored_picture_says_that_running_the_cell_brings_the_controls():
+    bundle = pipeline_explorer().static_bundle()
+    assert "run this cell to bring its controls" in bundle["text/html"]
+    assert "run this cell" not in bundle["text/plain"]  # nbval compares the summary alone
+
+
+def test_an_error_names_the_lessons_blocks():
+    # was wrong: Stage("S0") .. Stage("S3"), names the lesson never shows
+    explorer = pipeline_explorer(ipus=4, accumulation=6)
+    assert 'Stage("B1"), Stage("B2"), Stage("B3"), Stage("B4")' in explorer.text
