@@ -172,20 +172,24 @@ draw_schedules(panels, 4)
 plt.show()
 for title, _, events in panels:
     held = engines.peak_in_flight(engines.orders_of(events, 4)[0])
-    print(f"{title.split(':')[0]:>23}: idle {engines.bubble(events, 4):.0%} of the time "
+    step, idle = max(e.end for e in events if e.kind in "FB"), engines.bubble(events, 4)
+    print(f"{title.split(':')[0]:>23}: a step of {step:.0f} units, idle {idle:.0%} of the time "
           f"(simulated), {held} micro-batches in flight on stage 0")
 
 # %% [markdown]
 # With equal stages all three are idle for (P-1)/(M+P-1) = 3/13 = 23% of the time: the bubble
-# is set by the number of micro-batches, not by the schedule. The IPU's 2N-1 pipeline stages
-# do not double it, because its fill cycles run only forwards and its flush cycles only
-# backwards, so they are short. What differs is memory: GPipe keeps the activations of all 10
-# micro-batches on stage 0 until the backwards start, 1F1B keeps 4 (one per stage), and IPU 0
-# keeps 7 micro-batches in flight but stashes only their inputs, because PopTorch's pipelines
-# recompute the forward during the backward (lesson 4). <!-- claim: L16-poptorch-pipeline-recomputes -->
+# is set by the number of micro-batches, not by the schedule. The IPU's A + 2N - 2 = 16 cycles
+# take no longer than torch's step: only its first N-1 = 3 cycles run forwards alone and its
+# last 3 backwards alone, and those are short; in every other cycle, lesson 4's fill and
+# flush included, some IPU runs both a forward and a backward. What differs is memory: GPipe
+# keeps the activations of all 10 micro-batches on stage 0 until the backwards start, 1F1B
+# keeps 4 (one per stage), and IPU 0 keeps 7 micro-batches in flight but stashes only their
+# inputs, because PopTorch's pipelines recompute the forward during the backward (lesson 4).
+# <!-- claim: L16-poptorch-pipeline-recomputes -->
 # One more difference the equal stages hide: the IPU's cycles are synchronous, each ending
-# with the copies between IPUs, so the slowest stage sets every cycle (lesson 4's timeline);
-# a torch process starts as soon as its input arrives.
+# with the copies between IPUs, so the slowest stage sets every cycle (lesson 4's timeline)
+# <!-- claim: L16-ipu-pipeline-sync -->; a torch process starts as soon as its input has
+# arrived. <!-- claim: L16-torch-pipelining-receive -->
 #
 # ## Sharded optimizer state
 #
@@ -194,7 +198,7 @@ for title, _, events in panels:
 # torch has two forms of it. `ZeroRedundancyOptimizer` shards the optimizer state only (ZeRO
 # stage 1, as RTS does): weights and gradients stay whole on every process and DDP's
 # all-reduce is unchanged. FSDP2's `fully_shard` shards weights and gradients too (ZeRO
-# stage 3) and gathers each layer's weights when it runs.
+# stage 3) and gathers each layer's weights when it runs. <!-- claim: L16-zero-stages -->
 # <!-- claim: L16-torch-zero-shards-state --> <!-- claim: L16-torch-fsdp2-dim0 -->
 # Both run on the CPU with gloo here, so the lesson runs both: lesson 4's network, data
 # parallel over four processes, two steps of 160 digits (40 per process):
@@ -225,7 +229,8 @@ from ipu_tutorials.classroom.plans import tutorial_plan
 
 opts = poptorch.Options().replicationFactor(4)
 opts.TensorLocations.setOptimizerLocation(
-    poptorch.TensorLocationSettings().useOnChipStorage(False).useReplicatedTensorSharding(True))
+    poptorch.TensorLocationSettings().useOnChipStorage(False).useReplicatedTensorSharding(True)
+    .minElementsForReplicatedTensorSharding(8192))  # PopART's default; the simulator's is 0
 rts = tutorial_plan(poptorch.ShardedExecution(poptorch.Stage(*tutorial.BLOCKS).ipu(0)),
                     accumulation=1, options=opts).memory[0]  # one IPU per replica
 rows = {"ZeroRedundancyOptimizer": sharded["zero"].bytes, "fully_shard (FSDP2)": sharded["fsdp"].bytes,
@@ -237,12 +242,15 @@ for what, key in (("AdamW state", "optimizer"), ("weights", "weights")):
         print(f"  {name:<28}" + "".join(f"{h[key]:>10,}" for h in held))
 
 # %% [markdown]
-# RTS splits every tensor's state over the replicas, so each IPU holds a quarter
-# <!-- claim: L16-rts-splits-every-tensor -->; `fully_shard` does nearly the same, row by row
-# (its last process gets the rows left over), and holds a quarter of the weights too.
-# `ZeroRedundancyOptimizer` gives each parameter's state, whole, to one process, largest
-# first, each to the process with the fewest elements so far. Layer 3's weight is most of
-# this network, so one process holds most of the state:
+# RTS splits a tensor's state over the replicas when the tensor has at least 8,192 elements,
+# PopART's default `minElementsForReplicatedTensorSharding` (written out above: the
+# simulator's own default splits every tensor, [docs/differences.md](../docs/differences.md)).
+# <!-- claim: L16-rts-splits-every-tensor --> Here only layer 3's weight is that large, so
+# each IPU holds a quarter of its state and the whole state of the seven small tensors.
+# `fully_shard` splits every tensor, row by row (its last process gets the rows left over),
+# and holds a quarter of the weights too. `ZeroRedundancyOptimizer` gives each parameter's
+# state, whole, to one process, largest first, each to the process with the fewest elements
+# so far. Layer 3's weight is most of this network, so one process holds most of the state:
 # <!-- claim: L16-torch-zero-partition -->
 
 # %%
@@ -256,13 +264,13 @@ print("what zero_partition predicts:",
       [sorted(names) for names in zero_partition(sizes, 4)] == [sorted(h) for h in sharded["zero"].holds])
 
 # %% [markdown]
-# Which one to use: `ZeroRedundancyOptimizer` does what RTS does (state only, weights whole)
-# and drops into a DDP program unchanged; `fully_shard` divides evenly whatever the layers'
-# sizes and saves the weights and gradients too, at the price of gathering each layer's
-# weights for every forward and backward. On a model of many similar layers ZeRO's whole
-# tensors even out; on this one they cannot. Lesson 8's other half, state off the device, has
-# its counterpart too: `fully_shard(..., offload_policy=CPUOffloadPolicy())` keeps the shards
-# in host memory and runs the optimizer step there. <!-- claim: L16-torch-fsdp2-cpu-offload -->
+# Which one to use: `ZeroRedundancyOptimizer` shards what RTS shards (the state only, weights
+# whole), in whole tensors, and drops into a DDP program unchanged; `fully_shard` divides
+# evenly whatever the layers' sizes and saves the weights and gradients too, at the price of
+# gathering each layer's weights for every forward and backward. On a model of many similar
+# layers ZeRO's whole tensors even out; on this one they cannot. Lesson 8's other half, state
+# off the device, has its counterpart too: `fully_shard(..., offload_policy=CPUOffloadPolicy())`
+# keeps the shards in host memory and runs the optimizer step there. <!-- claim: L16-torch-fsdp2-cpu-offload -->
 #
 # ## Mixed precision
 #
@@ -281,25 +289,42 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32):
 
 # %% [markdown]
 # Lesson 9's small-loss network has nearly fitted its batch: its loss (printed first) is
-# tiny, and so are its gradients. Rounding its exact (float64) gradients to each type shows
-# how many each type can hold:
+# tiny, and so are its gradients. How many of its gradients become zero: rounded from the
+# exact (float64) ones, in a backward pass run wholly in the type (lesson 9's count), and
+# under `torch.autocast` in bfloat16:
 
 # %%
-from ipu_tutorials.classroom.explorers.precision import gradients, small_loss
+import copy
+
+from ipu_tutorials.classroom.explorers.precision import (gradients, small_loss,
+                                                         small_loss_network, survival)
 
 print(f"loss {small_loss():.2g}")
 exact = gradients(torch.float64)  # every weight gradient of one float64 backward pass
 kept = exact != 0
+print(f"of its {int(kept.sum()):,} gradients, how many become zero:")
+print(f"{'':>15}{'rounded':>9}{'a whole pass':>14}")
 for dtype in (torch.float16, torch.bfloat16):
-    lost = int(((exact.to(dtype) == 0) & kept).sum())
-    print(f"{str(dtype):>15}: {lost:,} of {int(kept.sum()):,} gradients round to zero")
+    rounded = int(((exact.to(dtype) == 0) & kept).sum())
+    print(f"{str(dtype):>15}{rounded:>9,}{survival(1.0, dtype)['lost']:>14,}")
+model, x, y = copy.deepcopy(small_loss_network())  # the float32 network and its batch
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    loss = model(x, y)[1]
+loss.backward()
+autocast = torch.cat([p.grad.flatten() for p in model.parameters()])
+print(f"under autocast in bfloat16, the loss in {str(loss.dtype).replace('torch.', '')}: "
+      f"{int(((autocast == 0) & kept).sum()):,}")
 
 # %% [markdown]
-# That is why an IPU needed a loss scale: its 16-bit type is float16 (PyTorch Lightning's IPU
-# precision plugin accepts only 32-bit and 16-bit mixed precision, no bfloat16)
-# <!-- claim: L16-lightning-ipu-no-bf16 -->, and float16 loses small gradients unless the loss is
-# scaled up first. bfloat16 reaches down to 1e-38, so gradients like these survive without a
-# scale; what it gives up is precision, 8 significant bits against float16's 11.
+# That is why an IPU needed a loss scale: its 16-bit type is float16, the IPU computing in
+# float32 and IEEE float16 only <!-- claim: L16-ipu-float-types --> (PyTorch Lightning's IPU
+# precision plugin offers no bfloat16 either <!-- claim: L16-lightning-ipu-no-bf16 -->), and
+# float16 loses small gradients unless the loss is scaled up first. bfloat16 reaches down to
+# 1e-38, so no gradient here is too small for it; what it gives up is precision, 8
+# significant bits against float16's 11. A whole backward pass in bfloat16 still loses some
+# (lesson 9's explorer): the correct class's probability, 1 - 3e-5, rounds to exactly 1 in
+# 8 bits, and the gradient through it is exactly 0. No loss scale undoes rounding; autocast
+# avoids it by computing the loss in float32, and loses none.
 #
 # torch's mixed precision is `torch.autocast`: the weights stay float32, and each op on its
 # list for lower precision (convolutions, matmuls) runs in bfloat16 on bfloat16 copies of its
@@ -357,9 +382,10 @@ print(f"loss scale after 10 steps: {scale:,.0f}; bfloat16 losses within 0.05 of 
 print(inspect.getsource(jobs.sum_hook))
 
 # %% [markdown]
-# Lesson 10's setup with 4 replicas: micro-batch 10, 8 micro-batches accumulated per replica
-# (inside DDP's `no_sync`, forward included, until the last), SGD with learning rate 0.05,
-# one step; the simulator replicates lesson 4's pipeline 4 times: <!-- claim: L16-torch-ddp-averages -->
+# Lesson 10's setup, with 4 replicas where lesson 10 has 2: micro-batch 10, 8 micro-batches
+# accumulated per replica (inside DDP's `no_sync`, forward included, until the last), SGD
+# with learning rate 0.05, one step; the simulator replicates lesson 4's pipeline 4 times:
+# <!-- claim: L16-torch-ddp-averages -->
 
 # %%
 batch = images[:320], labels[:320]  # 4 replicas x 8 micro-batches x 10 digits
@@ -387,14 +413,19 @@ for reduction in (poptorch.ReductionType.Mean, poptorch.ReductionType.Sum):
 
 # %% [markdown]
 # What the all-reduce moves, counted on both sides, and how long the IPUs would take over
-# their IPU-Links (simulated; on this CPU it is part of the host time above):
+# their IPU-Links (simulated; on this CPU it is part of the host time above). A DDP process
+# holds the whole network; each IPU of a replica holds one block, so the IPUs all-reduce four
+# smaller tensors side by side:
 
 # %%
 reduced = ddp["mean"].reduced_bytes
 print(f"each process all-reduces {reduced:,} bytes of gradients once per step; a ring "
       f"all-reduce sends 2(R-1)/R of them, {2 * 3 * reduced // 4:,} bytes, from each")
+held = [m.gradients for m in plan.memory]  # simulator extra: each IPU's accumulated gradients
 allreduce = max(e.duration for e in plan.timeline.of_kind("allreduce"))
-print(f"simulated all-reduce of the 4 IPU replicas: {allreduce * 1e6:.2f} µs per step")
+print(f"a replica's IPUs 0-3 all-reduce their own block's gradients side by side, "
+      f"{', '.join(f'{b:,}' for b in held)} bytes; the largest, IPU {held.index(max(held))}'s, "
+      f"takes {allreduce * 1e6:.2f} µs per step (simulated)")
 
 # %% [markdown]
 # ## Explore the schedules
@@ -439,7 +470,9 @@ from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe
 #
 # Lesson 4's network runs over 4 stages, every stage alike (forward 1 unit, backward 2). On
 # both sides at most 20% of the stages' time may be idle, and on the GPU side stage 0 can keep
-# the activations of at most 4 micro-batches (the IPU recomputes, so it has no such limit).
+# the activations of at most 4 micro-batches (IPU 0 stashes the inputs of 2N-1 = 7
+# micro-batches whatever the accumulation and recomputes the rest, so memory sets no limit
+# there).
 # Choose torch's schedule class and its micro-batch count, and write the `poptorch.Options`
 # the IPUs need. The check compiles your options on lesson 4's model and explains the bubble
 # on each side.
@@ -471,8 +504,9 @@ exercises.zero_fullest_rank.check(my_bytes)
 # - With equal stages GPipe, 1F1B and the IPU's pipeline are all idle (P-1)/(M+P-1) of the
 #   time; they differ in what they keep: M micro-batches' activations (GPipe), P (1F1B), or
 #   2N-1 stashed inputs and a recomputed forward (the IPU).
-# - `ZeroRedundancyOptimizer` is RTS's counterpart (state only), but shards by whole tensors;
-#   `fully_shard` splits every tensor, weights and gradients included.
+# - `ZeroRedundancyOptimizer` is RTS's counterpart (state only), but gives each tensor whole
+#   to one rank where RTS splits each large one; `fully_shard` splits every tensor, weights
+#   and gradients included.
 # - bfloat16 has float32's range: autocast keeps float32 weights and rarely needs its
 #   `GradScaler`; float16 on an IPU needed a loss scale.
 # - DDP is replication with `ReductionType.Mean`; a communication hook gives `Sum`.

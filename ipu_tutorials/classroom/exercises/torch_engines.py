@@ -8,7 +8,8 @@ from ...errors import Error
 from ...profiling.diagrams import unit_stages
 from ...tutorial.loops import strategy
 from ...tutorial.models import Network
-from ...tutorial.torch_engines.partition import even_state_bytes, zero_partition, zero_state_bytes
+from ...tutorial.torch_engines.partition import (RTS_MIN_ELEMENTS, even_state_bytes,
+                                                 rts_state_bytes, zero_partition, zero_state_bytes)
 from ...tutorial.torch_engines.schedules import (bubble, ipu_step, orders_of, peak_in_flight,
                                                  replay, torch_orders)
 from ..plans import tutorial_plan
@@ -60,6 +61,10 @@ def _ipu_side(options) -> tuple[str, Feedback | None]:
     if not isinstance(options, poptorch.Options):
         return "", wrong(f"the IPU side should be a poptorch.Options, got "
                          f"{type(options).__name__}.")
+    if not isinstance(options.execution_strategy, poptorch.PipelinedExecution):
+        return "", wrong(f"the options run {type(options.execution_strategy).__name__}: the IPUs "
+                         f"would take turns, one block at a time, with no pipeline to fill. Keep "
+                         f"PipelinedExecution (poptorch.Options' default), as lesson 4 does.")
     a = options.Training.gradient_accumulation
     try:
         tutorial_plan(strategy("pipelined"), accumulation=a, options=options)
@@ -69,8 +74,8 @@ def _ipu_side(options) -> tuple[str, Feedback | None]:
     events = ipu_step(unit_stages(n), a)
     idle, held = bubble(events, n), peak_in_flight(orders_of(events, n)[0])
     said = (f"the IPUs with gradientAccumulation({a}) run 2N-1 = {2 * n - 1} pipeline stages in "
-            f"A+2N-2 = {a + 2 * n - 2} cycles; the 2N-2 = {2 * n - 2} fill and flush cycles run "
-            f"only forwards or only backwards, so they are short, and the IPUs are idle "
+            f"A+2N-2 = {a + 2 * n - 2} cycles; only the first N-1 = {n - 1} run forwards alone and "
+            f"the last {n - 1} backwards alone, so those are short, and the IPUs are idle "
             f"{idle:.0%} of the time (IPU 0 stashes {held} micro-batches' inputs and recomputes)")
     if idle > MOST_IDLE + 1e-9:
         return said, wrong(f"{said}: more than {MOST_IDLE:.0%}; a larger gradient accumulation "
@@ -138,12 +143,18 @@ def _check_fullest_rank(answer) -> Feedback:
         answer, expected, "the fullest rank's AdamW state",
         f"ZeroRedundancyOptimizer hands out whole parameters, largest first, to the emptiest "
         f"rank: rank 0 gets {', '.join(biggest)} alone, {expected:,} bytes (two float32 moments "
-        f"per element), where splitting every tensor evenly, as replicated tensor sharding "
-        f"does, would give each {even_state_bytes(net, ranks):,}.",
+        f"per element), where splitting every tensor evenly, as fully_shard does near enough, "
+        f"would give each {even_state_bytes(net, ranks):,}, and replicated tensor sharding "
+        f"(only the tensors of {RTS_MIN_ELEMENTS:,} elements or more) "
+        f"{rts_state_bytes(net, ranks):,}.",
         typical={
-            even_state_bytes(net, ranks): "that is an even split of every tensor, what replicated "
-                                          "tensor sharding (and fully_shard, near enough) gives; "
-                                          "ZeroRedundancyOptimizer keeps each parameter whole.",
+            even_state_bytes(net, ranks): "that is an even split of every tensor, what fully_shard "
+                                          "gives near enough; ZeroRedundancyOptimizer keeps each "
+                                          "parameter whole.",
+            rts_state_bytes(net, ranks): f"that is replicated tensor sharding on the IPUs (a "
+                                         f"quarter of each tensor of {RTS_MIN_ELEMENTS:,} "
+                                         f"elements or more, the small ones whole); "
+                                         f"ZeroRedundancyOptimizer keeps each parameter whole.",
             ranks * even_state_bytes(net, ranks): "that is the whole state, what every rank "
                                                   "would hold without sharding.",
             expected // 2: "count both of AdamW's moments (exp_avg and exp_avg_sq).",
@@ -159,6 +170,6 @@ zero_fullest_rank = Exercise(
          "holding the fewest elements so far; then count 8 bytes per element on the fullest rank.",
     solution="my_bytes = 2 * 4 * Network().layer3.weight.numel()  # 655,360: layer3's weight alone",
     mistakes=(Mistake("2 * 4 * sum(p.numel() for p in Network().parameters()) // 4",
-                      "replicated tensor sharding"),
+                      "what fully_shard gives"),
               Mistake("4 * Network().layer3.weight.numel()", "both of AdamW's moments"),
               Mistake("Network().layer3.weight.numel()", "that is elements")))

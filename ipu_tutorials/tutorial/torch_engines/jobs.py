@@ -61,7 +61,7 @@ def pipeline(rank: int, world: int, device: torch.device, schedule: str, images:
                           output_args=example_out)
     order = record_order(stage)
     kind = {"GPipe": ScheduleGPipe, "1F1B": Schedule1F1B}[schedule]
-    runner = kind(stage, micro_batches, loss_fn=F.cross_entropy)  # mean over micro-batches
+    runner = kind(stage, micro_batches, loss_fn=F.cross_entropy)  # step() divides gradients by M
     optimizer = torch.optim.AdamW(module.parameters(), lr=lr)
     losses: list[float] = []
     for x, y in zip(images.chunk(steps), labels.chunk(steps)):

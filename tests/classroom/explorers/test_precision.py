@@ -113,3 +113,21 @@ def test_exact_backward_gives_float32_gradients_of_the_float64_pass():
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=0,
                                    atol=1e-3 * theirs.grad.abs().max().item())
     assert small_loss() == pytest.approx(plain(images, labels)[1].item(), rel=1e-3)
+
+
+def test_autocast_keeps_the_loss_in_float32_and_loses_no_gradient():
+    # lesson 16: a whole bfloat16 pass rounds 120 gradients to zero; autocast, whose loss runs in
+    # float32 (cross_entropy is on its CPU float32 list), rounds none away
+    import copy
+
+    from ipu_tutorials.classroom.explorers.precision import gradients, small_loss_network
+
+    model, images, labels = copy.deepcopy(small_loss_network())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(images, labels)[1]
+    assert loss.dtype == torch.float32
+    loss.backward()
+    exact = gradients(torch.float64)
+    autocast = torch.cat([p.grad.flatten() for p in model.parameters()])
+    assert int(((autocast == 0) & (exact != 0)).sum()) == 0
+    assert survival(1.0, torch.bfloat16)["lost"] > 0

@@ -1,6 +1,11 @@
-"""ZeroRedundancyOptimizer's partition and the even split of replicated tensor sharding."""
+"""ZeroRedundancyOptimizer's partition, replicated tensor sharding's and the even split."""
+import torch.nn as nn
+
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.classroom.plans import tutorial_plan
 from ipu_tutorials.tutorial.models import Network
-from ipu_tutorials.tutorial.torch_engines.partition import (even_state_bytes, parameter_sizes,
+from ipu_tutorials.tutorial.torch_engines.partition import (RTS_MIN_ELEMENTS, even_state_bytes,
+                                                            parameter_sizes, rts_state_bytes,
                                                             zero_partition, zero_state_bytes)
 
 
@@ -17,3 +22,34 @@ def test_lesson_4s_network_over_4_ranks():
     assert zero_state_bytes(Network(), 4) == [655_360, 40_000, 20_480, 4_368]
     assert sum(zero_state_bytes(Network(), 4)) == 8 * sum(sizes.values())
     assert even_state_bytes(Network(), 4) == 180_052 == 2 * sum(sizes.values())
+
+
+def test_rts_splits_only_tensors_of_popart_s_minimum_size():
+    # was wrong: lesson 16 said RTS splits every tensor; PopART leaves those under 8,192 whole
+    assert RTS_MIN_ELEMENTS == 8192
+    net = Network()
+    small = sum(n for n in parameter_sizes(net).values() if n < RTS_MIN_ELEMENTS)
+    assert rts_state_bytes(net, 4) == 2 * 81_920 + 8 * small == 228_688
+    assert rts_state_bytes(net, 4, min_elements=0) == even_state_bytes(net, 4)
+    exactly = nn.Linear(8192, 1, bias=False)  # 8,192 elements: sharded (PopART: nelms < min)
+    assert rts_state_bytes(exactly, 4) == 8 * 8192 // 4
+
+
+def rts_plan_bytes(min_elements=None) -> int:
+    """The simulator's plan of lesson 4's network on 4 replicas, AdamW's state off chip and
+    sharded: the state bytes one replica's IPU holds."""
+    location = poptorch.TensorLocationSettings().useOnChipStorage(False)
+    location.useReplicatedTensorSharding(True)
+    if min_elements is not None:
+        location.minElementsForReplicatedTensorSharding(min_elements)
+    opts = poptorch.Options().replicationFactor(4)
+    opts.TensorLocations.setOptimizerLocation(location)
+    plan = tutorial_plan(poptorch.ShardedExecution(poptorch.Stage(*tutorial.BLOCKS).ipu(0)),
+                         accumulation=1, options=opts)
+    return plan.memory[0].off_chip["optimizer"]
+
+
+def test_the_simulated_plan_shards_as_rts_state_bytes_says():
+    assert rts_plan_bytes(RTS_MIN_ELEMENTS) == rts_state_bytes(Network(), 4)
+    # the simulator's own default splits every tensor (docs/differences.md)
+    assert rts_plan_bytes() == even_state_bytes(Network(), 4)

@@ -97,3 +97,18 @@ def test_what_stage_0_keeps():
 def test_recorded_orders_parse_back():
     assert parse_order(["F0", "F1", "B0", "B1"], 2) == [
         Action("F", 2, 0), Action("F", 2, 1), Action("B", 2, 0), Action("B", 2, 1)]
+
+
+def test_only_the_first_and_last_n_minus_1_ipu_cycles_run_one_kind():
+    # lesson 16's claim: lesson 4's fill (2N-2 cycles) already holds backwards after N-1 cycles
+    from ipu_tutorials.simulator import pipeline_cycles
+
+    n, a = 4, 10
+    kinds = [{action.kind for action in cycle} for cycle in pipeline_cycles(n, a, training=True)]
+    assert len(kinds) == a + 2 * n - 2
+    assert kinds[:n - 1] == [{"F"}] * (n - 1) and kinds[-(n - 1):] == [{"B"}] * (n - 1)
+    assert all(k == {"F", "B"} for k in kinds[n - 1:-(n - 1)])  # lesson 4's fill and flush too
+    # so with equal stages the IPU's step is as long as torch's: (A+N-1)(forward+backward)
+    times = unit_stages(n)
+    ipu = max(e.end for e in ipu_step(times, a) if e.kind in "FB")
+    assert ipu == max(e.end for e in replay(torch_orders("1F1B", n, a), times)) == 3 * (a + n - 1)
