@@ -42,8 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="replicas in all, split evenly between the instances "
                              "(default: one per instance)")
     parser.add_argument("--ipus-per-replica", type=int, default=1, help="IPUs each replica uses")
-    parser.add_argument("--numa-aware", nargs="?", choices=_poprun_flags.YES_NO, const="yes",
-                        default="no", help="on a Pod: pins each instance to its NUMA node "
+    parser.add_argument("--numa-aware", nargs="?", type=_poprun_flags.yes_no, const="yes",
+                        default="no", metavar="{yes,no}", help="on a Pod: pins each instance to its NUMA node "
                                            "(accepted; the simulated instances are not pinned)")
     parser.add_argument("--host", default=None,
                         help="comma-separated hosts; run this same command on each of them; "
