@@ -131,6 +131,9 @@ class DataLoader(torch.utils.data.DataLoader):
             return
         check_int("DataLoader(num_workers)", num_workers, minimum=0)
         self._combined = _combined_batch_size(options, batch_size)
+        processes = options.Distributed.num_distributed_processes if auto_distributed_partitioning \
+            else 1
+        _check_data_fills_a_call(dataset, options, batch_size, processes, drop_last)
         _check_batch_fits(dataset, self._combined)
         dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
         if isinstance(dataset, _InstanceShare):
@@ -258,6 +261,34 @@ def _worker_batch(rebatched_worker_size: int | None, combined: int | None) -> in
         raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
                          f"combined batch size ({combined})")
     return rebatched_worker_size
+
+
+def _check_data_fills_a_call(dataset, options: Options, batch_size: int | None, processes: int,
+                             drop_last: bool) -> None:
+    """With drop_last=True, a call that consumes more samples than the dataset holds never runs.
+
+    PopTorch then gives an epoch of no calls, silently; torch's BatchSampler first builds lists as
+    long as the batch (a combined batch of 10**9 grows the process by 22 GB). Refused here, before
+    anything is allocated. With drop_last=False the whole dataset is one short call, as in PopTorch.
+    """
+    if not drop_last or batch_size is None:
+        return
+    try:
+        samples = len(dataset)
+    except TypeError:  # an IterableDataset without a length
+        return
+    combined = batch_size * _batches_per_call(options)
+    if combined * processes <= samples:
+        return
+    replicas = options.replication_factor // options.input_group_size
+    where = f" in each of the {processes} processes" if processes > 1 else ""
+    raise ValueError(f"poptorch.DataLoader: one call takes {combined:,} samples{where} "
+                     f"(batch_size {batch_size:,} x deviceIterations {options.device_iterations} "
+                     f"x replicas {replicas} x gradientAccumulation "
+                     f"{options.Training.gradient_accumulation}) but the dataset holds "
+                     f"{samples:,}, so with drop_last=True no call would ever run; lower "
+                     f"batch_size or deviceIterations, or pass drop_last=False to read the "
+                     f"{samples:,} samples as one short call")
 
 
 def _check_batch_fits(dataset, combined: int | None) -> None:

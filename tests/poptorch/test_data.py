@@ -1,5 +1,6 @@
 """poptorch.DataLoader and AsynchronousDataAccessor: batches hold one call's worth of samples."""
 import gc
+import re
 import threading
 import time
 import warnings
@@ -49,6 +50,57 @@ def test_combined_batch_size_is_the_product(options, batch, d, r, a):
         assert x.shape == (combined,) and y.shape == (combined,)
         assert torch.equal(x, torch.arange(index * combined, (index + 1) * combined))
         assert torch.equal(y, x * 10)
+
+
+class Untouchable(torch.utils.data.Dataset):
+    """100 samples that must not be read."""
+
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, index):
+        raise AssertionError("the refusal must come before any sample is read")
+
+
+@pytest.mark.parametrize("batch, d, r, a, refused", [
+    (10**9, 1, 1, 1, "one call takes 1,000,000,000 samples (batch_size 1,000,000,000 x "
+                     "deviceIterations 1 x replicas 1 x gradientAccumulation 1) but the dataset "
+                     "holds 100, so with drop_last=True no call would ever run"),
+    (13, 2, 2, 2, "one call takes 104 samples (batch_size 13 x deviceIterations 2 x replicas 2 "
+                  "x gradientAccumulation 2) but the dataset holds 100"),
+])
+def test_a_call_larger_than_the_dataset_with_drop_last_is_refused_before_reading(
+        options, batch, d, r, a, refused):
+    # PopTorch would give an epoch of no calls (torch's BatchSampler first building lists as
+    # long as the batch: 22 GB for 10**9)
+    with pytest.raises(ValueError, match=re.escape(refused) + r".* or pass drop_last=False to "
+                                         r"read the 100 samples as one short call$"):
+        poptorch.DataLoader(options(d=d, r=r, a=a), Untouchable(), batch_size=batch,
+                            drop_last=True)
+
+
+def test_a_call_larger_than_the_dataset_without_drop_last_reads_it_as_one_short_call(options):
+    # PopTorch's rule: a warning, then the remainder (here the whole dataset) as the last batch
+    with pytest.warns(UserWarning, match="the dataset's 100 samples are not a multiple of the "
+                                         "1000000000 each call consumes and drop_last=False"):
+        loader = poptorch.DataLoader(options(), numbered(100), batch_size=10**9, drop_last=False)
+    (x, _), = list(loader)
+    assert x.tolist() == list(range(100))
+
+
+def test_a_call_exactly_the_dataset_size_is_one_call(options):
+    loader = poptorch.DataLoader(options(d=4), numbered(100), batch_size=25, drop_last=True)
+    assert len(loader) == 1
+
+
+def test_each_process_needs_a_whole_call_of_its_own(options):
+    opts = options()
+    opts.Distributed.configureProcessId(0, 3)
+    with pytest.raises(ValueError, match=r"one call takes 40 samples in each of the 3 processes "
+                                         r"\(batch_size 40 x .*\) but the dataset holds 100"):
+        poptorch.DataLoader(opts, numbered(100), batch_size=40)
+    # each process reading the whole dataset needs only one call's worth
+    poptorch.DataLoader(opts, numbered(100), batch_size=40, auto_distributed_partitioning=False)
 
 
 def test_batches_keep_the_sample_shape(options):

@@ -219,3 +219,30 @@ def test_a_program_that_does_not_exist_is_one_line():
     assert p.returncode == 1
     assert output.strip() == ("poprun: error: cannot start 'no-such-program-ipu-tutorials': "
                               "No such file or directory")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="an address-space limit")
+def test_a_call_far_larger_than_the_data_is_refused_before_the_memory_grows():
+    # was wrong: a combined batch of 10**9 over 100 samples with drop_last=True grew the process
+    # to 22 GB (a MemoryError traceback under this limit) before anything said why
+    program = ("import torch\n"
+               "from ipu_tutorials import poptorch\n"
+               "data = torch.utils.data.TensorDataset(torch.zeros(100, 3))\n"
+               "try:\n"
+               "    loader = poptorch.DataLoader(poptorch.Options(), data, batch_size=10**9)\n"
+               "    print('calls:', sum(1 for _ in loader))\n"
+               "except ValueError as error:\n"
+               "    print(f'{type(error).__name__}: {error}')\n")
+    limit = 6 * 2**30  # torch itself starts within it
+
+    def limited():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True,
+                            text=True, timeout=BOUND, preexec_fn=limited,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert result.stdout.startswith("ValueError: poptorch.DataLoader: one call takes "
+                                    "1,000,000,000 samples")
+    assert "but the dataset holds 100" in result.stdout and result.stdout.count("\n") == 1
