@@ -5,16 +5,15 @@
 
 poprun starts each instance itself (one process group each, killed with poprun, see
 _launch.py) and gives them a place to meet with a fresh secret: on one host a store in a folder
-only this user can open, across hosts a TCP store it hosts (see rendezvous.py). popdist reads what this command sets (replicas, instances, IPUs per replica,
-RANK). Output lines carry the instance prefix "[1,<instance>]: ". On several machines, run
-the same command on every host listed in --host with the same $IPU_TUTORIALS_RDZV_SECRET:
-the instances meet at the first host. Real poprun's Pod flags are accepted with a note
-(_poprun_flags.py).
+only this user can open, across hosts a TCP store it hosts (see rendezvous.py). popdist reads
+what this command sets (replicas, instances, IPUs per replica, RANK). Output lines carry the
+instance prefix "[1,<instance>]: ". On several machines, run the same command on every host
+listed in --host with the same $IPU_TUTORIALS_RDZV_SECRET: the instances meet at the first
+host. Real poprun's Pod flags are accepted with a note (_poprun_flags.py).
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 import os
 import signal
@@ -43,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: one per instance)")
     parser.add_argument("--ipus-per-replica", type=int, default=1, help="IPUs each replica uses")
     parser.add_argument("--numa-aware", nargs="?", type=_poprun_flags.yes_no, const="yes",
-                        default="no", metavar="{yes,no}", help="on a Pod: pins each instance to its NUMA node "
-                                           "(accepted; the simulated instances are not pinned)")
+                        default="no", metavar="{yes,no}",
+                        help="on a Pod: pins each instance to its NUMA node (accepted; the "
+                             "simulated instances are not pinned); yes, no, 1 or 0")
     parser.add_argument("--host", default=None,
                         help="comma-separated hosts; run this same command on each of them; "
                              "the first one hosts the rendezvous")
@@ -187,15 +187,6 @@ def program(args: argparse.Namespace) -> list[str]:
     return command
 
 
-def _host_store(listener, address: str, timeout: float):
-    """torch.distributed's TCPStore, serving on poprun's own loopback-bound socket."""
-    import torch.distributed as dist
-
-    return dist.TCPStore(address, listener.getsockname()[1], None, is_master=True,
-                         master_listen_fd=listener.fileno(), wait_for_workers=False,
-                         timeout=datetime.timedelta(seconds=timeout))
-
-
 def _stop_on_signals(processes) -> None:
     """Ctrl-C, SIGTERM or a closed terminal: end the instances, then poprun."""
     def on_signal(signum, frame):
@@ -224,15 +215,17 @@ def run(args: argparse.Namespace) -> int:
     address = args.rdzv_address or (hosts[0] if several else rendezvous.LOOPBACK)
     listener = rendezvous.bind(address, args.rdzv_port) if index == 0 else None
     port = listener.getsockname()[1] if listener else args.rdzv_port
+    # the first host serves the TCP store on its own socket while the instances run
+    store = rendezvous.tcp_store(address, port, None, listener, 60.0) if listener else None
     environments = launch_environments(args, ranks, secret, address=address, port=port)
-    return _launch_and_wait(args, ranks, environments, listener, address)
+    return _launch_and_wait(args, ranks, environments, store)
 
 
 def _launch_and_wait(args, ranks: list[int], environments: list[dict[str, str]],
-                     listener=None, address: str | None = None) -> int:
+                     store=None) -> int:
+    """Start this host's instances, relay their output, wait; `store` is kept until they end."""
     processes = _launch.start(program(args), environments)
     _stop_on_signals(processes)
-    store = _host_store(listener, address, 60.0) if listener else None  # noqa: F841 (kept alive)
     relays = _launch.relay(processes, ranks, args.only_output_from_instance, PREFIX)
     failures = _launch.supervise(processes, ranks)
     for thread in relays:  # the instances' last lines come before poprun's verdict

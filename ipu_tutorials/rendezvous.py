@@ -178,6 +178,21 @@ def file_store(path: str, count: int, timeout: float) -> dist.FileStore:
     return store
 
 
+def tcp_store(host: str, port: int, world_size: int | None, listener: socket.socket | None,
+              timeout: float) -> dist.TCPStore:
+    """torch's TCPStore at host:port; it serves on `listener` when given (else it is a client).
+
+    The store takes the listening socket over (Python would otherwise close it at exit while
+    the store's thread still polls it, which aborts the process). It needs torch's older
+    backend: the libuv one, the default from torch 2.4, refuses a listening socket up to torch
+    2.6 (and trying it first leaves the socket unusable).
+    """
+    serving = {"master_listen_fd": listener.detach(), "use_libuv": False} if listener else {}
+    return dist.TCPStore(host, port, world_size, is_master=listener is not None,
+                         timeout=datetime.timedelta(seconds=timeout), wait_for_workers=False,
+                         **serving)
+
+
 def check_port(port: int, several_hosts: bool) -> None:
     """A rendezvous port the other hosts can find: 1..65535, and not 0 across hosts."""
     if not 0 <= port <= 65535:

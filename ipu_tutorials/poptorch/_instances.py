@@ -49,7 +49,7 @@ class _Group:
 
 
 _group: _Group | None = None
-_stores: list = []  # the run's store and listening socket, alive for the process's lifetime
+_stores: list = []  # the run's store, alive for the process's lifetime
 
 
 def timeout_seconds() -> float:
@@ -148,11 +148,7 @@ def _tcp_store(index: int, count: int, host: str, port: int, timeout: float):
     hosted = (os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
               or os.environ.get(_STORE_HOSTED) == "1")  # by poprun or torchrun's agent
     listener = rendezvous.bind(host, port) if index == 0 and not hosted else None
-    store = dist.TCPStore(host, port, count, is_master=listener is not None,
-                          master_listen_fd=listener.fileno() if listener else None,
-                          timeout=datetime.timedelta(seconds=timeout), wait_for_workers=False)
-    _stores.append(listener)  # the store serves on its fd: keep it open for good
-    return store
+    return rendezvous.tcp_store(host, port, count, listener, timeout)
 
 
 def _is_loopback(host: str) -> bool:
