@@ -183,9 +183,9 @@ def tcp_store(host: str, port: int, world_size: int | None, listener: socket.soc
     """torch's TCPStore at host:port; it serves on `listener` when given (else it is a client).
 
     The store takes the listening socket over (Python would otherwise close it at exit while
-    the store's thread still polls it, which aborts the process). It needs torch's older
-    backend: the libuv one, the default from torch 2.4, refuses a listening socket up to torch
-    2.6 (and trying it first leaves the socket unusable).
+    the store's thread still polls it, which aborts the process). It uses torch's older backend:
+    the libuv one, torch's default since 2.4, refuses a listening socket in torch 2.6 (2.14
+    takes it), and trying it first leaves the socket unusable.
     """
     serving = {"master_listen_fd": listener.detach(), "use_libuv": False} if listener else {}
     return dist.TCPStore(host, port, world_size, is_master=listener is not None,
