@@ -2,6 +2,8 @@
 and where the secret comes from."""
 import datetime
 import os
+import re
+import threading
 
 import pytest
 import torch.distributed as dist
@@ -39,6 +41,32 @@ def test_a_value_not_signed_with_the_secret_under_its_key_is_refused(forge):
     with pytest.raises(rendezvous.ForgedValue, match=r"refused the store's 'joined/1': it is not "
                                                      r"signed with this run's secret"):
         store.get("joined/1")
+
+
+def test_gloos_own_connection_records_are_checked_too():
+    class Unsigned(rendezvous.SignedStore):  # an instance whose records lack the secret
+        def set(self, key, value):
+            self.store.set(key, b"x" * self.MAC_BYTES + bytes(value))
+
+    plain, results = dist.HashStore(), {}
+
+    def connect(rank, store):
+        try:
+            dist.ProcessGroupGloo(dist.PrefixStore("pg", store), rank, 2,
+                                  datetime.timedelta(seconds=20))
+            results[rank] = "connected"
+        except Exception as error:  # noqa: BLE001 (the test reads what each rank met)
+            results[rank] = f"{type(error).__name__}: {error}"
+
+    ranks = [threading.Thread(target=connect, args=(0, rendezvous.SignedStore(plain, SECRET)),
+                              daemon=True),
+             threading.Thread(target=connect, args=(1, Unsigned(plain, SECRET)), daemon=True)]
+    for thread in ranks:
+        thread.start()
+    for thread in ranks:
+        thread.join(60)
+    assert re.fullmatch(r"ForgedValue: refused the store's 'pg/\S+': it is not signed with this "
+                        r"run's secret .*", results[0])
 
 
 def test_the_private_folder_is_this_users_alone(tmp_path):
