@@ -123,6 +123,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self._mode, self.rebatched_drop_last = mode, drop_last
         self._per_call = _batches_per_call(options)
         self._grouping = batch_sampler is not None and self._per_call > 1
+        self._unfillable = None  # why an epoch could not run a single call (see _unfillable_call)
         if batch_sampler is not None:
             _check_sampler_alone(batch_size, shuffle)
             self._combined = None
@@ -133,7 +134,8 @@ class DataLoader(torch.utils.data.DataLoader):
         self._combined = _combined_batch_size(options, batch_size)
         processes = options.Distributed.num_distributed_processes if auto_distributed_partitioning \
             else 1
-        _check_data_fills_a_call(dataset, options, batch_size, processes, drop_last)
+        self._unfillable = _unfillable_call(dataset, kwargs.get("sampler"), options, batch_size,
+                                            processes, drop_last)
         _check_batch_fits(dataset, self._combined)
         dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
         if isinstance(dataset, _InstanceShare):
@@ -149,7 +151,9 @@ class DataLoader(torch.utils.data.DataLoader):
                          num_workers=num_workers, drop_last=drop_last,
                          persistent_workers=persistent_workers, **kwargs)
         self._next_epoch_drawn = self._draw_epoch()  # before the accessor starts reading it
-        self._accessor = self._make_accessor(async_options, self._combined if rebatch else None)
+        # (no reading ahead of an epoch that cannot run: iterating says why, see _plain_batches)
+        self._accessor = None if self._unfillable else self._make_accessor(
+            async_options, self._combined if rebatch else None)
 
     def _draw_epoch(self) -> bool:
         """A split dataset's order and leftovers for the next epoch; True when drawn."""
@@ -220,6 +224,8 @@ class DataLoader(torch.utils.data.DataLoader):
 
     def _plain_batches(self):
         """torch's batches, a batch_sampler's joined a call's worth at a time."""
+        if self._unfillable:  # before torch's BatchSampler builds lists as long as the batch
+            raise ValueError(self._unfillable)
         batches = super().__iter__()
         if not self._grouping:
             return batches
@@ -263,32 +269,33 @@ def _worker_batch(rebatched_worker_size: int | None, combined: int | None) -> in
     return rebatched_worker_size
 
 
-def _check_data_fills_a_call(dataset, options: Options, batch_size: int | None, processes: int,
-                             drop_last: bool) -> None:
-    """With drop_last=True, a call that consumes more samples than the dataset holds never runs.
+def _unfillable_call(dataset, sampler, options: Options, batch_size: int | None, processes: int,
+                     drop_last: bool) -> str | None:
+    """Why, with drop_last=True, not one call can run: it takes more samples than there are.
 
-    PopTorch then gives an epoch of no calls, silently; torch's BatchSampler first builds lists as
-    long as the batch (a combined batch of 10**9 grows the process by 22 GB). Refused here, before
-    anything is allocated. With drop_last=False the whole dataset is one short call, as in PopTorch.
+    PopTorch then runs an epoch of no calls, silently (its len() is 0, as here), while torch's
+    BatchSampler first builds lists as long as the batch (a batch of 10**9 grows the process by
+    22 GB): the loader refuses to start such an epoch. With drop_last=False the samples make one
+    short call, as in PopTorch. None when a call can run, or the count is unknown.
     """
     if not drop_last or batch_size is None:
-        return
-    try:
-        samples = len(dataset)
-    except TypeError:  # an IterableDataset without a length
-        return
+        return None
+    try:  # a sampler, when given, decides how many samples an epoch draws
+        samples = len(sampler) if sampler is not None else len(dataset)
+    except TypeError:  # an IterableDataset or sampler without a length
+        return None
     combined = batch_size * _batches_per_call(options)
-    if combined * processes <= samples:
-        return
+    shared = processes if sampler is None else 1  # each process reads its share of the dataset
+    if combined * shared <= samples:
+        return None
+    where = f" in each of the {shared} processes" if shared > 1 else ""
     replicas = options.replication_factor // options.input_group_size
-    where = f" in each of the {processes} processes" if processes > 1 else ""
-    raise ValueError(f"poptorch.DataLoader: one call takes {combined:,} samples{where} "
-                     f"(batch_size {batch_size:,} x deviceIterations {options.device_iterations} "
-                     f"x replicas {replicas} x gradientAccumulation "
-                     f"{options.Training.gradient_accumulation}) but the dataset holds "
-                     f"{samples:,}, so with drop_last=True no call would ever run; lower "
-                     f"batch_size or deviceIterations, or pass drop_last=False to read the "
-                     f"{samples:,} samples as one short call")
+    return (f"poptorch.DataLoader: one call takes {combined:,} samples{where} (batch_size "
+            f"{batch_size:,} x deviceIterations {options.device_iterations} x replicas "
+            f"{replicas} x gradientAccumulation {options.Training.gradient_accumulation}) but "
+            f"the {'sampler draws' if sampler is not None else 'dataset holds'} {samples:,}, so "
+            f"with drop_last=True no call can run; lower batch_size or deviceIterations, or pass "
+            f"drop_last=False to read the {samples:,} samples as one short call")
 
 
 def _check_batch_fits(dataset, combined: int | None) -> None:

@@ -52,31 +52,33 @@ def test_combined_batch_size_is_the_product(options, batch, d, r, a):
         assert torch.equal(y, x * 10)
 
 
-class Untouchable(torch.utils.data.Dataset):
-    """100 samples that must not be read."""
-
-    def __len__(self):
-        return 100
-
-    def __getitem__(self, index):
-        raise AssertionError("the refusal must come before any sample is read")
-
-
+@pytest.mark.parametrize("mode", [poptorch.DataLoaderMode.Sync, poptorch.DataLoaderMode.Async])
 @pytest.mark.parametrize("batch, d, r, a, refused", [
     (10**9, 1, 1, 1, "one call takes 1,000,000,000 samples (batch_size 1,000,000,000 x "
                      "deviceIterations 1 x replicas 1 x gradientAccumulation 1) but the dataset "
-                     "holds 100, so with drop_last=True no call would ever run"),
+                     "holds 100, so with drop_last=True no call can run"),
     (13, 2, 2, 2, "one call takes 104 samples (batch_size 13 x deviceIterations 2 x replicas 2 "
                   "x gradientAccumulation 2) but the dataset holds 100"),
 ])
-def test_a_call_larger_than_the_dataset_with_drop_last_is_refused_before_reading(
-        options, batch, d, r, a, refused):
-    # PopTorch would give an epoch of no calls (torch's BatchSampler first building lists as
-    # long as the batch: 22 GB for 10**9)
+def test_an_epoch_that_cannot_fill_one_call_is_refused_when_it_starts(options, mode, batch, d, r,
+                                                                       a, refused):
+    # was wrong: torch's BatchSampler first built lists as long as the batch (22 GB for 10**9);
+    # PopTorch's loader has no call to give either (len 0) but runs the empty epoch silently
+    loader = poptorch.DataLoader(options(d=d, r=r, a=a), numbered(100), batch_size=batch,
+                                 drop_last=True, mode=mode)
+    assert len(loader) == 0
     with pytest.raises(ValueError, match=re.escape(refused) + r".* or pass drop_last=False to "
                                          r"read the 100 samples as one short call$"):
-        poptorch.DataLoader(options(d=d, r=r, a=a), Untouchable(), batch_size=batch,
-                            drop_last=True)
+        drain(loader)
+
+
+def test_a_sampler_decides_how_many_samples_an_epoch_draws(options):
+    sampler = torch.utils.data.RandomSampler(range(10), replacement=True, num_samples=40)
+    loader = poptorch.DataLoader(options(d=2), numbered(10), batch_size=20, sampler=sampler)
+    assert [len(x) for x, _ in loader] == [40]
+    small = torch.utils.data.RandomSampler(range(10), replacement=True, num_samples=30)
+    with pytest.raises(ValueError, match="one call takes 40 samples .* but the sampler draws 30"):
+        drain(poptorch.DataLoader(options(d=2), numbered(10), batch_size=20, sampler=small))
 
 
 def test_a_call_larger_than_the_dataset_without_drop_last_reads_it_as_one_short_call(options):
@@ -98,9 +100,11 @@ def test_each_process_needs_a_whole_call_of_its_own(options):
     opts.Distributed.configureProcessId(0, 3)
     with pytest.raises(ValueError, match=r"one call takes 40 samples in each of the 3 processes "
                                          r"\(batch_size 40 x .*\) but the dataset holds 100"):
-        poptorch.DataLoader(opts, numbered(100), batch_size=40)
+        drain(poptorch.DataLoader(opts, numbered(100), batch_size=40))
     # each process reading the whole dataset needs only one call's worth
-    poptorch.DataLoader(opts, numbered(100), batch_size=40, auto_distributed_partitioning=False)
+    whole = poptorch.DataLoader(opts, numbered(100), batch_size=40,
+                                auto_distributed_partitioning=False)
+    assert [len(x) for x, _ in whole] == [40, 40]
 
 
 def test_batches_keep_the_sample_shape(options):
