@@ -5,7 +5,10 @@ graphcore/examples, e.g. nlp/bert/pytorch/README.md and
 tutorials/feature_examples/pytorch/popdist/tests/test_popdist_training.py). The simulator has
 no V-IPU server and no mpirun, so these are accepted and `notes` says in one line each what
 it would do on a Pod. `-x NAME[=VALUE]` in --mpi-local-args/--mpi-global-args is honoured
-(mpirun exports that variable to every instance), as is --executable-cache-path.
+(mpirun exports that variable to every instance), as is --executable-cache-path. A yes/no flag
+also takes 1 and 0: Graphcore's own commands write `--numa-aware 1` as often as
+`--numa-aware=yes` (graphcore/examples v2.6.0, ai_for_simulation/cosmoflow/tensorflow1/README.md
+and nlp/bert/popart/benchmarks.yml).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import os
 import shlex
 
 YES_NO = ("yes", "no")
+_SPELLINGS = {"yes": "yes", "no": "no", "1": "yes", "0": "no"}  # what real poprun's commands use
 # flag: (takes, what it does on a Pod); takes is "yes/no", "text" or "count"
 POD_ONLY = {
     "--vipu-server-host": ("text", "names the V-IPU server that allocates the Pod's IPUs"),
@@ -33,11 +37,24 @@ POD_ONLY = {
 }
 
 
+def yes_no(value: str) -> str:
+    """A yes/no flag's value as "yes" or "no"; 1 and 0 are the same switch."""
+    try:
+        return _SPELLINGS[value.lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from yes, no, 1, "
+                                          f"0)") from None
+
+
+def is_yes_no(word: str) -> bool:
+    return word.lower() in _SPELLINGS
+
+
 def add_to(parser: argparse.ArgumentParser) -> None:
     """The Pod-only flags, the MPI pass-through flags and the output and topology flags."""
     for flag, (takes, meaning) in POD_ONLY.items():
         kwargs = {"nargs": 2, "metavar": ("NAME", "VALUE")} if flag == "--mca" else (
-            {"choices": YES_NO} if takes == "yes/no" else {})
+            {"type": yes_no, "metavar": "{yes,no}"} if takes == "yes/no" else {})
         if takes == "count":
             kwargs["type"] = int
         parser.add_argument(flag, default=None, help=f"on a Pod: {meaning} (accepted, not needed "
@@ -49,7 +66,7 @@ def add_to(parser: argparse.ArgumentParser) -> None:
                         help="per-instance arguments for mpirun (as --mpi-global-args)")
     parser.add_argument("--tag-output", action="store_true",
                         help="tag each line with [1,<instance>] (always on)")
-    parser.add_argument("--print-topology", choices=YES_NO, default="no",
+    parser.add_argument("--print-topology", type=yes_no, metavar="{yes,no}", default="no",
                         help="print which IPUs each instance and replica use")
     parser.add_argument("--executable-cache-path", default=None,
                         help="where instances cache compiled executables (POPTORCH_CACHE_DIR)")
@@ -74,8 +91,12 @@ def join_free_text_values(argv: list[str], parser: argparse.ArgumentParser) -> l
         action = parser._option_string_actions.get(word.split("=")[0])
         if action is None or "=" in word:
             takes = 0
-        elif action.nargs == "?":  # --numa-aware [yes|no]
-            takes = int(i + 1 < len(argv) and argv[i + 1] in (action.choices or ()))
+        elif action.nargs == "?":  # --numa-aware [yes|no|1|0]: bare, it means yes
+            if not (i + 1 < len(argv) and is_yes_no(argv[i + 1])):
+                out.append(f"{word}=yes")  # else argparse would take the program for the value
+                i += 1
+                continue
+            takes = 1
         else:
             takes = action.nargs if isinstance(action.nargs, int) else 1
         out += argv[i:i + 1 + takes]

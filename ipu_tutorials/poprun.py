@@ -4,17 +4,16 @@
     python -m ipu_tutorials.poprun --num-instances 2 --num-replicas 4 python train.py
 
 poprun starts each instance itself (one process group each, killed with poprun, see
-_launch.py) and hosts the store where they meet, on 127.0.0.1 with a fresh secret (see
-rendezvous.py). popdist reads what this command sets (replicas, instances, IPUs per replica,
-RANK). Output lines carry the instance prefix "[1,<instance>]: ". On several machines, run
-the same command on every host listed in --host with the same $IPU_TUTORIALS_RDZV_SECRET:
-the instances meet at the first host. Real poprun's Pod flags are accepted with a note
-(_poprun_flags.py).
+_launch.py) and gives them a place to meet with a fresh secret: on one host a store in a folder
+only this user can open, across hosts a TCP store it hosts (see rendezvous.py). popdist reads
+what this command sets (replicas, instances, IPUs per replica, RANK). Output lines carry the
+instance prefix "[1,<instance>]: ". On several machines, run the same command on every host
+listed in --host with the same $IPU_TUTORIALS_RDZV_SECRET: the instances meet at the first
+host. Real poprun's Pod flags are accepted with a note (_poprun_flags.py).
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 import os
 import signal
@@ -42,9 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="replicas in all, split evenly between the instances "
                              "(default: one per instance)")
     parser.add_argument("--ipus-per-replica", type=int, default=1, help="IPUs each replica uses")
-    parser.add_argument("--numa-aware", nargs="?", choices=_poprun_flags.YES_NO, const="yes",
-                        default="no", help="on a Pod: pins each instance to its NUMA node "
-                                           "(accepted; the simulated instances are not pinned)")
+    parser.add_argument("--numa-aware", nargs="?", type=_poprun_flags.yes_no, const="yes",
+                        default="no", metavar="{yes,no}",
+                        help="on a Pod: pins each instance to its NUMA node (accepted; the "
+                             "simulated instances are not pinned); yes, no, 1 or 0")
     parser.add_argument("--host", default=None,
                         help="comma-separated hosts; run this same command on each of them; "
                              "the first one hosts the rendezvous")
@@ -114,6 +114,8 @@ def check_args(args: argparse.Namespace) -> None:
 
 def check_hosts(args: argparse.Namespace) -> None:
     hosts = hosts_of(args)
+    # one host meets in a private file store unless a port or address is asked for
+    args.file_store = len(hosts) == 1 and args.rdzv_port is None and args.rdzv_address is None
     if args.num_instances % len(hosts):
         raise ValueError(f"--num-instances ({args.num_instances}) must be a multiple of the "
                          f"{len(hosts)} host(s) in --host, so that each host runs as many")
@@ -144,7 +146,7 @@ def instance_environment(args: argparse.Namespace, local_instances: int) -> dict
     """What popdist reads in every instance of this host (launch_environments adds the rest)."""
     env = {ENV_TOTAL_REPLICAS: str(args.num_replicas),
            ENV_IPUS_PER_REPLICA: str(args.ipus_per_replica),
-           ENV_INSTANCES: str(args.num_instances), ENV_UNDER_POPRUN: "1", ENV_STORE_HOSTED: "1",
+           ENV_INSTANCES: str(args.num_instances), ENV_UNDER_POPRUN: "1",
            "WORLD_SIZE": str(args.num_instances), "LOCAL_WORLD_SIZE": str(local_instances),
            "PYTHONUNBUFFERED": "1"}  # lines reach the prefixed console as they are printed
     if args.instance_timeout is not None:
@@ -159,12 +161,18 @@ def _loopback_interface() -> str | None:
     return next((n for n in ("lo", "lo0") if n in names), None)
 
 
-def launch_environments(args, ranks: list[int], address: str, port: int,
-                        secret: str) -> list[dict[str, str]]:
-    """Every local instance's environment: the shared part plus its rank and the rendezvous."""
-    shared = {**instance_environment(args, len(ranks)), "MASTER_ADDR": address,
-              "MASTER_PORT": str(port), rendezvous.SECRET_ENV: secret}
-    if address == rendezvous.LOOPBACK and "GLOO_SOCKET_IFNAME" not in os.environ:
+def launch_environments(args, ranks: list[int], secret: str, store_file: str | None = None,
+                        address: str | None = None, port: int | None = None
+                        ) -> list[dict[str, str]]:
+    """Every local instance's environment: the shared part, its rank, and where to meet (the
+    private store file, or the TCP store's address and port)."""
+    shared = {**instance_environment(args, len(ranks)), rendezvous.SECRET_ENV: secret}
+    if store_file is not None:
+        shared[rendezvous.STORE_FILE_ENV] = store_file
+    else:
+        shared.update({"MASTER_ADDR": address, "MASTER_PORT": str(port), ENV_STORE_HOSTED: "1"})
+    if (store_file is not None or address == rendezvous.LOOPBACK) \
+            and "GLOO_SOCKET_IFNAME" not in os.environ:
         interface = _loopback_interface()  # gloo's own sockets stay on loopback too
         if interface:
             shared["GLOO_SOCKET_IFNAME"] = interface
@@ -177,15 +185,6 @@ def program(args: argparse.Namespace) -> list[str]:
     if command[0] in ("python", "python3"):  # the instances run in poprun's interpreter
         command[0] = sys.executable
     return command
-
-
-def _host_store(listener, address: str, timeout: float):
-    """torch.distributed's TCPStore, serving on poprun's own loopback-bound socket."""
-    import torch.distributed as dist
-
-    return dist.TCPStore(address, listener.getsockname()[1], None, is_master=True,
-                         master_listen_fd=listener.fileno(), wait_for_workers=False,
-                         timeout=datetime.timedelta(seconds=timeout))
 
 
 def _stop_on_signals(processes) -> None:
@@ -203,14 +202,30 @@ def run(args: argparse.Namespace) -> int:
     hosts = hosts_of(args)
     index, several = host_index(args, hosts), len(hosts) > 1
     secret = rendezvous.secret_from_environment(required=several) or rendezvous.new_secret()
+    local = args.num_instances // len(hosts)
+    ranks = list(range(index * local, (index + 1) * local))
+    if args.file_store:
+        folder = rendezvous.private_folder()
+        try:
+            store_file = os.path.join(folder, "store")
+            return _launch_and_wait(args, ranks, launch_environments(args, ranks, secret,
+                                                                     store_file=store_file))
+        finally:
+            rendezvous.remove_private_folder(folder)
     address = args.rdzv_address or (hosts[0] if several else rendezvous.LOOPBACK)
     listener = rendezvous.bind(address, args.rdzv_port) if index == 0 else None
     port = listener.getsockname()[1] if listener else args.rdzv_port
-    local = args.num_instances // len(hosts)
-    ranks = list(range(index * local, (index + 1) * local))
-    processes = _launch.start(program(args), launch_environments(args, ranks, address, port, secret))
+    # the first host serves the TCP store on its own socket while the instances run
+    store = rendezvous.tcp_store(address, port, None, listener, 60.0) if listener else None
+    environments = launch_environments(args, ranks, secret, address=address, port=port)
+    return _launch_and_wait(args, ranks, environments, store)
+
+
+def _launch_and_wait(args, ranks: list[int], environments: list[dict[str, str]],
+                     store=None) -> int:
+    """Start this host's instances, relay their output, wait; `store` is kept until they end."""
+    processes = _launch.start(program(args), environments)
     _stop_on_signals(processes)
-    store = _host_store(listener, address, 60.0) if listener else None  # noqa: F841 (kept alive)
     relays = _launch.relay(processes, ranks, args.only_output_from_instance, PREFIX)
     failures = _launch.supervise(processes, ranks)
     for thread in relays:  # the instances' last lines come before poprun's verdict

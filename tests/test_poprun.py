@@ -10,14 +10,29 @@ def args(*argv):
 
 def test_counts_become_the_instances_environments():
     parsed = args("--num-instances", "2", "--num-replicas", "4", "--numa-aware", "yes")
-    envs = poprun.launch_environments(parsed, [0, 1], "127.0.0.1", 4242, "s" * 32)
+    envs = poprun.launch_environments(parsed, [0, 1], "s" * 32, store_file="/private/store")
     assert [e["RANK"] for e in envs] == ["0", "1"] and envs[1]["LOCAL_RANK"] == "1"
     for env in envs:
         assert env["POPDIST_NUM_TOTAL_REPLICAS"] == "4" and env["POPDIST_NUM_INSTANCES"] == "2"
-        assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("127.0.0.1", "4242")
+        assert env["IPU_TUTORIALS_RDZV_FILE"] == "/private/store"
+        assert "MASTER_ADDR" not in env and "MASTER_PORT" not in env  # no port on one host
         assert env["IPU_TUTORIALS_RDZV_SECRET"] == "s" * 32
-        assert env["WORLD_SIZE"] == "2" and env["IPU_TUTORIALS_STORE_HOSTED"] == "1"
+        assert env["WORLD_SIZE"] == "2"
     assert poprun.program(parsed)[1:] == ["train.py", "--epochs", "2"]
+
+
+def test_several_hosts_get_the_tcp_store_poprun_hosts():
+    parsed = args("--num-instances", "4", "--host", "pod-a,pod-b", "--host-index", "1")
+    assert not parsed.file_store
+    env = poprun.launch_environments(parsed, [2, 3], "s" * 32, address="pod-a", port=29400)[0]
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"], env["RANK"]) == ("pod-a", "29400", "2")
+    assert env["IPU_TUTORIALS_STORE_HOSTED"] == "1" and "IPU_TUTORIALS_RDZV_FILE" not in env
+
+
+@pytest.mark.parametrize("flags, file_store", [((), True), (("--rdzv-port", "4242"), False),
+                                                (("--rdzv-address", "127.0.0.1"), False)])
+def test_one_host_meets_in_a_private_store_unless_a_port_or_address_is_named(flags, file_store):
+    assert args("--num-instances", "2", *flags).file_store == file_store
 
 
 def test_one_host_meets_on_loopback_at_any_free_port():

@@ -47,6 +47,47 @@ def test_pod_flags_are_accepted_each_with_a_note_and_mpi_exports_applied(monkeyp
         "poprun: instance 1, replica 3: IPU(s) 12, 13, 14, 15"
 
 
+# graphcore/examples v2.6.0: ai_for_simulation/cosmoflow/tensorflow1/README.md writes 1,
+# nlp/bert/popart/benchmarks.yml writes =yes; real poprun takes both
+COSMOFLOW = ["--num-replicas", "2", "--num-instances", "2", "--ipus-per-replica", "1",
+             "--numa-aware", "1", "python", "train.py", "configs/graphcore.yaml"]
+
+
+@pytest.mark.parametrize("numa, expected", [
+    (["--numa-aware", "1"], "yes"), (["--numa-aware", "0"], "no"), (["--numa-aware=1"], "yes"),
+    (["--numa-aware=yes"], "yes"), (["--numa-aware", "no"], "no"), (["--numa-aware"], "yes"),
+    ([], "no"),
+])
+def test_numa_aware_takes_yes_no_1_and_0_and_leaves_the_program_alone(numa, expected):
+    parsed = poprun.parse_args([*numa, "--num-instances", "2", "python", "train.py", "1"])
+    assert parsed.numa_aware == expected
+    assert parsed.command == ["python", "train.py", "1"]
+
+
+def test_the_published_numa_aware_1_command_parses():
+    parsed = poprun.parse_args(COSMOFLOW)
+    assert (parsed.num_instances, parsed.num_replicas, parsed.numa_aware) == (2, 2, "yes")
+    assert parsed.command == ["python", "train.py", "configs/graphcore.yaml"]
+
+
+def test_every_yes_no_flag_takes_1_and_0():
+    parsed = poprun.parse_args(["--update-partition", "1", "--reset-partition=0",
+                                "--print-topology", "1", "python", "x.py"])
+    assert (parsed.update_partition, parsed.reset_partition, parsed.print_topology) == \
+        ("yes", "no", "yes")
+    assert any(n.startswith("poprun: note: --update-partition yes:")
+               for n in _poprun_flags.notes(parsed))
+
+
+@pytest.mark.parametrize("value", ["2", "maybe", "on"])
+def test_another_value_for_numa_aware_is_one_clear_error(value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        poprun.parse_args([f"--numa-aware={value}", "python", "x.py"])
+    assert exit_info.value.code == 2
+    assert f"argument --numa-aware: invalid choice: '{value}' (choose from yes, no, 1, 0)" in \
+        capsys.readouterr().err
+
+
 def test_the_mca_flag_takes_a_name_and_a_value():
     parsed = poprun.parse_args(["--mca", "btl_tcp_if_include", "eth0", "python", "x.py"])
     assert parsed.mca == ["btl_tcp_if_include", "eth0"] and parsed.command == ["python", "x.py"]

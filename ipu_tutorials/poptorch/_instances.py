@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 import os
 import signal
 import socket
@@ -30,7 +31,8 @@ DEFAULT_TIMEOUT = 120.0  # seconds: generous for a loaded laptop, yet bounded
 _KEY = "ipu_tutorials/instance/"
 _STORE_HOSTED = "IPU_TUTORIALS_STORE_HOSTED"  # poprun hosts the store (see poprun.py)
 # Instances on one host started by hand (MASTER_ADDR on loopback) without a secret: the store
-# listens on loopback only, and records are still JSON, never pickle.
+# listens on loopback only and its values are signed with this known key, which proves nothing
+# (docs/security.md); they are still JSON, never pickle.
 _LOCAL_SECRET = "ipu-tutorials-loopback-run"
 
 
@@ -47,7 +49,7 @@ class _Group:
 
 
 _group: _Group | None = None
-_listeners: list = []
+_stores: list = []  # the run's store, alive for the process's lifetime
 
 
 def timeout_seconds() -> float:
@@ -91,46 +93,62 @@ def join(index: int, count: int) -> _Group:
 def _meet(index: int, count: int, me: tuple[str, int]) -> list[tuple[str, int]]:
     """Register in the run's store, wait (bounded) for every instance, then form the group."""
     timeout = timeout_seconds()
-    store, secret = _connect_store(index, count, timeout)
-    store.set(f"{_KEY}joined/{index}", rendezvous.sign(secret, {"host": me[0], "pid": me[1]}))
+    store = _connect_store(index, count, timeout)
+    store.set(f"{_KEY}joined/{index}", json.dumps({"host": me[0], "pid": me[1]}))
     _wait_for_all(store, count, timeout)
     peers = []
     for i in range(count):
-        try:  # a record without this run's secret is refused before anything else happens
-            record = rendezvous.verify(secret, store.get(f"{_KEY}joined/{i}"), f"instance {i}")
-        except rendezvous.RendezvousError as error:
-            raise InstanceError(f"instance {index}: {error}") from None
+        try:  # a value without this run's secret is refused before anything else happens
+            record = json.loads(store.get(f"{_KEY}joined/{i}"))
+        except rendezvous.ForgedValue:
+            raise InstanceError(f"instance {index}: refused instance {i}: its record is not "
+                                f"signed with this run's secret (a process without the secret "
+                                f"tried to join, or the hosts were given different "
+                                f"{rendezvous.SECRET_ENV} values)") from None
         peers.append((str(record.get("host")), int(record.get("pid", 0))))
-    dist.init_process_group("gloo", store=dist.PrefixStore(_KEY + "pg", store), rank=index,
-                            world_size=count, timeout=datetime.timedelta(seconds=timeout))
+    try:
+        dist.init_process_group("gloo", store=dist.PrefixStore(_KEY + "pg", store), rank=index,
+                                world_size=count, timeout=datetime.timedelta(seconds=timeout))
+    except RuntimeError as error:  # gloo's records are signed too (a ForgedValue, or its text)
+        if "not signed with this run's secret" not in str(error):
+            raise
+        raise InstanceError(f"instance {index}: {str(error).splitlines()[0]}") from None
     return peers
 
 
-def _connect_store(index: int, count: int, timeout: float):
-    """The launcher's key-value store under poprun/torchrun; instance 0 hosts one otherwise."""
+def _connect_store(index: int, count: int, timeout: float) -> rendezvous.SignedStore:
+    """The run's store, signed with its secret: poprun's private FileStore on one host, else
+    the launcher's TCPStore (poprun's or torchrun's), or one instance 0 hosts."""
+    path = os.environ.get(rendezvous.STORE_FILE_ENV)
     host, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
-    if host is None or port is None:
+    if path is None and (host is None or port is None):
         raise InstanceError(f"instance {index} of {count} needs to know where the others meet: "
                             f"launch with poprun (or torchrun), or set MASTER_ADDR and "
                             f"MASTER_PORT in every instance's environment")
-    hosted = (os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
-              or os.environ.get(_STORE_HOSTED) == "1")  # by poprun or torchrun's agent
     try:
-        secret = (rendezvous.secret_from_environment(required=not _is_loopback(host))
+        secret = (rendezvous.secret_from_environment(required=path is None
+                                                     and not _is_loopback(host))
                   or _LOCAL_SECRET)
-        listener = rendezvous.bind(host, int(port)) if index == 0 and not hosted else None
-        store = dist.TCPStore(host, int(port), count, is_master=listener is not None,
-                              master_listen_fd=listener.fileno() if listener else None,
-                              timeout=datetime.timedelta(seconds=timeout),
-                              wait_for_workers=False)
-        _listeners.append(listener)  # the store serves on its fd: keep it open for good
-        return store, secret
+        if path is not None:
+            store = rendezvous.file_store(path, count, timeout)
+        else:
+            store = _tcp_store(index, count, host, int(port), timeout)
     except rendezvous.RendezvousError as error:
         raise InstanceError(f"instance {index}: {error}") from None
     except (RuntimeError, OSError) as error:
-        raise InstanceError(f"instance {index} could not reach the run's store at "
-                            f"{host}:{port} within {timeout:.0f} s ({error}); is instance 0 "
-                            f"running?") from error
+        where = path if path is not None else f"{host}:{port}"
+        raise InstanceError(f"instance {index} could not reach the run's store at {where} "
+                            f"within {timeout:.0f} s ({error}); is instance 0 running?") from error
+    signed = rendezvous.SignedStore(store, secret)
+    _stores.append(signed)  # gloo keeps using it: keep it (and its Python half) alive
+    return signed
+
+
+def _tcp_store(index: int, count: int, host: str, port: int, timeout: float):
+    hosted = (os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+              or os.environ.get(_STORE_HOSTED) == "1")  # by poprun or torchrun's agent
+    listener = rendezvous.bind(host, port) if index == 0 and not hosted else None
+    return rendezvous.tcp_store(host, port, count, listener, timeout)
 
 
 def _is_loopback(host: str) -> bool:

@@ -123,6 +123,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self._mode, self.rebatched_drop_last = mode, drop_last
         self._per_call = self._spec.micro_batches_per_input
         self._grouping = batch_sampler is not None and self._per_call > 1
+        self._unfillable = None  # why an epoch could not run a single call (see _unfillable_call)
         if batch_sampler is not None:
             _check_sampler_alone(batch_size, shuffle)
             self._combined = None
@@ -131,6 +132,10 @@ class DataLoader(torch.utils.data.DataLoader):
             return
         check_int("DataLoader(num_workers)", num_workers, minimum=0)
         self._combined = _combined_batch_size(self._per_call, batch_size)
+        processes = options.Distributed.num_distributed_processes if auto_distributed_partitioning \
+            else 1
+        self._unfillable = _unfillable_call(dataset, kwargs.get("sampler"), options, batch_size,
+                                            self._combined, processes, drop_last)
         _check_batch_fits(dataset, self._combined)
         dataset = self._partition(dataset, bool(shuffle), auto_distributed_partitioning, drop_last)
         if isinstance(dataset, _InstanceShare):
@@ -146,7 +151,9 @@ class DataLoader(torch.utils.data.DataLoader):
                          num_workers=num_workers, drop_last=drop_last,
                          persistent_workers=persistent_workers, **kwargs)
         self._next_epoch_drawn = self._draw_epoch()  # before the accessor starts reading it
-        self._accessor = self._make_accessor(async_options, self._combined if rebatch else None)
+        # (no reading ahead of an epoch that cannot run: iterating says why, see _plain_batches)
+        self._accessor = None if self._unfillable else self._make_accessor(
+            async_options, self._combined if rebatch else None)
 
     def _draw_epoch(self) -> bool:
         """A split dataset's order and leftovers for the next epoch; True when drawn."""
@@ -217,6 +224,8 @@ class DataLoader(torch.utils.data.DataLoader):
 
     def _plain_batches(self):
         """torch's batches, a batch_sampler's joined a call's worth at a time."""
+        if self._unfillable:  # before torch's BatchSampler builds lists as long as the batch
+            raise ValueError(self._unfillable)
         batches = super().__iter__()
         if not self._grouping:
             return batches
@@ -253,6 +262,34 @@ def _worker_batch(rebatched_worker_size: int | None, combined: int | None) -> in
         raise ValueError(f"rebatched_worker_size ({rebatched_worker_size}) must be at most the "
                          f"combined batch size ({combined})")
     return rebatched_worker_size
+
+
+def _unfillable_call(dataset, sampler, options: Options, batch_size: int | None,
+                     combined: int | None, processes: int, drop_last: bool) -> str | None:
+    """Why, with drop_last=True, not one call can run: it takes more samples than there are.
+
+    PopTorch then runs an epoch of no calls, silently (its len() is 0, as here), while torch's
+    BatchSampler first builds lists as long as the batch (a batch of 10**9 grows the process by
+    22 GB): the loader refuses to start such an epoch. With drop_last=False the samples make one
+    short call, as in PopTorch. None when a call can run, or the count is unknown.
+    """
+    if not drop_last or batch_size is None:
+        return None
+    try:  # a sampler, when given, decides how many samples an epoch draws
+        samples = len(sampler) if sampler is not None else len(dataset)
+    except TypeError:  # an IterableDataset or sampler without a length
+        return None
+    shared = processes if sampler is None else 1  # each process reads its share of the dataset
+    if combined * shared <= samples:
+        return None
+    where = f" in each of the {shared} processes" if shared > 1 else ""
+    replicas = options.replication_factor // options.input_group_size
+    return (f"poptorch.DataLoader: one call takes {combined:,} samples{where} (batch_size "
+            f"{batch_size:,} x deviceIterations {options.device_iterations} x replicas "
+            f"{replicas} x gradientAccumulation {options.Training.gradient_accumulation}) but "
+            f"the {'sampler draws' if sampler is not None else 'dataset holds'} {samples:,}, so "
+            f"with drop_last=True no call can run; lower batch_size or deviceIterations, or pass "
+            f"drop_last=False to read the {samples:,} samples as one short call")
 
 
 def _check_batch_fits(dataset, combined: int | None) -> None:

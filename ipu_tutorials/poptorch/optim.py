@@ -70,9 +70,8 @@ class _IpuOptimizer(IpuStateDict):
         self.ipu_state_is_dirty = self.host_state_is_dirty = False
 
     def __getstate__(self):
-        # torch's optimizers pickle only defaults, state and param_groups; keep the IPU settings.
-        # The state goes as a plain dict: a weights-only load (poptorch.load) refuses defaultdicts.
-        # The link to a compiled model's device state stays behind.
+        # torch pickles only defaults, state and param_groups: keep the IPU settings too, the state
+        # as a plain dict (poptorch.load's weights-only load refuses defaultdicts), not the device.
         state = {k: v for k, v in self.__dict__.items() if k != "_ipu_device"}
         return {**state, "state": dict(self.state)}
 
@@ -252,8 +251,9 @@ class Adam(_IpuOptimizer, torch.optim.Adam):
         if amsgrad:
             raise ValueError(f"{type(self).__name__}(amsgrad=True) is not supported on the IPU; "
                              f"use amsgrad=False")
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         **torch_kwargs)
+        # named, not super(): up to torch 2.6 Adam's constructor would run on into AdamW's
+        (torch.optim.AdamW if self._decoupled else torch.optim.Adam).__init__(
+            self, params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, **torch_kwargs)
         self._setup(loss_scaling, accum_type, max_grad_norm,
                     **_moment_types(first_order_momentum_accum_type,
                                     second_order_momentum_accum_type))

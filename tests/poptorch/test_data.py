@@ -1,5 +1,6 @@
 """poptorch.DataLoader and AsynchronousDataAccessor: batches hold one call's worth of samples."""
 import gc
+import re
 import threading
 import time
 import warnings
@@ -49,6 +50,61 @@ def test_combined_batch_size_is_the_product(options, batch, d, r, a):
         assert x.shape == (combined,) and y.shape == (combined,)
         assert torch.equal(x, torch.arange(index * combined, (index + 1) * combined))
         assert torch.equal(y, x * 10)
+
+
+@pytest.mark.parametrize("mode", [poptorch.DataLoaderMode.Sync, poptorch.DataLoaderMode.Async])
+@pytest.mark.parametrize("batch, d, r, a, refused", [
+    (10**9, 1, 1, 1, "one call takes 1,000,000,000 samples (batch_size 1,000,000,000 x "
+                     "deviceIterations 1 x replicas 1 x gradientAccumulation 1) but the dataset "
+                     "holds 100, so with drop_last=True no call can run"),
+    (13, 2, 2, 2, "one call takes 104 samples (batch_size 13 x deviceIterations 2 x replicas 2 "
+                  "x gradientAccumulation 2) but the dataset holds 100"),
+])
+def test_an_epoch_that_cannot_fill_one_call_is_refused_when_it_starts(options, mode, batch, d, r,
+                                                                       a, refused):
+    # was wrong: torch's BatchSampler first built lists as long as the batch (22 GB for 10**9);
+    # PopTorch's loader has no call to give either (len 0) but runs the empty epoch silently
+    loader = poptorch.DataLoader(options(d=d, r=r, a=a), numbered(100), batch_size=batch,
+                                 drop_last=True, mode=mode)
+    assert len(loader) == 0
+    with pytest.raises(ValueError, match=re.escape(refused) + r".* or pass drop_last=False to "
+                                         r"read the 100 samples as one short call$"):
+        drain(loader)
+
+
+def test_a_sampler_decides_how_many_samples_an_epoch_draws(options):
+    sampler = torch.utils.data.RandomSampler(range(10), replacement=True, num_samples=40)
+    loader = poptorch.DataLoader(options(d=2), numbered(10), batch_size=20, sampler=sampler)
+    assert [len(x) for x, _ in loader] == [40]
+    small = torch.utils.data.RandomSampler(range(10), replacement=True, num_samples=30)
+    with pytest.raises(ValueError, match="one call takes 40 samples .* but the sampler draws 30"):
+        drain(poptorch.DataLoader(options(d=2), numbered(10), batch_size=20, sampler=small))
+
+
+def test_a_call_larger_than_the_dataset_without_drop_last_reads_it_as_one_short_call(options):
+    # PopTorch's rule: a warning, then the remainder (here the whole dataset) as the last batch
+    with pytest.warns(UserWarning, match="the dataset's 100 samples are not a multiple of the "
+                                         "1000000000 each call consumes and drop_last=False"):
+        loader = poptorch.DataLoader(options(), numbered(100), batch_size=10**9, drop_last=False)
+    (x, _), = list(loader)
+    assert x.tolist() == list(range(100))
+
+
+def test_a_call_exactly_the_dataset_size_is_one_call(options):
+    loader = poptorch.DataLoader(options(d=4), numbered(100), batch_size=25, drop_last=True)
+    assert len(loader) == 1
+
+
+def test_each_process_needs_a_whole_call_of_its_own(options):
+    opts = options()
+    opts.Distributed.configureProcessId(0, 3)
+    with pytest.raises(ValueError, match=r"one call takes 40 samples in each of the 3 processes "
+                                         r"\(batch_size 40 x .*\) but the dataset holds 100"):
+        drain(poptorch.DataLoader(opts, numbered(100), batch_size=40))
+    # each process reading the whole dataset needs only one call's worth
+    whole = poptorch.DataLoader(opts, numbered(100), batch_size=40,
+                                auto_distributed_partitioning=False)
+    assert [len(x) for x, _ in whole] == [40, 40]
 
 
 def test_batches_keep_the_sample_shape(options):

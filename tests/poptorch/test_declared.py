@@ -59,7 +59,7 @@ def test_spec_fields_come_from_the_declarations():
     opts._Popart.set("autoRecomputation", 0)
     spec = _to_simulator.declared_spec(opts)
     assert (spec.device_iterations, spec.replication_factor, spec.gradient_accumulation) == (3, 2, 10)
-    assert not spec.mean_reduction and spec.partials_bytes == 2 and spec.recompute is False
+    assert not spec.mean_reduction and spec.partials_bytes == 2 and spec.recompute == 0
 
 
 def test_every_spec_field_a_declaration_names_is_a_field_of_the_run_spec():

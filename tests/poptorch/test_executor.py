@@ -419,24 +419,77 @@ def test_in_place_buffer_update_with_broadcast_buffers_is_refused():
     assert module.test_buff.tolist() == [0.0, 0.0]  # nothing ran
 
 
-def test_batch_norm_statistics_under_replication():
-    class Normalised(nn.Module):
+class Normalised(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(2, momentum=0.5)
+
+    def forward(self, x):
+        y = self.bn(x)
+        return y, nn.functional.mse_loss(y, torch.zeros_like(y))
+
+
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_batch_norm_statistics_are_each_replicas_own(broadcast):
+    # was wrong: BatchNorm under replication was refused unless broadcastBuffers(False)
+    x = torch.tensor([[0.0, 0.0], [2.0, 2.0], [10.0, 10.0], [20.0, 20.0]])
+    module = Normalised()
+    opts = poptorch.Options().replicationFactor(2).broadcastBuffers(broadcast)
+    model = poptorch.trainingModel(module, opts)
+    model(x)
+    # the host reads replica 0, whose statistics come from its own micro-batch [0, 2] only
+    reference = nn.BatchNorm1d(2, momentum=0.5).train()
+    reference(x[:2])
+    torch.testing.assert_close(module.bn.running_mean, reference.running_mean, rtol=0, atol=1e-5)
+    torch.testing.assert_close(module.bn.running_var, reference.running_var, rtol=0, atol=1e-5)
+    replica1 = nn.BatchNorm1d(2, momentum=0.5).train()
+    replica1(x[2:])
+    model(x)  # a second step: each replica goes on from its own statistics
+    reference(x[:2])
+    replica1(x[2:])
+    torch.testing.assert_close(module.bn.running_mean, reference.running_mean, rtol=0, atol=1e-5)
+    own = model._replica_state.copies[0]
+    torch.testing.assert_close(own["bn.running_mean"], replica1.running_mean, rtol=0, atol=1e-5)
+    torch.testing.assert_close(own["bn.running_var"], replica1.running_var, rtol=0, atol=1e-5)
+
+
+def test_an_integer_buffer_updated_in_place_is_not_refused_under_replication():
+    # PopTorch traces integer buffers as constants (PopART has no integer variables), so its
+    # in-place check never sees them (sdk/poptorch/3.4.0 JitDispatch::addParameter)
+    class Steps(nn.Module):
         def __init__(self):
             super().__init__()
-            self.bn = nn.BatchNorm1d(2, momentum=0.5)
+            self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
 
         def forward(self, x):
-            y = self.bn(x)
-            return y, nn.functional.mse_loss(y, torch.zeros_like(y))
+            self.steps += 1
+            return x * 2
 
-    x = torch.tensor([[0.0, 0.0], [2.0, 2.0], [10.0, 10.0], [20.0, 20.0]])
-    with pytest.raises(poptorch.Error, match="broadcastBuffers"):
-        poptorch.trainingModel(Normalised(), poptorch.Options().replicationFactor(2))(x)
-    module = Normalised()
-    opts = poptorch.Options().replicationFactor(2).broadcastBuffers(False)
-    poptorch.trainingModel(module, opts)(x)
-    assert module.bn.running_mean.tolist() == [0.5, 0.5]  # replica 0's batch [0, 2] only
-    assert module.bn.num_batches_tracked.item() == 1
+    module = Steps()
+    out = poptorch.inferenceModel(module, poptorch.Options().replicationFactor(2))(torch.ones(2))
+    assert out.tolist() == [2.0, 2.0]
+
+
+def test_a_float_buffer_beside_batch_norm_is_still_refused_and_nothing_changes():
+    class Both(Normalised):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("total", torch.zeros(2))
+
+        def forward(self, x):
+            y, loss = super().forward(x)
+            with torch.no_grad():
+                self.total += y.sum(0)
+            return y, loss
+
+    module = Both()
+    model = poptorch.trainingModel(module, poptorch.Options().replicationFactor(2))
+    with pytest.raises(poptorch.Error, match=r"broadcastBuffers\(False\). \(The model updated "
+                                             r"total in place while replicationFactor is 2"):
+        model(torch.arange(8.0).reshape(4, 2))
+    assert module.total.tolist() == [0.0, 0.0]
+    assert module.bn.running_mean.tolist() == [0.0, 0.0]  # PopTorch fails before running
+    assert module.bn.num_batches_tracked.item() == 0
 
 
 def test_constant_buffers_are_fine_with_replicas():

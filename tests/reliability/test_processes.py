@@ -96,21 +96,85 @@ def outside_address() -> str | None:
         return probe.getsockname()[0]
 
 
-def test_the_rendezvous_listens_on_loopback_only():
+def test_a_tcp_rendezvous_listens_on_loopback_only():
     outside = outside_address()
     if outside is None or outside.startswith("127."):
         pytest.skip("this machine has no address besides loopback")
     program = ("import os, time; print('port', os.environ['MASTER_PORT'], flush=True); "
                "time.sleep(30)")
-    with started(poprun("python", "-c", program)) as launcher:
-        line = ""
-        while "port" not in line:
-            line = launcher.stdout.readline()
+    with started(poprun("--rdzv-port", "0", "python", "-c", program)) as launcher:
+        line = launcher.stdout.readline()
+        assert "port" in line, line
         port = int(line.split()[-1])
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass  # the instances' way in
         with pytest.raises(OSError):
             socket.create_connection((outside, port), timeout=5).close()
+
+
+MEET_AND_WAIT = """
+import os, sys, time
+from ipu_tutorials.poptorch import _instances
+_instances.join(int(os.environ["RANK"]), 2)
+print("store", os.environ["IPU_TUTORIALS_RDZV_FILE"], "port" in os.environ, flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.1)
+"""
+
+
+@contextlib.contextmanager
+def meeting_on_one_host(tmp_path):
+    """poprun with two instances that meet, say where, and wait for the test to let them go."""
+    go = tmp_path / "go"
+    with started(poprun("--num-instances", "2", "python", "-c", MEET_AND_WAIT, str(go))) as p:
+        line = ""
+        while "store" not in line:
+            line = p.stdout.readline()
+            assert line, "poprun ended before its instances met"
+        store = line.split()[-2]
+        yield p, store, line.split()[-1]
+        go.touch()
+        finish(p)
+    assert p.returncode == 0
+
+
+def test_one_host_meets_in_a_folder_of_its_own_with_no_port(tmp_path):
+    with meeting_on_one_host(tmp_path) as (launcher, store, port_given):
+        folder = os.path.dirname(store)
+        info = os.stat(folder)
+        assert info.st_uid == os.getuid() and info.st_mode & 0o777 == 0o700
+        assert os.path.exists(store) and port_given == "False"
+    assert not os.path.exists(folder)  # poprun removes it when the run ends
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="running a process as another user needs root")
+def test_another_users_process_cannot_read_or_write_the_store(tmp_path):
+    with meeting_on_one_host(tmp_path) as (launcher, store, _):
+        folder = os.path.dirname(store)
+        for command in (f"cat {store}", f"ls {folder}", f"echo forged > {folder}/store2",
+                        f"echo forged >> {store}"):
+            outsider = subprocess.run(["/bin/sh", "-c", command], user=65534, group=65534,
+                                      capture_output=True, text=True, timeout=30)
+            assert outsider.returncode != 0 and "Permission denied" in outsider.stderr, command
+
+
+def test_an_outsider_writing_into_a_tcp_store_is_refused():
+    port = free_port()
+    argv = poprun("--num-instances", "2", "--host", "127.0.0.1,127.0.0.2", "--host-index", "0",
+                  "--rdzv-port", str(port), "python", "-c", JOIN)
+    with started(argv, {"IPU_TUTORIALS_RDZV_SECRET": SECRET,
+                        "IPU_TUTORIALS_INSTANCE_TIMEOUT": "60"}) as first:
+        import datetime
+        import torch.distributed as dist
+        outsider = dist.TCPStore("127.0.0.1", port, is_master=False, wait_for_workers=False,
+                                 timeout=datetime.timedelta(seconds=BOUND))
+        outsider.set("ipu_tutorials/instance/joined/1", '{"host": "evil", "pid": 1}')
+        output = finish(first)
+    assert first.returncode == 1
+    assert "instance 0: refused instance 1: its record is not signed with this run's secret" \
+        in output
+    assert "joined" not in output.replace("refused instance", "")
 
 
 def free_port() -> int:
@@ -219,3 +283,30 @@ def test_a_program_that_does_not_exist_is_one_line():
     assert p.returncode == 1
     assert output.strip() == ("poprun: error: cannot start 'no-such-program-ipu-tutorials': "
                               "No such file or directory")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="an address-space limit")
+def test_a_call_far_larger_than_the_data_is_refused_before_the_memory_grows():
+    # was wrong: a combined batch of 10**9 over 100 samples with drop_last=True grew the process
+    # to 22 GB (a MemoryError traceback under this limit) before anything said why
+    program = ("import torch\n"
+               "from ipu_tutorials import poptorch\n"
+               "data = torch.utils.data.TensorDataset(torch.zeros(100, 3))\n"
+               "try:\n"
+               "    loader = poptorch.DataLoader(poptorch.Options(), data, batch_size=10**9)\n"
+               "    print('calls:', sum(1 for _ in loader))\n"
+               "except ValueError as error:\n"
+               "    print(f'{type(error).__name__}: {error}')\n")
+    limit = 6 * 2**30  # torch itself starts within it
+
+    def limited():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True,
+                            text=True, timeout=BOUND, preexec_fn=limited,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert result.stdout.startswith("ValueError: poptorch.DataLoader: one call takes "
+                                    "1,000,000,000 samples")
+    assert "but the dataset holds 100" in result.stdout and result.stdout.count("\n") == 1

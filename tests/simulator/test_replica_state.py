@@ -52,3 +52,54 @@ def test_an_upload_of_named_buffers_reaches_every_replica():
     state.upload(["count"])
     assert [own["count"].item() for own in state.copies] == [7.0, 7.0]
     assert state.copies[0]["count"] is not state.copies[1]["count"]
+
+
+class FunctionalNorm(torch.nn.Module):
+    """Batch norm called as a function on buffers of its own (not an nn.BatchNorm module)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(2))
+        self.register_buffer("var", torch.ones(2))
+
+    def forward(self, x):
+        return torch.nn.functional.batch_norm(x, self.mean, self.var, training=True,
+                                              momentum=1.0)
+
+
+@pytest.mark.parametrize("model", [torch.nn.BatchNorm1d(2, momentum=1.0), FunctionalNorm()],
+                         ids=["module", "functional"])
+def test_running_statistics_need_no_broadcast_and_stay_each_replicas_own(model):
+    # PopTorch's in-place check never sees them: PopART's BatchNormalization updates them
+    state = ReplicaState(model, replicas=2, broadcast=True)
+    first, second = torch.tensor([[0.0, 4.0], [2.0, 8.0]]), torch.tensor([[10.0, 0.0], [20.0, 0.0]])
+    state.forward(0, lambda: model(first))
+    state.forward(1, lambda: model(second))
+    buffers = dict(model.named_buffers())
+    mean, var = (n for n in buffers if "mean" in n or "var" in n)
+    assert buffers[mean].tolist() == [1.0, 6.0]  # momentum 1: the last batch's statistics
+    assert state.copies[0][mean].tolist() == [15.0, 0.0]
+    assert state.copies[0][var].tolist() == [50.0, 0.0]  # unbiased, as torch keeps it
+    assert state.own == {mean, var} | ({"num_batches_tracked"} & set(buffers))
+
+
+def test_in_evaluation_the_statistics_are_only_read():
+    model = torch.nn.BatchNorm1d(2).eval()
+    state = ReplicaState(model, replicas=2, broadcast=True)
+    state.forward(0, lambda: model(torch.ones(2, 2)))
+    assert state.own == set() and state.copies == [{}]
+
+
+def test_a_counter_integer_buffer_is_not_refused_and_counts_per_replica():
+    class Steps(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+        def forward(self):
+            self.steps += 1
+            return self.steps.clone()
+
+    model = Steps()
+    state = ReplicaState(model, replicas=3, broadcast=True)
+    assert [state.forward(r, model).item() for r in (0, 1, 2, 0, 1, 2)] == [1, 1, 1, 2, 2, 2]

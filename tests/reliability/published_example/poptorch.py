@@ -1,26 +1,22 @@
-"""`import poptorch` -> ipu_tutorials.poptorch (the import swap), plus offline CIFAR-10 stand-ins."""
+"""`import poptorch` -> ipu_tutorials.poptorch (the import swap), and CIFAR-10 -> FakeData.
+
+The example downloads CIFAR-10; the test must not touch the network, so torchvision's FakeData
+(random 3x32x32 images, 10 classes, the same for a given index in every process) stands in.
+"""
 import sys
 
-import torch
 import torchvision
 
 import ipu_tutorials.poptorch as _facade
 
-
-class _OfflineCIFAR10(torch.utils.data.Dataset):
-    """Random 3x32x32 images with CIFAR-10's labels: the example must not download."""
-
-    def __init__(self, root, train=True, download=False, transform=None):
-        generator = torch.Generator().manual_seed(0 if train else 1)
-        self.images = torch.randn(256, 3, 32, 32, generator=generator)
-        self.labels = torch.randint(0, 10, (len(self.images),), generator=generator)
-
-    def __len__(self):
-        return len(self.images)
-
-    def __getitem__(self, index):
-        return self.images[index], int(self.labels[index])
+SAMPLES = 256  # per split: one call per instance of the example's 64 x 2 local replicas
 
 
-torchvision.datasets.CIFAR10 = _OfflineCIFAR10
+def _offline_cifar10(root, train=True, transform=None, target_transform=None, download=False):
+    return torchvision.datasets.FakeData(size=SAMPLES, image_size=(3, 32, 32), num_classes=10,
+                                         transform=transform, target_transform=target_transform,
+                                         random_offset=0 if train else SAMPLES)
+
+
+torchvision.datasets.CIFAR10 = _offline_cifar10
 sys.modules[__name__] = _facade
