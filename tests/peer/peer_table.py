@@ -108,8 +108,6 @@ TABLE = [
      r"popart_partials|running_statistics)\b", SDK_LOG, "reads the options PopART logs"),
     ("poptorch", r"poplar_executor_test\.py::test_distributed_compile\b", SDK_LOG,
      "reads the compilation log of each popdist instance"),
-    ("poptorch", r"debug_tensors_test\.py::test_tensor_modes\b", SDK_LOG,
-     "reads the anchored tensors' names PopART logs"),
     # PopART's IR, Poplar's files and tools, PopTorch's C++ extension and private modules:
     ("poptorch", r"optimizers_test\.py::test_sgd_IR\b|multiconv_test\.py::test_multiconv_"
      r"(basic|layers|options_broadcast|options_per_conv)\b|options_test\.py::"
