@@ -219,6 +219,8 @@ class PoplarExecutor(PerfQueries):
         self._require_compiled()
         if not self._attached:
             raise Error("the device is not attached: nothing to detach")
+        if self._optimizer_state is not None:
+            self._optimizer_state.on_detach()
         self._attached = False
 
     def attachToDevice(self) -> None:
@@ -229,6 +231,8 @@ class PoplarExecutor(PerfQueries):
             raise Error("the device is already attached")
         self._attached = True
         self.copyWeightsToDevice()  # PopTorch uploads the host's weights on every attach
+        if self._optimizer_state is not None:
+            self._optimizer_state.on_attach()
 
     def isAttachedToDevice(self) -> bool:
         return self._attached

@@ -96,9 +96,6 @@ TABLE = [
     ("poptorch", r"optimizers_test\.py::test_(variable_groups|variable_default|LR_scheduler|"
      r"optimizer_SGD_separate_velocity_scale_matched)\b", SDK_LOG,
      "reads the optimizer settings PopART logs at (re)compilation"),
-    ("poptorch", r"optimizers_test\.py::test_(read_ipu_state_cached|read_ipu_state_on_detach|"
-     r"write_ipu_state_before_override)\b", SDK_LOG,
-     "reads the C++ log line of each optimizer-state transfer"),
     ("poptorch", r"pipelining_test\.py::test_(api_inline|api_wrap|api_wrap_2stages|"
      r"inline_AutoIncrement|api_AutoIncrement|block_function|removeBlocks)\b", SDK_LOG,
      "reads PopART's per-op placement log (mode, ipu, stage)"),
