@@ -34,8 +34,9 @@ from ._progress import compilation_bar
 from ._saved_file import read_saved
 from .blocks import module_repr
 from .compile_hooks import run_post_compile_hooks, run_pre_compile_hooks
-from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
-                          check_updatable_buffers, settle_reduction, updatable_buffers)
+from ._validation import (check_new_optimizer, check_optimizer, check_popart_options,
+                          check_run_options, check_updatable_buffers, settle_reduction,
+                          updatable_buffers)
 from .control_flow import training_graph
 from .enums import ConnectionType
 from .options import Options
@@ -105,6 +106,7 @@ class PoplarExecutor(PerfQueries):
                                   args, kwargs, env)
         bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
+            check_popart_options(opts)
             check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
             with overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(), \

@@ -297,10 +297,19 @@ class _PopartOptions(_OptionGroup):
     _defaults: dict = {}
     _optional = POPART_OPTION_NAMES
 
+    @property
+    def options(self) -> dict:
+        """The PopART options set so far, by name (PopTorch's `_Popart.options`; a copy)."""
+        return dict(self._values)
+
     def set(self, key: str, value):
+        """Record a PopART session option; as in PopTorch, an unknown name is refused when a
+        model compiles with these options (PopART reads them then), not here."""
         if not isinstance(key, str):
             raise TypeError(f"_Popart.set() expects a string key, got {key!r}")
-        return self._set(key, value)
+        self._check_not_frozen(repr(key))
+        self._values[key] = value
+        return self
 
     def setEngineOptions(self, options: dict):
         if not isinstance(options, dict):

@@ -168,8 +168,6 @@ TABLE = [
     ("poptorch", r"norms_test\.py::test_groupNorm_exfail\b", DIFFERENCE,
      "_Popart options are recorded, not simulated: groupNormStridedChannelGrouping does not "
      "change GroupNorm's grouping"),
-    ("poptorch", r"options_test\.py::test_copying_options\b", DIFFERENCE,
-     "_Popart.set checks the option's name when it is called: the test's 'dummyKey' is refused"),
     ("poptorch", r"debug_tensors_test\.py::test_tensor_names\b", DIFFERENCE,
      "getTensorNames() lists the module's names, not PopART's, and needs a compiled model"),
 ]
