@@ -154,10 +154,12 @@ plt.show()
 # `"default"`, `"pod4"` ... `"pod64"`.
 # `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
 # values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). With more IPUs the same
-# pipeline is replicated more, and accumulates less.
+# pipeline is replicated more, and accumulates less. Those releases took `ipus_per_replica`
+# as 1 when it was left out (v0.6 derives it from `layers_per_ipu`), so their files give it.
 
 # %%
-pod_config = bert_ipu_config([3, 3, 3, 3], replication_factor={"pod16": 4, "pod64": 16},
+pod_config = bert_ipu_config([3, 3, 3, 3], ipus_per_replica=4,
+                             replication_factor={"pod16": 4, "pod64": 16},
                              gradient_accumulation_steps={"pod16": 64, "pod64": 32})
 for pod_type, num_ipus in [("pod16", 16), ("pod64", 64)]:
     ipu_tutorials.set_system("ipu2", num_ipus)

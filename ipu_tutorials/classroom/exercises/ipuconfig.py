@@ -109,7 +109,7 @@ def lesson_namespace() -> dict:
     """The names the reference solutions use."""
     return {"best_split": best_split}
 
-POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3],
+POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3], ipus_per_replica=4,
                        replication_factor={"pod16": 4, "pod64": 16},
                        gradient_accumulation_steps={"pod16": 48, "pod64": 32},
                        device_iterations=2)

@@ -22,7 +22,7 @@ LOSS_SCALING = 4096
 def bert_large_pod16_ipu_config() -> IPUConfig:
     """The published Bow Pod16 configuration as an IPUConfig (other values: v0.5's defaults,
     with which the benchmark was calibrated)."""
-    return IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4,
+    return IPUConfig(layers_per_ipu=[3, 7, 7, 7], ipus_per_replica=4, replication_factor=4,
                      gradient_accumulation_steps=2048, device_iterations=1,
                      optimizer_state_offchip=True, recompute_checkpoint_every_layer=True,
                      defaults_from="v0.5")
