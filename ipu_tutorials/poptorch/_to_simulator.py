@@ -15,7 +15,8 @@ from torch.utils._pytree import tree_flatten, tree_map
 from ..environment import Environment
 from ..simulator import spec as sim
 from ..simulator import tracing
-from ..simulator.capture import Graph, capture, verify_loss
+from ..simulator.capture import Graph, capture
+from ..simulator.losses import LossLocator, verify_loss
 from ..simulator.compile import Plan, compile_plan
 from ..simulator.frozen_values import frozen_warning
 from ..simulator.half import Rounding
@@ -233,7 +234,7 @@ def replica_state(model: torch.nn.Module, replication_factor: int,
 
 
 def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
-        loss_output: int | None = None, on_update=None, across_instances=None,
+        loss: LossLocator | None = None, on_update=None, across_instances=None,
         replicas: ReplicaState | None = None, frozen: tuple = ()):
     """One call's numerics: D x A x R micro-batches, with the weight updates when training.
 
@@ -243,6 +244,6 @@ def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, op
     values forward read at trace time (Graph.value_reads).
     """
     if spec.training:
-        return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update,
+        return run_training(model, optimizer, args, kwargs, spec, loss, on_update,
                             across_instances, replicas, frozen)
     return run_inference(model, args, kwargs, spec, replicas, frozen)

@@ -184,7 +184,7 @@ class PoplarExecutor(PerfQueries):
                 self._device_optimizer.applied(self._optimizer), \
                 scaling(self._loss_scaling, self._optimizer, hook, self._anchors) as hook:
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
-                                   self._graph.loss_output, hook, self._across_instances,
+                                   self._graph.loss, hook, self._across_instances,
                                    self._replica_state, frozen=self._graph.value_reads)
         self._anchors.record_updated_weights()
         if self._optimizer_state is not None:

@@ -17,6 +17,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from ..errors import Error
 from . import fp_exceptions, half, tracing
 from .frozen_values import Replaying
+from .losses import LossLocator
 from .optimizer import DeviceOptimizer
 from .replica_state import ReplicaState
 from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
@@ -158,7 +159,7 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSp
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
-                 loss_output: int, on_update: Callable[[dict, float], None] | None = None,
+                 loss: LossLocator, on_update: Callable[[dict, float], None] | None = None,
                  across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None,
                  replicas: ReplicaState | None = None, frozen: tuple = ()):
     """D weight updates, each from the gradients of A x R micro-batches.
@@ -185,13 +186,13 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     with tracing.running_on_ipu(), half.emulation(float16, spec.rounding), \
             fp_exceptions.checks(spec.floating_point_exceptions, model) as start_backward:
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
-            with _precision(spec):
+            with _precision(spec), loss.collecting() as computed:
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)
-            loss = tree_flatten(outputs)[0][loss_output]
+            final = loss.pick(outputs, computed)
             start_backward()
             # read each micro-batch: on_update may change it (automatic loss scaling)
             loss_scaling = float(optimizer.loss_scaling) if device else 1.0
-            _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
+            _backward(final * loss_scaling if loss_scaling != 1.0 else final)
             gradients.add()
             collector.add(d, a, r, outputs)
             if (a, r) == last:

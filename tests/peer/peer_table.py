@@ -84,9 +84,6 @@ TABLE = [
     ("lightning", r"test_data\.py::test_dataloader_disallow_batch_sampler", OLD_LIGHTNING,
      "calls a private helper of Lightning 2.0.9 that 2.6 changed; ipu_tutorials checks the "
      "same rule (tests/lightning/test_strategy.py)"),
-    ("lightning", r"test_ipu\.py::test_stages_correct", DIFFERENCE,
-     "its training_step returns (loss - loss) + 1, not the loss; the simulator finds the loss "
-     "among the returned values"),
     ("lightning", r"test_ipu\.py::test_autoreport", DIFFERENCE,
      "autoreport writes the simulator's report (JSON + Chrome trace), not Poplar's profile.pop"),
     # --- PopTorch -------------------------------------------------------------------------

@@ -124,15 +124,42 @@ def test_losses_combined_in_identity_loss_train():
     assert loss.shape == ()
 
 
-def test_a_loss_that_is_not_returned_is_refused():
-    class Hidden(Regression):
-        def forward(self, x, y):
-            out = self.fc(x)
-            nn.functional.mse_loss(out, y)
-            return out
+class Derived(Regression):
+    """Lightning 2.0.9's test_stages_correct: the step returns a value computed from its loss."""
 
-    with pytest.raises(poptorch.Error, match=r"does not return it"):
-        poptorch.trainingModel(Hidden())(torch.randn(4, 5), torch.randn(4, 3))
+    def forward(self, x, y):
+        loss = nn.functional.mse_loss(self.fc(x), y)
+        return (loss - loss) + torch.tensor(1.0)
+
+
+class Hidden(Regression):
+    def forward(self, x, y):
+        out = self.fc(x)
+        nn.functional.l1_loss(out, y)
+        return out
+
+
+@pytest.mark.parametrize("model_cls, loss_fn", [(Derived, nn.functional.mse_loss),
+                                                (Hidden, nn.functional.l1_loss)])
+def test_a_loss_forward_does_not_return_still_trains_from_it(options, model_cls, loss_fn):
+    # was wrong: refused ("the model computes a loss but does not return it"); PopTorch finds
+    # the final loss in its graph and starts backward there, whatever forward returns
+    torch.manual_seed(0)
+    model = model_cls()
+    reference = copy.deepcopy(model)
+    x, y = torch.randn(2, 4, 5), torch.randn(2, 4, 3)
+    training = poptorch.trainingModel(model, options(d=2),
+                                      poptorch.optim.SGD(model.parameters(), lr=0.1))
+    returned = training(x.flatten(0, 1), y.flatten(0, 1))
+    sgd = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for step in range(2):
+        sgd.zero_grad()
+        loss_fn(reference.fc(x[step]), y[step]).backward()
+        sgd.step()
+    for ours, theirs in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+    if model_cls is Derived:
+        assert torch.equal(returned, torch.tensor(1.0))  # what forward returned (Final)
 
 
 def test_backward_on_an_output_explains_the_backward_pass_is_automatic():
