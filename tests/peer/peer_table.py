@@ -154,8 +154,6 @@ TABLE = [
     ("poptorch", r"dataloader_test\.py::test_KeyboardInterrupt_in_async_data_accessor\[",
      DIFFERENCE, "sends SIGINT to the AsynchronousDataAccessor's worker process, found by the pid "
      "PopTorch logs; the simulator's accessor reads in a thread, so there is no such process"),
-    ("poptorch", r"poplar_executor_test\.py::test_rewrap_model\b", DIFFERENCE,
-     "the user's module keeps its class, so it gains no destroy()"),
     ("poptorch", r"misc_nn_layers_test\.py::test_weight_norm\[", DIFFERENCE,
      "getTensorNames() lists the module's names, not PopART's UpdatedVar___ names (the values "
      "are checked first and match)"),
