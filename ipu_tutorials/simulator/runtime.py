@@ -20,7 +20,9 @@ from .frozen_values import Replaying
 from .losses import LossLocator
 from .optimizer import DeviceOptimizer
 from .replica_state import ReplicaState
-from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
+from .mixed_types import MixedTypes
+from .spec import (MIXED_DISPATCHER, MIXED_DOWNCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM,
+                   RunSpec)
 
 
 def micro_batch_size(tensors: list[torch.Tensor], spec: RunSpec) -> int:
@@ -50,18 +52,16 @@ def _split(x, spec: RunSpec):
 
 
 def _precision(spec: RunSpec):
-    """Float16 inputs with float32 weights: ops run in float16 while weights stay float32."""
+    """Float16 inputs with float32 weights: each op typed as PopTorch 3 types it, or (the
+    deprecated downcast) run in float16 while the weights stay float32."""
     if spec.mixed_precision == MIXED_DOWNCAST:
         return torch.autocast("cpu", dtype=torch.float16)
-    return contextlib.nullcontext()
+    return MixedTypes() if spec.mixed_precision == MIXED_DISPATCHER else contextlib.nullcontext()
 
 
 def _micro_batches(args: tuple, kwargs: dict, spec: RunSpec):
     """Yield (d, a, r, args, kwargs) for every micro-batch in [D][A][R] order."""
     leaves, tree = tree_flatten((args, kwargs))
-    if spec.mixed_precision == MIXED_UPCAST:
-        leaves = [x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float16 else x
-                  for x in leaves]
     shaped = [_split(x, spec) for x in leaves]
     for d in range(spec.device_iterations):
         for a in range(spec.gradient_accumulation):
@@ -148,8 +148,7 @@ def _forward(model, replicas, r: int, args: tuple, kwargs: dict, frozen: tuple =
 def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec,
                   replicas: ReplicaState | None = None, frozen: tuple = ()):
     collector = OutputCollector(spec)
-    float16 = half.involves_half(model, (args, kwargs),
-                                 mixed=spec.mixed_precision == MIXED_DOWNCAST)
+    float16 = half.involves_half(model, (args, kwargs), mixed=spec.mixed_precision is not None)
     with torch.no_grad(), tracing.running_on_ipu(), _precision(spec), \
             half.emulation(float16, spec.rounding), \
             fp_exceptions.checks(spec.floating_point_exceptions, model):
@@ -181,8 +180,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     gradients = _Gradients(params, optimizer.accum_type if device else None,
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
-    float16 = half.involves_half(model, (args, kwargs), optimizer,
-                                 spec.mixed_precision == MIXED_DOWNCAST)
+    float16 = half.involves_half(model, (args, kwargs), optimizer, spec.mixed_precision is not None)
     with tracing.running_on_ipu(), half.emulation(float16, spec.rounding), \
             fp_exceptions.checks(spec.floating_point_exceptions, model) as start_backward:
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):

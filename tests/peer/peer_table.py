@@ -157,9 +157,6 @@ TABLE = [
     ("poptorch", r"misc_nn_layers_test\.py::test_weight_norm\[", DIFFERENCE,
      "getTensorNames() lists the module's names, not PopART's UpdatedVar___ names (the values "
      "are checked first and match)"),
-    ("poptorch", r"norms_test\.py::test_groupNorm_typing\b", DIFFERENCE,
-     "float16 inputs meeting float32 weights are upcast before forward runs, so GroupNorm (which "
-     "PyTorch runs in mixed types) returns float32"),
     ("poptorch", r"norms_test\.py::test_groupNorm_exfail\b", DIFFERENCE,
      "_Popart options are recorded, not simulated: groupNormStridedChannelGrouping does not "
      "change GroupNorm's grouping"),

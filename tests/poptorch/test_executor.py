@@ -1063,3 +1063,37 @@ def test_copy_named_buffers_needs_a_compiled_model():
     model = poptorch.inferenceModel(TwoBuffers(), poptorch.Options().updatableNamedBuffers(["a"]))
     with pytest.raises(poptorch.Error, match="compile"):
         model.copyNamedBuffersToDevice()
+
+
+@pytest.mark.parametrize("layer, x", [(nn.Linear(10, 20), torch.ones(10)),
+                                      (nn.Conv1d(4, 5, 2), torch.ones(1, 4, 4))])
+def test_float16_activations_meet_float32_weights_as_in_poptorch(options, layer, x):
+    # was wrong: the inputs were upcast before forward, so the output was float32; PopTorch's
+    # half_float_test.py::test_float16_activations_float32_weights expects float16
+    model = poptorch.inferenceModel(layer, options())
+    out = model(x.half())
+    assert out.dtype == torch.float16
+    half_weights = {k: v.half().float() for k, v in layer.state_dict().items()}
+    reference = layer(x.float()) if isinstance(layer, nn.Linear) else \
+        torch.func.functional_call(layer, half_weights, (x.float(),))  # Conv casts its weights
+    torch.testing.assert_close(out, reference.half(), rtol=1e-3, atol=1e-3)
+
+
+def test_a_cast_inside_forward_meets_float32_weights_as_in_poptorch(options):
+    # was wrong: "mat1 and mat2 must have the same dtype" (PopTorch's half_test.py,
+    # test_8bit_io_casting): a float16 made inside forward is typed as PopTorch types it too
+    class Casts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(1, 1)
+
+        def forward(self, x):
+            return self.linear(x.half()), self.linear(x.float())
+
+    model = poptorch.inferenceModel(Casts(), options())
+    half, full = model(torch.tensor([3], dtype=torch.uint8))
+    assert (half.dtype, full.dtype) == (torch.float16, torch.float32)
+    assert model._spec.mixed_precision == "dispatcher"
+    plain = poptorch.inferenceModel(nn.Linear(1, 1), options())
+    plain(torch.ones(1))
+    assert plain._spec.mixed_precision is None  # nothing mixed: the run adds no mode
