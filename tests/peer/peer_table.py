@@ -161,7 +161,15 @@ TABLE = [
      "_Popart options are recorded, not simulated: groupNormStridedChannelGrouping does not "
      "change GroupNorm's grouping"),
     ("poptorch", r"debug_tensors_test\.py::test_tensor_names\b", DIFFERENCE,
-     "getTensorNames() lists the module's names, not PopART's, and needs a compiled model"),
+     "getTensorNames() lists the module's names, not PopART's (input, loss, Gradient___, "
+     "scaledLearningRate...), and raises poptorch.Error, not AssertionError, before compile"),
+    ("poptorch", r"weights_writing_test\.py::test_(weights_sharing_ipu_cpu|weights_sharing_ipus|"
+     r"weight_overwrite_trained_weight)\b", DIFFERENCE,
+     "training writes the weights to the host after every call: no implicit copyWeightsToHost() "
+     "to count, and copyWeightsToDevice() uploads the trained weights"),
+    ("poptorch", r"half_test\.py::test_buffers\b", DIFFERENCE,
+     "an inferenceModel's BatchNorm in train mode returns its running statistics updated, as in "
+     "PyTorch; PopTorch returns them unchanged"),
 ]
 
 
