@@ -22,7 +22,7 @@ def _check_ids(where: str, user_id, ipu_id):
         check_int(f"{where}: ipu_id", ipu_id, minimum=0)
 
 
-def block_name(user_id: str | int | None) -> str | None:
+def _block_name(user_id: str | int | None) -> str | None:
     """The block's name in plans and messages: an int id 1 names block "1"."""
     return None if user_id is None else str(user_id)
 
@@ -45,11 +45,11 @@ class Block:
         """Begin a block that lasts until the next one begins."""
         _check_ids("poptorch.Block.start", user_id, ipu_id)
         if tracing.STATE.capture is not None:
-            tracing.enter_block(block_name(user_id), ipu_id)
+            tracing.enter_block(_block_name(user_id), ipu_id)
 
     def __enter__(self):
         if tracing.STATE.capture is not None:
-            self._previous = tracing.enter_block(block_name(self.user_id), self.ipu_id)
+            self._previous = tracing.enter_block(_block_name(self.user_id), self.ipu_id)
         return self
 
     def __exit__(self, *exc):
@@ -66,7 +66,7 @@ class _BlockHook:
 
     def __call__(self, module, inputs):
         if tracing.STATE.capture is not None:
-            tracing.enter_block(block_name(self.user_id), self.ipu_id)
+            tracing.enter_block(_block_name(self.user_id), self.ipu_id)
 
     def __repr__(self):
         return f"BeginBlock(user_id={self.user_id!r}, ipu_id={self.ipu_id!r})"

@@ -111,8 +111,8 @@ class PoplarExecutor(PerfQueries):
             buffers = buffer_ids(self._user_model)
             with overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(), \
                     training_graph(self._training):
-                spec, graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
-                                                      bar.update)
+                spec, graph, plan = simulator.compile_model(self._user_model, spec, args,
+                                                            kwargs, bar.update)
             overlapped_io.check_settings(overlap, opts, self._training)
             check_buffers_kept(buffers, self._user_model)
         finally:

@@ -24,10 +24,10 @@ from torch.utils._python_dispatch import _disable_current_modes
 HALF, FLOAT = torch.float16, torch.float32
 F = torch.nn.functional
 
+_CONVOLUTIONS = (F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d,
+                 F.conv_transpose3d)
 # function -> (position, keyword) of the weight and of the bias it casts to the input's type
-_CASTS = {**{conv: ((1, "weight"), (2, "bias")) for conv in (
-              F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d,
-              F.conv_transpose3d)},
+_CASTS = {**dict.fromkeys(_CONVOLUTIONS, ((1, "weight"), (2, "bias"))),
           F.batch_norm: ((3, "weight"), (4, "bias")), F.instance_norm: ((3, "weight"), (4, "bias")),
           F.layer_norm: ((2, "weight"), (3, "bias")), F.group_norm: ((2, "weight"), (3, "bias"))}
 _PRODUCTS = {torch.matmul, torch.mm, torch.bmm, torch.mv, torch.addmm, torch.baddbmm,

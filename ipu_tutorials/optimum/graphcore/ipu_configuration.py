@@ -165,7 +165,8 @@ class IPUConfig:
         ipus_text = f"{name('ipus_per_replica')}={ipus}"
         proportion = self._matmul_proportion
         v05 = self.release == "v0.5"  # v0.5 read the first ipus_per_replica proportions only
-        if isinstance(proportion, list) and (len(proportion) < ipus if v05 else len(proportion) != ipus):
+        if isinstance(proportion, list) and (len(proportion) < ipus if v05
+                                             else len(proportion) != ipus):
             raise IncompatibleIPUConfigError(
                 f"{name('matmul_proportion')}={proportion} should use the same number of IPUs as "
                 f"{ipus_text}. Give one proportion per IPU, or a single float for all of them.")
