@@ -167,6 +167,10 @@ TABLE = [
      r"weight_overwrite_trained_weight)\b", DIFFERENCE,
      "training writes the weights to the host after every call: no implicit copyWeightsToHost() "
      "to count, and copyWeightsToDevice() uploads the trained weights"),
+    ("poptorch", r"type_support_test\.py::test_many_implicit_cast_equals\[input_2_type:torch\."
+     r"(float32-input_1_type:torch\.float64|float64-input_1_type:torch\.float32)\]", DIFFERENCE,
+     "a float64 input keeps its 64 bits inside the model, so 550.4 in float64 and in float32 "
+     "differ; the IPU holds both in 32 bits"),
     ("poptorch", r"half_test\.py::test_buffers\b", DIFFERENCE,
      "an inferenceModel's BatchNorm in train mode returns its running statistics updated, as in "
      "PyTorch; PopTorch returns them unchanged"),
