@@ -54,17 +54,23 @@ except RuntimeError as error:
     print(f"PyTorch: {error}")
 
 # %% [markdown]
-# PopTorch 3.0 and later (Poplar SDK 3.0+) follow PyTorch's promotion rule instead: where a
-# float16 input meets a float32 weight, the op is upcast and computes in float32 (PopTorch
-# user guide, "16-bit float migration"). <!-- claim: L09-mixed-upcast --> To compute in
-# float16, cast on purpose: the whole model with `model.half()`, or one layer with
-# `layer.half()`, and the inputs to match.
+# PopTorch 3.0 and later (Poplar SDK 3.0+) type each mixed op instead. A convolution casts
+# its float32 weights down to the float16 input; a matrix product computes in float32 and
+# returns what PyTorch's kernels return: float32 for `nn.Linear` on a batch of vectors (its
+# float32 bias promotes), float16 otherwise; elementwise ops promote to float32 (PopTorch 3.4's
+# `ConvolutionOps.cpp` and its tests, `half_float_test.py`). <!-- claim: L09-mixed-upcast -->
+# To choose what computes in float16, cast on purpose: `model.half()`, or one layer's
+# `.half()`, and inputs to match.
 
 # %%
 opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
 for name, net in (("float32 weights", model), ("model.half()", copy.deepcopy(model).half())):
+    seen = {}  # the first convolution's output type, noted by a forward hook
+    hook = net.layer1.register_forward_hook(lambda module, inputs, out: seen.update(conv=out.dtype))
     output = poptorch.inferenceModel(net, opts.clone())(images)
-    print(f"{name:>16}: output {output.dtype}, weights {net.layer1.conv.weight.dtype}")
+    hook.remove()
+    print(f"{name:>16}: first conv {seen['conv']}, output {output.dtype}, "
+          f"weights {net.layer1.conv.weight.dtype}")
 
 # %% [markdown]
 # Older PopTorch code may call `opts.Precision.halfFloatCasting(...)`. Under the tracing
@@ -394,8 +400,9 @@ exercises.half_partials.check(my_options)
 # ## Summary
 #
 # - To compute in float16, cast on purpose: `model.half()` (or one layer's `.half()`) and
-#   float16 inputs. Since PopTorch 3.0 a float16 input meeting float32 weights is upcast to
-#   float32, as in PyTorch; `halfFloatCasting` is deprecated since 3.1.
+#   float16 inputs. Since PopTorch 3.0 a float16 input meeting float32 weights is typed op by
+#   op (convolutions cast their weights to float16, `nn.Linear` on a batch of vectors promotes
+#   to float32); `halfFloatCasting` is deprecated.
 # - Float16 halves weights; `accum_type=torch.float16` (which Graphcore's tutorial asks for
 #   with a float16 model) halves the gradient accumulators and switches to a running mean;
 #   half partials shrink matmul working memory.

@@ -163,10 +163,13 @@ plt.show()
 # v0.2.3; v0.2.1 and v0.2.2 had `"pod4"`, `"pod16"`, `"pod64"`, `"pod128"`, `"pod256"`).
 # `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
 # values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). <!-- claim: L13-pod-values -->
-# With more IPUs the same pipeline is replicated more, and accumulates less.
+# With more IPUs the same pipeline is replicated more, and accumulates less. Those releases
+# took `ipus_per_replica` as 1 when it was left out (v0.6 derives it from `layers_per_ipu`), so
+# their files give it.
 
 # %%
-pod_config = bert_ipu_config([3, 3, 3, 3], replication_factor={"pod16": 4, "pod64": 16},
+pod_config = bert_ipu_config([3, 3, 3, 3], ipus_per_replica=4,
+                             replication_factor={"pod16": 4, "pod64": 16},
                              gradient_accumulation_steps={"pod16": 64, "pod64": 32})
 for pod_type, num_ipus in [("pod16", 16), ("pod64", 64)]:
     ipu_tutorials.set_system("ipu2", num_ipus)

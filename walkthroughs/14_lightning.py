@@ -147,10 +147,11 @@ print(f"{type(bare.strategy).__name__}, {type(bare.precision_plugin).__name__}"
 #
 # `precision=16` (Lightning's `"16-mixed"` on IPUs) keeps the weights float32 and casts each
 # batch to float16 on the host, which halves the bytes sent to the IPU (Lightning 1.7's
-# changelog, PR #13880). <!-- claim: L14-precision-16 --> With PopTorch 3.0 and later a
-# float16 input meeting float32 weights is upcast, so the layer still computes in float32
-# (lesson 9). Call `model.half()` as well and the weights, and the arithmetic, are float16:
-# pure 16-bit. Neither scales the loss automatically, as with Lightning on real IPUs.
+# changelog, PR #13880). <!-- claim: L14-precision-16 --> With PopTorch 3.0 and later
+# `nn.Linear` on a batch of float16 vectors promotes to its float32 weights and bias, so the
+# layer still computes in float32 (lesson 9 has PopTorch's rules for mixed types). Call
+# `model.half()` as well and the weights, and the arithmetic, are float16: pure 16-bit.
+# Neither scales the loss automatically, as with Lightning on real IPUs.
 
 # %%
 class Watched(Linear):
@@ -336,7 +337,7 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 # - The strategy builds `replicationFactor` from `devices`, `gradientAccumulation` from
 #   `accumulate_grad_batches`, `deviceIterations` from its own argument, unless you pass options.
 # - `precision=16` casts batches to float16 on the host and keeps float32 weights (PopTorch 3.x
-#   then computes in float32); add `model.half()` for float16 arithmetic.
+#   then computes this linear model in float32); add `model.half()` for float16 arithmetic.
 # - Clipping, several optimizers, LBFGS, skipped steps, batch-transfer hooks, batch samplers
 #   with several replicas and non-power-of-two device counts are refused; `self.log` in a step
 #   runs here but warns that hardware would refuse it.

@@ -330,9 +330,11 @@ exercises.samples_per_update.check(my_sequences)
 exercises.pod16_setup.check(setup)
 
 # %% [markdown]
-# **Next:** the course ends here. Take your own model through the same steps: blocks and a
-# plan on meta tensors first (lessons 3 to 7), then half precision and offload (lessons 8
-# and 9), then replicas (lesson 10), then a small real run against plain PyTorch.
+# **Next:** lesson 16 runs the same ideas with PyTorch's own engines (pipeline schedules,
+# ZeRO and FSDP sharding, autocast) on four CPU processes, side by side with the IPU's. Then
+# take your own model through the same steps: blocks and a plan on meta tensors first (lessons
+# 3 to 7), then half precision and offload (lessons 8 and 9), then replicas (lesson 10), then
+# a small real run against plain PyTorch.
 #
 # ## References
 #

@@ -60,10 +60,10 @@ def to_poptorch_loader(dataloader, options: poptorch.Options, stage: str):
 
 def _with_batch_sampler(dataloader, options: poptorch.Options, kept: dict):
     if options.replication_factor > 1:
-        raise MisconfigurationException(
-            f"It is not possible to have a batch sampler in your dataloader when running on "
-            f"multiple IPU devices (replication factor {options.replication_factor}): each "
-            f"replica needs its own equal share of every batch. Pass batch_size= and a sampler= "
+        raise MisconfigurationException(  # Lightning 2.0.9's words (utilities/data.py), then why
+            f"It is not possible to have a batch sampler in your dataloader, when running on "
+            f"multiple IPU devices. (Replication factor {options.replication_factor}: each "
+            f"replica needs its own equal share of every batch.) Pass batch_size= and a sampler= "
             f"instead of batch_sampler=, or use devices=1.")
     return poptorch.DataLoader(options, dataloader.dataset, batch_sampler=dataloader.batch_sampler,
                                **kept)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from typing import Any
 
@@ -63,6 +64,16 @@ class StageStats:
         return self.samples / self.simulated_seconds if self.simulated_seconds else 0.0
 
 
+def _set_engine_options(directory: str | None) -> None:
+    """What Lightning 2.0.9 does for autoreport=True: POPLAR_ENGINE_OPTIONS asks for a report
+    of every model compiled from now on (in `directory`, made now, else the working one)."""
+    options: dict[str, Any] = {"autoReport.all": True}
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        options["autoReport.directory"] = directory
+    os.environ["POPLAR_ENGINE_OPTIONS"] = json.dumps(options)
+
+
 class IPUStrategy(ParallelStrategy):
     """Train and evaluate a LightningModule on simulated IPUs, as Lightning 2.0's IPUStrategy did.
 
@@ -77,7 +88,9 @@ class IPUStrategy(ParallelStrategy):
         accelerator: leave None; use `Trainer(accelerator="ipu")`.
         device_iterations: iterations the IPU runs per call (one Lightning batch holds them all).
         autoreport: write the simulator's reports after each stage (to `autoreport_dir`, else
-            the working directory).
+            the working directory); as in Lightning 2.0.9, it also sets POPLAR_ENGINE_OPTIONS
+            to `{"autoReport.all": true, "autoReport.directory": autoreport_dir}`, so PopTorch
+            writes a report of each model it compiles too.
         autoreport_dir: where reports go; setting it alone also turns reports on.
         training_opts: poptorch.Options for training, used as they are.
         inference_opts: poptorch.Options for validation, test and predict, used as they are.
@@ -108,6 +121,8 @@ class IPUStrategy(ParallelStrategy):
         self.device_iterations = device_iterations
         self.autoreport = autoreport or autoreport_dir is not None
         self.autoreport_dir = autoreport_dir
+        if autoreport:
+            _set_engine_options(autoreport_dir)
         self._user_training_opts, self._user_inference_opts = training_opts, inference_opts
         self._training_opts = self._inference_opts = None
         self._accumulation: int | None = None  # the Trainer's accumulate_grad_batches

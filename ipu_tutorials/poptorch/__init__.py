@@ -10,6 +10,7 @@ from .executor import PoplarExecutor
 from .arg_parsers import ICustomArgParser, registerCustomArgParser
 from .compile_hooks import registerPostCompileHook, registerPreCompileHook
 from .cpu_op import CPU
+from .ctc import ctc_beam_search_decoder
 from .control_flow import cond, dynamic_slice, dynamic_update, for_loop
 from .ops import (MultiConv, custom_op, identity_loss, ipu_print_tensor,
                   ipuHardwareIsAvailable, ipuHardwareVersion, isRunningOnIpu, nop,
@@ -29,7 +30,8 @@ __all__ = [
     "MultiConv", "MultiConvPlanType", "Options", "OutOfMemoryError", "OutputMode", "OverlapMode",
     "ParallelPhasedExecution", "Phase", "PipelinedExecution", "PoplarExecutor", "ReductionType",
     "SerialPhasedExecution", "ShardedExecution", "Stage", "SyncPattern", "TensorLocationSettings",
-    "cond", "custom_op", "dynamic_slice", "dynamic_update", "for_loop", "identity_loss",
+    "cond", "ctc_beam_search_decoder", "custom_op", "dynamic_slice", "dynamic_update", "for_loop",
+    "identity_loss",
     "inferenceModel", "ipuHardwareIsAvailable",
     "ipuHardwareVersion", "ipu_print_tensor", "isRunningOnIpu", "load", "module_repr", "nop",
     "optim",

@@ -77,7 +77,12 @@ class DeviceWeights:
 
 
 class TrainingWrappers:
-    """Each module's live training wrapper: PopTorch allows one per module at a time."""
+    """Each module's live training wrapper: PopTorch allows one per module at a time.
+
+    While wrapped, the module has PopTorch's `destroy()` (it frees its wrapper): as PopTorch
+    does, its class becomes a subclass of its own with that method, which copies and pickles
+    as the original class and is undone by `destroy()`.
+    """
 
     def __init__(self):
         self.reset()
@@ -88,22 +93,57 @@ class TrainingWrappers:
 
     def check_free(self, module: torch.nn.Module) -> None:
         """Raise RuntimeError if a live training wrapper already trains the module."""
+        if self.wrapper_of(module) is not None:
+            raise RuntimeError("Model has already been wrapped in 'poptorch.trainingModel'. Call "
+                               "model.destroy() on the model to unwrap before wrapping again.")
+
+    def wrapper_of(self, module: torch.nn.Module):
         current = self.by_module.get(module)
-        if current is not None and current() is not None:
-            raise RuntimeError("this model is already wrapped in poptorch.trainingModel; call "
-                               ".destroy() on that wrapper before wrapping it again")
+        return None if current is None else current()
 
     def claim(self, module: torch.nn.Module, wrapper) -> None:
         """Record `wrapper` as the module's training wrapper (after check_free)."""
         self.by_module[module] = weakref.ref(wrapper)
+        _SET_CLASS(module, _destroyable(type(module)))
 
     def release(self, module: torch.nn.Module, wrapper) -> None:
-        current = self.by_module.get(module)
-        if current is not None and current() is wrapper:
+        if self.wrapper_of(module) is wrapper:
             del self.by_module[module]
+            _SET_CLASS(module, _unwrapped(type(module)))
 
 
 TRAINING_WRAPPERS = TrainingWrappers()
+_DESTROYABLE: dict[type, type] = {}  # a module class -> its subclass with destroy()
+_SET_CLASS = object.__dict__["__class__"].__set__  # sets a class past a `__class__` property
+
+
+def _unwrapped(cls: type) -> type:
+    return cls.__bases__[0] if cls in _DESTROYABLE.values() else cls
+
+
+def _destroyable(cls: type) -> type:
+    """`cls` with PopTorch's destroy(), named as `cls` (so reprs and logs are unchanged)."""
+    cls = _unwrapped(cls)
+    if cls not in _DESTROYABLE:
+        def destroy(self) -> None:
+            """Destroy the training wrapper of this model (PopTorch's model.destroy())."""
+            wrapper = TRAINING_WRAPPERS.wrapper_of(self)
+            if wrapper is not None:
+                wrapper.destroy()
+
+        def __reduce_ex__(self, protocol):  # copies and pickles are of the original class
+            wrapped = type(self)
+            _SET_CLASS(self, cls)
+            try:
+                return self.__reduce_ex__(protocol)
+            finally:
+                _SET_CLASS(self, wrapped)
+
+        _DESTROYABLE[cls] = type(cls.__name__, (cls,), {
+            "destroy": destroy, "__reduce_ex__": __reduce_ex__,
+            "__class__": property(lambda self: cls),  # what pickle checks a reduction against
+            "__qualname__": cls.__qualname__, "__module__": cls.__module__})
+    return _DESTROYABLE[cls]
 
 
 @contextlib.contextmanager

@@ -15,6 +15,8 @@ import weakref
 
 import torch
 
+from ._logging import logger
+
 # poptorch.optim's per-weight state tensors, by optimizer family, and PopART's prefix for each
 STATE_PREFIXES = {
     "SGD": {"momentum_buffer": "Accl"},
@@ -176,8 +178,11 @@ class IpuStateDict:
         device = getattr(self, "_ipu_device", None)
         device = device() if device is not None else None
         if device is not None and getattr(self, "host_state_is_dirty", False):
+            logger.info("Writing optimiser state tensors from IPU to host.")  # PopTorch's lines
             self._ipu_cache = device.read()
             self.host_state_is_dirty = False
+        elif device is not None:
+            logger.debug("Using cached optimiser state dict")
         return getattr(self, "_ipu_cache", None) or _empty()
 
     def state_dict(self) -> dict:
@@ -237,6 +242,7 @@ class DeviceOptimizerState:
         self.params.update({k: v.detach().clone() for k, v in (loaded["ipu_param"] or {}).items()
                             if k in self.params})
         state = loaded["ipu_state"] or {}
+        logger.info("Writing optimiser state tensors from host to IPU memory.")
         write_state_tensors(optimizer, self.names, state, self.accumulation)
         if self.loss_scaling is not None and LOSS_SCALE_FACTOR in state:
             self.loss_scaling.factor = float(state[LOSS_SCALE_FACTOR])
@@ -245,6 +251,19 @@ class DeviceOptimizerState:
     def after_run(self) -> None:
         if self.optimizer is not None:
             self.optimizer.host_state_is_dirty = True
+
+    def on_detach(self) -> None:
+        """PopTorch reads the state back before the device goes."""
+        if self.optimizer is not None:
+            self.optimizer._ipu_entries()
+
+    def on_attach(self) -> None:
+        """PopTorch writes the host's state (read or loaded) to a device it attaches to."""
+        optimizer = self.optimizer
+        if optimizer is not None and (getattr(optimizer, "_ipu_cache", None) or {}).get(
+                "ipu_state") is not None:
+            optimizer.ipu_state_is_dirty = True
+            self.before_run()
 
     def read(self) -> dict:
         state = state_tensors(self.optimizer, self.names, self.accumulation)

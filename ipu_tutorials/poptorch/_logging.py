@@ -24,6 +24,10 @@ class _StderrHandler(logging.Handler):
 
 
 _HANDLER = _StderrHandler()
+# each output mode as PopTorch writes it to PopART (popart_compiler PopartEnums.hpp,
+# outputModeToString): Sum alone is not upper case
+_MODE_NAMES = {OutputMode.All: "ALL", OutputMode.EveryN: "EVERYN", OutputMode.Final: "FINAL",
+               OutputMode.Sum: "Sum"}
 
 
 def install_handler() -> None:
@@ -52,6 +56,6 @@ def log_compiled(plan, name: str, training: bool, anchors: dict, output_mode) ->
         logger.debug("Placement: %s", line)
     for short_name, anchor in anchors.items():
         mode = anchor["output_mode"]
-        mode = (output_mode if mode == OutputMode.Default else mode).name.upper()
+        mode = _MODE_NAMES[output_mode if mode == OutputMode.Default else mode]
         period = anchor["output_return_period"] if mode == "EVERYN" else 1  # as PopTorch logs
         logger.debug("Anchoring %s %s/%d as %r", anchor["long_name"], mode, period, short_name)

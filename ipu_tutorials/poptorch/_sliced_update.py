@@ -5,7 +5,7 @@ whole weight of millions of elements, every operation streams fresh tensors thro
 (the mixed-precision tutorial's 4.2M-weight linear layer: ~70 MB of temporaries per step). Run on
 slices of SLICE elements, the temporaries stay in the core's cache and are reused step after step.
 Every operation is elementwise, so each element goes through exactly the same float32 operations
-and roundings as in the whole-tensor update (the reference, `_IpuOptimizer._apply_per_tensor`);
+and roundings as in the whole-tensor update (the reference, `Optimizer._apply_per_tensor`);
 tests/poptorch/test_sliced_update.py holds the two to the same bits.
 
 The slices run on one thread: with several, every one of their many small operations would
@@ -68,7 +68,7 @@ def _pieces(tensors: list[torch.Tensor]) -> list[Callable[[torch.Tensor], torch.
 
 
 def apply_sliced(optimizer, grads: dict, scale: float) -> None:
-    """The update of `_IpuOptimizer.apply_gradients`, slice by slice (same bits)."""
+    """The update of `Optimizer.apply_gradients`, slice by slice (same bits)."""
     factor = clip_factor(optimizer, grads, scale)
     with one_thread():  # elementwise results do not depend on it
         _apply_slices(optimizer, grads, scale, factor)

@@ -5,6 +5,7 @@ translation of Options into the simulator's terms, made once per compile.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import warnings
 from typing import TYPE_CHECKING, Callable
@@ -15,11 +16,13 @@ from torch.utils._pytree import tree_flatten, tree_map
 from ..environment import Environment
 from ..simulator import spec as sim
 from ..simulator import tracing
-from ..simulator.capture import Graph, capture, verify_loss
+from ..simulator.capture import Graph, capture
 from ..simulator.compile import Plan, compile_plan
 from ..simulator.frozen_values import frozen_warning
 from ..simulator.half import Rounding
 from ..simulator.hardware import CHOICE, System, ipu_spec
+from ..simulator.losses import LossLocator, verify_loss
+from ..simulator.mixed_types import MixedTypes
 from ..simulator.optimizer import DeviceOptimizer
 from ..simulator.replica_state import ReplicaState
 from ..simulator.runtime import micro_batch_size, run_inference, run_training
@@ -105,14 +108,14 @@ def output_mode(options: Options, training: bool) -> str:
 
 
 def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> str | None:
-    """How float16 inputs meet float32 weights: PopTorch 3.0+ upcasts them to float32, as
-    PyTorch does (user guide, "16-bit float migration"); only the deprecated
-    halfFloatCasting(FloatDowncastToHalf), the SDK 2.x default, runs the ops in float16."""
+    """How float16 inputs meet float32 weights: PopTorch 3.0+ types each op as its dispatcher
+    does (simulator/mixed_types.py); only the deprecated halfFloatCasting(FloatDowncastToHalf),
+    the SDK 2.x default, runs the ops in float16."""
     halves = any(isinstance(t, torch.Tensor) and t.dtype == torch.float16 for t in inputs)
     if not halves or not any(p.dtype == torch.float32 for p in model.parameters()):
         return None
     downcast = options.Precision.half_float_casting == HalfFloatCastingBehavior.FloatDowncastToHalf
-    return sim.MIXED_DOWNCAST if downcast else sim.MIXED_UPCAST
+    return sim.MIXED_DOWNCAST if downcast else sim.MIXED_DISPATCHER
 
 
 def rounding(options: Options) -> Rounding:
@@ -173,31 +176,35 @@ def prepared_ahead(inputs: list[torch.Tensor]) -> bool:
 def _first_micro_batch(spec: sim.RunSpec, args: tuple, kwargs: dict):
     """What capture runs: the first micro-batch, as the device would see it."""
     micro = spec.micro_batch
-    first = tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
-                     (args, kwargs))
-    if spec.mixed_precision == sim.MIXED_UPCAST:  # PyTorch's promotion: float16 becomes float32
-        first = tree_map(lambda x: x.float() if isinstance(x, torch.Tensor)
-                         and x.dtype == torch.float16 else x, first)
-    return first
+    return tree_map(lambda x: x[:micro] if isinstance(x, torch.Tensor) and x.dim() else x,
+                    (args, kwargs))
 
 
 def compile_model(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict,
-                  progress: Callable[[int], None]) -> tuple[Graph, Plan]:
+                  progress: Callable[[int], None]) -> tuple[sim.RunSpec, Graph, Plan]:
     """Capture the model on one micro-batch, check its loss when training, and plan it.
+
+    The spec comes back with mixed_precision set when forward mixes float16 and float32
+    where PopTorch's typing rules act (a float16 cast inside forward meeting float32 weights).
 
     Raises:
         Error: a loss, placement or batching rule is broken.
         OutOfMemoryError: the plan does not fit.
     """
     first_args, first_kwargs = _first_micro_batch(spec, args, kwargs)
-    compute_dtype = torch.float16 if spec.mixed_precision == sim.MIXED_DOWNCAST else None
-    graph = capture(model, *((first_args, first_kwargs)), compute_dtype=compute_dtype)
+    downcast = spec.mixed_precision == sim.MIXED_DOWNCAST
+    typing = contextlib.nullcontext() if downcast else MixedTypes()
+    with typing:
+        graph = capture(model, first_args, first_kwargs,
+                        compute_dtype=torch.float16 if downcast else None)
+    if not downcast and typing.used:
+        spec = dataclasses.replace(spec, mixed_precision=sim.MIXED_DISPATCHER)
     if graph.value_reads:  # PopTorch freezes them silently; a learner should know
         warnings.warn(frozen_warning(graph.value_reads), stacklevel=4)
     progress(20)
     if spec.training:
         verify_loss(graph)
-    return graph, compile_plan(graph, spec, progress=progress)
+    return spec, graph, compile_plan(graph, spec, progress=progress)
 
 
 def replan(graph: Graph, spec: sim.RunSpec, optimizer) -> tuple[sim.RunSpec, Plan]:
@@ -213,7 +220,7 @@ def replica_state(model: torch.nn.Module, replication_factor: int,
 
 
 def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
-        loss_output: int | None = None, on_update=None, across_instances=None,
+        loss: LossLocator | None = None, on_update=None, across_instances=None,
         replicas: ReplicaState | None = None, frozen: tuple = ()):
     """One call's numerics: D x A x R micro-batches, with the weight updates when training.
 
@@ -223,6 +230,6 @@ def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, op
     values forward read at trace time (Graph.value_reads).
     """
     if spec.training:
-        return run_training(model, optimizer, args, kwargs, spec, loss_output, on_update,
+        return run_training(model, optimizer, args, kwargs, spec, loss, on_update,
                             across_instances, replicas, frozen)
     return run_inference(model, args, kwargs, spec, replicas, frozen)

@@ -6,6 +6,7 @@ import torch
 from ..errors import Error
 from ._checks import check_finite_hyperparameters
 from ._device_optimizer import DeviceOptimizer, same_family
+from ._popart_names import POPART_OPTION_NAMES
 from .enums import MeanReductionStrategy, OutputMode
 from .options import Options
 from .strategies import PipelinedExecution
@@ -82,6 +83,18 @@ def check_new_optimizer(opts: Options, model: torch.nn.Module, compiled: DeviceO
                          "already compiled (float16 accumulators need running means): wrap "
                          "the model again with the new optimizer instead")
     return device
+
+
+def check_popart_options(opts: Options) -> None:
+    """Each opts._Popart.set() name must be a PopART session option, checked when the model
+    compiles, in PopTorch's words (popart_compiler SessionOptionsImpl.hpp: "Unknown <type> option
+    <name>", the type named after the value's)."""
+    for key, value in opts._Popart.options.items():
+        if key not in POPART_OPTION_NAMES:
+            kind = {bool: "bool", int: "uint64", float: "double", str: "string"}.get(
+                type(value), "container")
+            raise Error(f"Unknown {kind} option {key}: not a PopART session option. The ones "
+                        f"ipu_tutorials records are: {', '.join(sorted(POPART_OPTION_NAMES))}")
 
 
 def updatable_buffers(opts: Options) -> list[str] | None:

@@ -14,11 +14,17 @@ from ._checks import check_int
 
 
 def _check_ids(where: str, user_id, ipu_id):
-    if user_id is not None and not isinstance(user_id, str):
-        raise TypeError(f"{where}: user_id must be a string such as \"B1\" (or None for an automatic "
-                        f"id), got {type(user_id).__name__} {user_id!r}")
+    # PopTorch annotates user_id as a str, and its own tests pass ints: both name a block
+    if user_id is not None and (isinstance(user_id, bool) or not isinstance(user_id, (str, int))):
+        raise TypeError(f"{where}: user_id must be a string such as \"B1\" or an int (or None "
+                        f"for an automatic id), got {type(user_id).__name__} {user_id!r}")
     if ipu_id is not None:
         check_int(f"{where}: ipu_id", ipu_id, minimum=0)
+
+
+def _block_name(user_id: str | int | None) -> str | None:
+    """The block's name in plans and messages: an int id 1 names block "1"."""
+    return None if user_id is None else str(user_id)
 
 
 class Block:
@@ -39,11 +45,11 @@ class Block:
         """Begin a block that lasts until the next one begins."""
         _check_ids("poptorch.Block.start", user_id, ipu_id)
         if tracing.STATE.capture is not None:
-            tracing.enter_block(user_id, ipu_id)
+            tracing.enter_block(_block_name(user_id), ipu_id)
 
     def __enter__(self):
         if tracing.STATE.capture is not None:
-            self._previous = tracing.enter_block(self.user_id, self.ipu_id)
+            self._previous = tracing.enter_block(_block_name(self.user_id), self.ipu_id)
         return self
 
     def __exit__(self, *exc):
@@ -60,13 +66,13 @@ class _BlockHook:
 
     def __call__(self, module, inputs):
         if tracing.STATE.capture is not None:
-            tracing.enter_block(self.user_id, self.ipu_id)
+            tracing.enter_block(_block_name(self.user_id), self.ipu_id)
 
     def __repr__(self):
         return f"BeginBlock(user_id={self.user_id!r}, ipu_id={self.ipu_id!r})"
 
 
-def BeginBlock(layer, user_id: str | None = None, ipu_id: int | None = None):
+def BeginBlock(layer, user_id: str | int | None = None, ipu_id: int | None = None):
     """Start a block at `layer`: it and everything run after it belong to the block.
 
     Returns the layer, so `self.fc = poptorch.BeginBlock(nn.Linear(4, 4), "B2", ipu_id=1)` works.
@@ -74,7 +80,7 @@ def BeginBlock(layer, user_id: str | None = None, ipu_id: int | None = None):
     _check_ids("poptorch.BeginBlock", user_id, ipu_id)
     if not isinstance(layer, torch.nn.Module):
         if callable(layer):
-            return _begin_before(layer, user_id, ipu_id)
+            return _BlockStart(layer, user_id, ipu_id)
         raise TypeError(f"poptorch.BeginBlock expects a torch.nn.Module (or a function), "
                         f"got {type(layer).__name__}")
     existing = _block_hooks(layer)
@@ -86,13 +92,20 @@ def BeginBlock(layer, user_id: str | None = None, ipu_id: int | None = None):
     return layer
 
 
-def _begin_before(function, user_id, ipu_id):
-    """A function that starts a block when called; the block outlasts the call."""
-    @functools.wraps(function)
-    def begun(*args, **kwargs):
-        Block.start(user_id, ipu_id)
-        return function(*args, **kwargs)
-    return begun
+class _BlockStart:
+    """A function that starts a block when called; the block outlasts the call.
+
+    An object, not a closure, so that it pickles with the model (torch.save); `_user_id` and
+    `_ipu_id` are PopTorch's attribute names for the annotation.
+    """
+
+    def __init__(self, function, user_id, ipu_id):
+        functools.update_wrapper(self, function)
+        self._function, self._user_id, self._ipu_id = function, user_id, ipu_id
+
+    def __call__(self, *args, **kwargs):
+        Block.start(self._user_id, self._ipu_id)
+        return self._function(*args, **kwargs)
 
 
 def BlockFunction(user_id: str | None = None, ipu_id: int | None = None):

@@ -34,8 +34,9 @@ from ._progress import compilation_bar
 from ._saved_file import read_saved
 from .blocks import module_repr
 from .compile_hooks import run_post_compile_hooks, run_pre_compile_hooks
-from ._validation import (check_new_optimizer, check_optimizer, check_run_options,
-                          check_updatable_buffers, settle_reduction, updatable_buffers)
+from ._validation import (check_new_optimizer, check_optimizer, check_popart_options,
+                          check_run_options, check_updatable_buffers, settle_reduction,
+                          updatable_buffers)
 from .control_flow import training_graph
 from .enums import ConnectionType
 from .options import Options
@@ -105,12 +106,13 @@ class PoplarExecutor(PerfQueries):
                                   args, kwargs, env)
         bar = compilation_bar(opts.show_compilation_progress_bar)
         try:
+            check_popart_options(opts)
             check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
             with overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(), \
                     training_graph(self._training):
-                graph, plan = simulator.compile_model(self._user_model, spec, args, kwargs,
-                                                      bar.update)
+                spec, graph, plan = simulator.compile_model(self._user_model, spec, args,
+                                                            kwargs, bar.update)
             overlapped_io.check_settings(overlap, opts, self._training)
             check_buffers_kept(buffers, self._user_model)
         finally:
@@ -181,7 +183,7 @@ class PoplarExecutor(PerfQueries):
                 self._device_optimizer.applied(self._optimizer), \
                 scaling(self._loss_scaling, self._optimizer, hook, self._anchors) as hook:
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
-                                   self._graph.loss_output, hook, self._across_instances,
+                                   self._graph.loss, hook, self._across_instances,
                                    self._replica_state, frozen=self._graph.value_reads)
         self._anchors.record_updated_weights()
         if self._optimizer_state is not None:
@@ -218,6 +220,8 @@ class PoplarExecutor(PerfQueries):
         self._require_compiled()
         if not self._attached:
             raise Error("the device is not attached: nothing to detach")
+        if self._optimizer_state is not None:
+            self._optimizer_state.on_detach()
         self._attached = False
 
     def attachToDevice(self) -> None:
@@ -228,6 +232,8 @@ class PoplarExecutor(PerfQueries):
             raise Error("the device is already attached")
         self._attached = True
         self.copyWeightsToDevice()  # PopTorch uploads the host's weights on every attach
+        if self._optimizer_state is not None:
+            self._optimizer_state.on_attach()
 
     def isAttachedToDevice(self) -> bool:
         return self._attached

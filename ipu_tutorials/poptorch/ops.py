@@ -114,8 +114,7 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
     if reduction not in reducers:
         raise ValueError(f"identity_loss reduction must be 'sum', 'mean' or 'none', got {reduction!r}")
     out = reducers[reduction](x)
-    if tracing.STATE.capture is not None:
-        tracing.STATE.capture.mark_loss(out)
+    tracing.mark_loss(out)
     return out
 
 

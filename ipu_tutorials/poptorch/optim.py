@@ -35,8 +35,8 @@ def _check_positive(name: str, value: float) -> float:
     return float(value)
 
 
-class _IpuOptimizer(IpuStateDict):
-    """Mixin: the IPU extras and one float32 update loop shared by every optimizer."""
+class Optimizer(IpuStateDict):
+    """PopTorch's base of its optimizers: the IPU extras and the float32 update they share."""
 
     _state_tensors: tuple[str, ...] = ()  # names of per-weight state tensors
     flops_per_param = 4
@@ -171,7 +171,7 @@ def _moment_types(first, second) -> dict:
             "exp_avg_sq": ("second_order_momentum_accum_type", second)}
 
 
-class SGD(_IpuOptimizer, torch.optim.SGD):
+class SGD(Optimizer, torch.optim.SGD):
     """Stochastic gradient descent with optional momentum, dampening and weight decay.
 
     velocity_scaling keeps the stored velocity multiplied by a constant so that it does not
@@ -236,7 +236,7 @@ class SGD(_IpuOptimizer, torch.optim.SGD):
         return w - group["lr"] * g
 
 
-class Adam(_IpuOptimizer, torch.optim.Adam):
+class Adam(Optimizer, torch.optim.Adam):
     """Adam with L2 weight decay (added to the gradient), as torch.optim.Adam."""
 
     _state_tensors = ("exp_avg", "exp_avg_sq")
@@ -282,7 +282,7 @@ class AdamW(Adam, torch.optim.AdamW):
                          amsgrad=amsgrad, **kwargs)
 
 
-class RMSprop(_IpuOptimizer, torch.optim.RMSprop):
+class RMSprop(Optimizer, torch.optim.RMSprop):
     """RMSprop; use_tf_variant puts eps inside the square root, as TensorFlow does."""
 
     flops_per_param = 8
@@ -325,7 +325,7 @@ class RMSprop(_IpuOptimizer, torch.optim.RMSprop):
         return w - group["lr"] * g / denom
 
 
-class LAMB(_IpuOptimizer, torch.optim.Optimizer):
+class LAMB(Optimizer, torch.optim.Optimizer):
     """Layer-wise adaptive moments (You et al., 2019): Adam's step scaled per weight tensor.
 
     u = m_hat / (sqrt(v_hat) + eps) + weight_decay * w;  w -= lr * min(|w|, max_weight_norm) / |u| * u,
@@ -365,4 +365,4 @@ class LAMB(_IpuOptimizer, torch.optim.Optimizer):
         return w - group["lr"] * trust * u
 
 
-__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "LAMB", "VariableAttributes"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "LAMB", "VariableAttributes"]

@@ -13,7 +13,7 @@ import torch
 from ._checks import check_bool, check_enum, check_int, one_of
 from ._declared import Option, _OptionGroup, backend_value, plain, shown
 from ._logging import logger
-from ._popart_names import POPART_OPTION_NAMES, POPART_SPEC_FIELDS
+from ._popart_names import POPART_SPEC_FIELDS
 from .enums import HalfFloatCastingBehavior, MeanReductionStrategy, ReductionType
 # files saved before the tensor-location groups moved to tensor_locations.py name them here
 from .tensor_locations import TensorLocationSettings, _TensorLocationOptions  # noqa: F401
@@ -241,7 +241,8 @@ class _PopartOptions(_OptionGroup):
 
     def set(self, key: str, value) -> "_PopartOptions":
         """Record one PopART session option, by PopART's name (PopTorch passes it on to
-        PopART). The name must be one the simulator knows (poptorch/_popart_names.py).
+        PopART). As in PopTorch, any name is recorded here and a name PopART does not know is
+        refused when a model compiles with these options (poptorch/_validation.py).
 
         Args:
             key: the session option's name, such as "autoRecomputation".
@@ -250,9 +251,6 @@ class _PopartOptions(_OptionGroup):
         if not isinstance(key, str):
             raise TypeError(f"_Popart.set() expects a string key, got {key!r}")
         self._check_not_frozen(repr(key))
-        if key not in POPART_OPTION_NAMES:
-            raise ValueError(f"unknown option {key!r} for _PopartOptions; valid names: "
-                             f"{', '.join(sorted(POPART_OPTION_NAMES))}")
         self.options[key] = value
         return self
 

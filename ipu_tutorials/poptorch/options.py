@@ -108,7 +108,10 @@ class Options(_RunOptions):
         if env.mpi_rank is not None and env.mpi_size is not None:
             self.Distributed.configureProcessId(int(env.mpi_rank), int(env.mpi_size))
         if env.default_options:
-            self.from_json(env.default_options)
+            try:
+                self.from_json(env.default_options)
+            except (ValueError, TypeError) as error:  # say where the bad text came from
+                raise type(error)(f"POPTORCH_DEFAULT_OPTIONS: {error}") from None
 
     @property
     def GraphProcessing(self) -> _PrecisionOptions:

@@ -6,10 +6,12 @@ from .enums import AutoStage, Liveness
 
 
 def _check_block_id(where: str, block_id) -> str:
-    if not isinstance(block_id, str):
-        raise TypeError(f"{where}: block ids are strings (the user_id given to poptorch.Block or "
-                        f"BeginBlock), got {type(block_id).__name__} {block_id!r}")
-    return block_id
+    """A block id as plans name it: a string, or an int as the string of its digits."""
+    if isinstance(block_id, bool) or not isinstance(block_id, (str, int)):
+        raise TypeError(f"{where}: block ids are strings or ints (the user_id given to "
+                        f"poptorch.Block or BeginBlock), got {type(block_id).__name__} "
+                        f"{block_id!r}")
+    return str(block_id)
 
 
 class Stage:

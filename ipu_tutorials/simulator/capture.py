@@ -11,7 +11,6 @@ import copy
 import dataclasses
 
 import torch
-from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
@@ -19,6 +18,7 @@ from torch.utils.flop_counter import flop_registry
 from ..errors import Error
 from . import tracing
 from .frozen_values import Recording, ValueRead
+from .losses import LossLocator, LossMode
 from .matmul import Shape, matmul_shape
 from .static_graph import static_graph
 
@@ -26,8 +26,6 @@ HOST = "(host)"  # the source of model inputs and the sink of outputs in the edg
 WHOLE_MODEL = "(model)"  # the single block of a model without annotations
 PENDING = "(before first block)"  # ops run before any block began; they join the first block
 OUTSIDE = "(outside)"  # ops run outside every block once blocks were in use: a broken rule
-LOSS_FUNCTIONS = {"cross_entropy", "nll_loss", "binary_cross_entropy", "kl_div",
-                  "binary_cross_entropy_with_logits", "ctc_loss"}
 
 
 @dataclasses.dataclass
@@ -74,7 +72,7 @@ class Graph:
     output_bytes: dict[str, int]  # block -> bytes it returns to the host
     checkpoint_bytes: dict[str, int]  # block -> recomputation checkpoints
     outputs: list[tuple[tuple[int, ...], torch.dtype]]  # flattened outputs: shape, dtype
-    loss_output: int | None  # index of the final loss among the flattened output leaves
+    loss: LossLocator  # where the final loss is: among the outputs, or computed inside
     losses_found: int  # independent losses in the graph (a training model needs exactly 1)
     outside_blocks: list[Op]  # ops run outside every block once blocks were in use
     annotated: bool
@@ -87,23 +85,6 @@ class Graph:
         weights = sum(p.numel for p in self.params.values())
         return (f"Graph({len(self.ops)} ops in {len(self.blocks)} block(s) "
                 f"{list(self.blocks)}, {weights:,} parameters)")
-
-
-def verify_loss(graph: Graph) -> None:
-    """A training graph has exactly one final loss, and the model returns it."""
-    if graph.losses_found == 0:
-        raise Error("Couldn't find a loss in graph: a trainingModel computes "
-                    "its loss and returns it (e.g. `return output, loss`). Use a PyTorch loss "
-                    "(torch.nn.CrossEntropyLoss, F.mse_loss, ...) or wrap a hand-made one in "
-                    "poptorch.identity_loss(x, reduction=\"mean\").")
-    if graph.losses_found > 1:
-        raise Error(f"Multiple independent losses found in graph. Graph must have one final "
-                    f"loss. Wrap final graph loss in poptorch.identity_loss. Found "
-                    f"{graph.losses_found} independent losses: combine them and wrap the total, "
-                    f"e.g. poptorch.identity_loss(loss1 + loss2, reduction=\"none\").")
-    if graph.loss_output is None:
-        raise Error("the model computes a loss but does not return it: return the loss from "
-                    "forward (alone or as the last output, e.g. `return output, loss`)")
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -245,21 +226,6 @@ class _OpMode(TorchDispatchMode):
         return out
 
 
-class _LossMode(TorchFunctionMode):
-    """Marks the results of PyTorch loss functions (PopTorch turns each into a loss node)."""
-
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        name = getattr(func, "__name__", "")
-        if (name.endswith("_loss") or name in LOSS_FUNCTIONS) and isinstance(out, torch.Tensor):
-            self.recorder.mark_loss(out)
-        return out
-
-
 def _module_hooks(model: torch.nn.Module, recorder: Recorder):
     names = {id(m): name for name, m in model.named_modules()}
 
@@ -333,7 +299,7 @@ def _run(model, args, kwargs, param_names, forward, reads=None) -> Graph:
     recorder = Recorder(param_names, _tensors((args, kwargs)))
     hooks = _module_hooks(model, recorder)
     try:
-        with tracing.capturing(recorder), _LossMode(recorder), _OpMode(recorder), \
+        with tracing.capturing(recorder), LossMode(), _OpMode(recorder), \
                 reads or contextlib.nullcontext():
             out = forward()
     finally:
@@ -359,10 +325,11 @@ def _summarise(model, recorder: Recorder, out) -> Graph:
     final = [i for i in recorder.losses if i not in recorder.folded_losses]
     loss_ids = {recorder.losses[i] for i in final}
     loss_output = next((i for i, t in enumerate(leaves) if id(t) in loss_ids), None)
+    loss = LossLocator(loss_output, final[0] if len(final) == 1 else None)
     return Graph(ops=used, blocks=blocks, params=params,
                  buffers_bytes=_buffers(model, used), edges=recorder.edges,
                  output_bytes=output_bytes, checkpoint_bytes=recorder.checkpoints,
-                 outputs=[(tuple(t.shape), t.dtype) for t in outputs], loss_output=loss_output,
+                 outputs=[(tuple(t.shape), t.dtype) for t in outputs], loss=loss,
                  losses_found=len(final),
                  outside_blocks=[op for op in recorder.ops if op.block == OUTSIDE],
                  annotated=annotated,

@@ -17,9 +17,12 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from ..errors import Error
 from . import fp_exceptions, half, tracing
 from .frozen_values import Replaying
+from .losses import LossLocator
 from .optimizer import DeviceOptimizer
 from .replica_state import ReplicaState
-from .spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM, RunSpec
+from .mixed_types import MixedTypes
+from .spec import (MIXED_DISPATCHER, MIXED_DOWNCAST, OUTPUT_ALL, OUTPUT_EVERY_N, OUTPUT_SUM,
+                   RunSpec)
 
 
 def micro_batch_size(tensors: list[torch.Tensor], spec: RunSpec) -> int:
@@ -49,18 +52,16 @@ def _split(x, spec: RunSpec):
 
 
 def _precision(spec: RunSpec):
-    """Float16 inputs with float32 weights: ops run in float16 while weights stay float32."""
+    """Float16 inputs with float32 weights: each op typed as PopTorch 3 types it, or (the
+    deprecated downcast) run in float16 while the weights stay float32."""
     if spec.mixed_precision == MIXED_DOWNCAST:
         return torch.autocast("cpu", dtype=torch.float16)
-    return contextlib.nullcontext()
+    return MixedTypes() if spec.mixed_precision == MIXED_DISPATCHER else contextlib.nullcontext()
 
 
 def _micro_batches(args: tuple, kwargs: dict, spec: RunSpec):
     """Yield (d, a, r, args, kwargs) for every micro-batch in [D][A][R] order."""
     leaves, tree = tree_flatten((args, kwargs))
-    if spec.mixed_precision == MIXED_UPCAST:
-        leaves = [x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float16 else x
-                  for x in leaves]
     shaped = [_split(x, spec) for x in leaves]
     for d in range(spec.device_iterations):
         for a in range(spec.gradient_accumulation):
@@ -147,8 +148,7 @@ def _forward(model, replicas, r: int, args: tuple, kwargs: dict, frozen: tuple =
 def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSpec,
                   replicas: ReplicaState | None = None, frozen: tuple = ()):
     collector = OutputCollector(spec)
-    float16 = half.involves_half(model, (args, kwargs),
-                                 mixed=spec.mixed_precision == MIXED_DOWNCAST)
+    float16 = half.involves_half(model, (args, kwargs), mixed=spec.mixed_precision is not None)
     with torch.no_grad(), tracing.running_on_ipu(), _precision(spec), \
             half.emulation(float16, spec.rounding), \
             fp_exceptions.checks(spec.floating_point_exceptions, model):
@@ -158,7 +158,7 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSp
 
 
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
-                 loss_output: int, on_update: Callable[[dict, float], None] | None = None,
+                 loss: LossLocator, on_update: Callable[[dict, float], None] | None = None,
                  across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None,
                  replicas: ReplicaState | None = None, frozen: tuple = ()):
     """D weight updates, each from the gradients of A x R micro-batches.
@@ -180,18 +180,17 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     gradients = _Gradients(params, optimizer.accumulator_type if device else None,
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
-    float16 = half.involves_half(model, (args, kwargs), optimizer,
-                                 spec.mixed_precision == MIXED_DOWNCAST)
+    float16 = half.involves_half(model, (args, kwargs), optimizer, spec.mixed_precision is not None)
     with tracing.running_on_ipu(), half.emulation(float16, spec.rounding), \
             fp_exceptions.checks(spec.floating_point_exceptions, model) as start_backward:
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
-            with _precision(spec):
+            with _precision(spec), loss.collecting() as computed:
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)
-            loss = tree_flatten(outputs)[0][loss_output]
+            final = loss.pick(outputs, computed)
             start_backward()
             # read each micro-batch: on_update may change it (automatic loss scaling)
             loss_scaling = float(optimizer.loss_scaling) if device else 1.0
-            _backward(loss * loss_scaling if loss_scaling != 1.0 else loss)
+            _backward(final * loss_scaling if loss_scaling != 1.0 else final)
             gradients.add()
             collector.add(d, a, r, outputs)
             if (a, r) == last:

@@ -15,7 +15,9 @@ from .half import Rounding
 from .hardware import System
 
 OUTPUT_ALL, OUTPUT_FINAL, OUTPUT_SUM, OUTPUT_EVERY_N = "all", "final", "sum", "every_n"
-MIXED_DOWNCAST, MIXED_UPCAST = "downcast", "upcast"  # float16 inputs meeting float32 weights
+# float16 inputs meeting float32 weights: PopTorch 3's dispatcher types each op (mixed_types.py);
+# SDK 2.x's tracing frontend (halfFloatCasting's FloatDowncastToHalf) ran the ops in float16
+MIXED_DOWNCAST, MIXED_DISPATCHER = "downcast", "dispatcher"
 
 
 class StrategyKind(str, enum.Enum):
@@ -106,7 +108,7 @@ class RunSpec:
     orthogonal_groups: bool = False  # replicas r, r+G, r+2G... share (else consecutive ones do)
     output_mode: str = OUTPUT_FINAL
     output_return_period: int = 1
-    mixed_precision: str | None = None  # MIXED_DOWNCAST, MIXED_UPCAST or None
+    mixed_precision: str | None = None  # MIXED_DOWNCAST, MIXED_DISPATCHER or None
     mean_reduction: bool = True  # ReductionType.Mean (else Sum) over micro-batches and replicas
     running_mean: bool = False  # MeanReductionStrategy.Running (else Post)
     strategy: StrategySpec = StrategySpec()

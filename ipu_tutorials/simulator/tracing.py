@@ -27,6 +27,7 @@ class TracingState:
         self.on_ipu = False  # inside a wrapped model's forward (isRunningOnIpu)
         self.block: BlockId | None = None
         self.next_auto_id = 0
+        self.losses: list | None = None  # a run's computed losses, when forward does not return it
 
 
 STATE = TracingState()
@@ -45,6 +46,25 @@ def enter_block(user_id: str | None, ipu_id: int | None) -> BlockId | None:
 
 def restore_block(previous: BlockId | None) -> None:
     STATE.block = previous
+
+
+def mark_loss(tensor) -> None:
+    """A loss function or identity_loss produced `tensor`: tell the capture, or the run that
+    collects the losses of a forward that does not return its loss (losses.LossLocator)."""
+    if STATE.capture is not None:
+        STATE.capture.mark_loss(tensor)
+    elif STATE.losses is not None:
+        STATE.losses.append(tensor)
+
+
+@contextlib.contextmanager
+def collecting_losses():
+    """Collect the losses one forward pass computes, in order."""
+    saved, STATE.losses = STATE.losses, []
+    try:
+        yield STATE.losses
+    finally:
+        STATE.losses = saved
 
 
 @contextlib.contextmanager

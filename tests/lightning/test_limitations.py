@@ -87,7 +87,7 @@ def test_overridden_batch_transfer_hooks_are_refused(Tiny, loader, trainer_kwarg
 def test_batch_sampler_with_several_devices_is_refused(Tiny, loader, trainer_kwargs):
     dataset = loader().dataset
     sampler = torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(dataset), 8, True)
-    with pytest.raises(MisconfigurationException, match=r"batch sampler .*\(replication factor 2\)"):
+    with pytest.raises(MisconfigurationException, match=r"batch sampler .*\(Replication factor 2"):
         pl.Trainer(**trainer_kwargs, devices=2).fit(
             Tiny(), torch.utils.data.DataLoader(dataset, batch_sampler=sampler))
 

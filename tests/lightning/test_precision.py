@@ -12,7 +12,7 @@ class RecordsDtypes:
 
     def training_step(self, batch, batch_idx):
         if not batch[0].is_meta:  # the simulator's planning pass runs on meta tensors
-            self.seen = (batch[0].dtype, self.layer.weight.dtype)
+            self.seen = (batch[0].dtype, self(batch[0]).dtype, self.layer.weight.dtype)
         return super().training_step(batch, batch_idx)
 
 
@@ -28,28 +28,28 @@ def fit(Tiny, loader, trainer_kwargs, precision, half=False):
 def test_32_bit_keeps_everything_in_float32(Tiny, loader, trainer_kwargs):
     model, trainer = fit(Tiny, loader, trainer_kwargs, "32-true")
     assert trainer.precision_plugin.precision == "32-true"
-    assert model.seen == (torch.float32, torch.float32)
+    assert model.seen == (torch.float32, torch.float32, torch.float32)
 
 
 def test_precision_16_is_mixed_inputs_cast_on_the_host(Tiny, loader, trainer_kwargs):
     model, trainer = fit(Tiny, loader, trainer_kwargs, 16)
     assert isinstance(trainer.precision_plugin, IPUPrecision)
     assert trainer.precision_plugin.precision == "16-mixed"
-    # PopTorch 3.0+ upcasts a float16 input that meets float32 weights, as PyTorch would;
-    # the simulator does it before the step (docs/differences.md)
-    assert model.seen == (torch.float32, torch.float32)
+    # was wrong: the batch was upcast before the step; PopTorch 3.x hands forward the float16
+    # batch and types each op (nn.Linear on a 2-D batch with its bias promotes to float32)
+    assert model.seen == (torch.float16, torch.float32, torch.float32)
     assert model.layer.weight.dtype == torch.float32
 
 
 def test_model_half_with_precision_16_is_pure_16_bit(Tiny, loader, trainer_kwargs):
     model, _ = fit(Tiny, loader, trainer_kwargs, "16-mixed", half=True)
-    assert model.seen == (torch.float16, torch.float16)
+    assert model.seen == (torch.float16, torch.float16, torch.float16)
     assert model.layer.weight.dtype == torch.float16
 
 
 def test_16_true_converts_the_module(Tiny, loader, trainer_kwargs):
     model, _ = fit(Tiny, loader, trainer_kwargs, "16-true")
-    assert model.seen == (torch.float16, torch.float16)
+    assert model.seen == (torch.float16, torch.float16, torch.float16)
 
 
 def test_mixed_precision_weights_follow_float32_training_on_float16_rounded_inputs(

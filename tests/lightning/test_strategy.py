@@ -194,6 +194,7 @@ def test_last_incomplete_batch_is_dropped_with_a_warning(Tiny, loader, trainer_k
 def test_autoreport_writes_the_simulators_reports(Tiny, loader, trainer_kwargs, tmp_path,
                                                    monkeypatch, flags):
     monkeypatch.chdir(tmp_path)
+    without_engine_options(monkeypatch)  # autoreport=True sets them
     model = Tiny()
     trainer = pl.Trainer(**trainer_kwargs, devices=2, strategy=IPUStrategy(**flags))
     trainer.fit(model, loader(), loader())
@@ -203,6 +204,26 @@ def test_autoreport_writes_the_simulators_reports(Tiny, loader, trainer_kwargs, 
         assert summary["batching"]["replicas"] == 2
         assert os.path.exists(base / stage / "trace.json")
     assert json.loads((base / "training" / "summary.json").read_text())["training"] is True
+
+
+def without_engine_options(monkeypatch):
+    """No POPLAR_ENGINE_OPTIONS now, and none after the test (set + delete: both undone)."""
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", "{}")
+    monkeypatch.delenv("POPLAR_ENGINE_OPTIONS")
+
+
+def test_autoreport_sets_poplar_engine_options_as_lightning_2_0_9_does(tmp_path, monkeypatch):
+    # was wrong: no variable was set; 2.0.9's IPUStrategy.__init__ sets it for autoreport=True
+    without_engine_options(monkeypatch)
+    IPUStrategy(autoreport_dir=str(tmp_path / "alone"))  # 2.0.9: the directory alone sets nothing
+    assert "POPLAR_ENGINE_OPTIONS" not in os.environ
+    IPUStrategy(autoreport=True)
+    assert json.loads(os.environ["POPLAR_ENGINE_OPTIONS"]) == {"autoReport.all": True}
+    reports = str(tmp_path / "reports/")
+    IPUStrategy(autoreport=True, autoreport_dir=reports)
+    assert json.loads(os.environ["POPLAR_ENGINE_OPTIONS"]) == {
+        "autoReport.all": True, "autoReport.directory": reports}
+    assert os.path.isdir(reports)  # made at once, as 2.0.9 does
 
 
 def test_no_report_without_autoreport(Tiny, loader, trainer_kwargs, tmp_path, monkeypatch):

@@ -84,9 +84,6 @@ TABLE = [
     ("lightning", r"test_data\.py::test_dataloader_disallow_batch_sampler", OLD_LIGHTNING,
      "calls a private helper of Lightning 2.0.9 that 2.6 changed; ipu_tutorials checks the "
      "same rule (tests/lightning/test_strategy.py)"),
-    ("lightning", r"test_ipu\.py::test_stages_correct", DIFFERENCE,
-     "its training_step returns (loss - loss) + 1, not the loss; the simulator finds the loss "
-     "among the returned values"),
     ("lightning", r"test_ipu\.py::test_autoreport", DIFFERENCE,
      "autoreport writes the simulator's report (JSON + Chrome trace), not Poplar's profile.pop"),
     # --- PopTorch -------------------------------------------------------------------------
@@ -96,9 +93,6 @@ TABLE = [
     ("poptorch", r"optimizers_test\.py::test_(variable_groups|variable_default|LR_scheduler|"
      r"optimizer_SGD_separate_velocity_scale_matched)\b", SDK_LOG,
      "reads the optimizer settings PopART logs at (re)compilation"),
-    ("poptorch", r"optimizers_test\.py::test_(read_ipu_state_cached|read_ipu_state_on_detach|"
-     r"write_ipu_state_before_override)\b", SDK_LOG,
-     "reads the C++ log line of each optimizer-state transfer"),
     ("poptorch", r"pipelining_test\.py::test_(api_inline|api_wrap|api_wrap_2stages|"
      r"inline_AutoIncrement|api_AutoIncrement|block_function|removeBlocks)\b", SDK_LOG,
      "reads PopART's per-op placement log (mode, ipu, stage)"),
@@ -108,8 +102,6 @@ TABLE = [
      r"popart_partials|running_statistics)\b", SDK_LOG, "reads the options PopART logs"),
     ("poptorch", r"poplar_executor_test\.py::test_distributed_compile\b", SDK_LOG,
      "reads the compilation log of each popdist instance"),
-    ("poptorch", r"debug_tensors_test\.py::test_tensor_modes\b", SDK_LOG,
-     "reads the anchored tensors' names PopART logs"),
     # PopART's IR, Poplar's files and tools, PopTorch's C++ extension and private modules:
     ("poptorch", r"optimizers_test\.py::test_sgd_IR\b|multiconv_test\.py::test_multiconv_"
      r"(basic|layers|options_broadcast|options_per_conv)\b|options_test\.py::"
@@ -135,8 +127,14 @@ TABLE = [
      "reads PopTorch's TRACE log of the graph before lowering to PopART"),
     ("poptorch", r"ops_test\.py::test_name_scope\b", SDK,
      "looks for the op's name in PopART's IR (_debugGetPopartIR)"),
-    ("poptorch", r"pipelining_test\.py::test_saving_of_begin_block\b", SDK,
-     "starts a plain python3 that imports the installed poptorch package"),
+    ("poptorch", r"pipelining_test\.py::test_saving_of_begin_block\b", OLD_TORCH,
+     "its python3 subprocess reloads a whole module with torch.load, which PyTorch 2.6 and "
+     "later refuse by default (weights_only=True); it also imports an installed poptorch"),
+    ("poptorch", r"weights_writing_test\.py::test_torch_save\b", OLD_TORCH,
+     "reloads a whole model with torch.load, which PyTorch 2.6 and later refuse by default "
+     "(weights_only=True)"),
+    ("poptorch", r"weights_writing_test\.py::test_torch_save_unwrapped\b", SDK,
+     "mocks PopTorch's private poptorch._impl._restoreWrapperIfNecessary"),
     ("poptorch", r"misc_test\.py::test_(set_popart_log_level|outline_attribute)\b", SDK_LOG,
      "sets PopART's log level and reads its log"),
     ("poptorch", r"poptorch_core\.", SDK, "calls PopTorch's C++ extension"),
@@ -156,23 +154,26 @@ TABLE = [
     ("poptorch", r"dataloader_test\.py::test_KeyboardInterrupt_in_async_data_accessor\[",
      DIFFERENCE, "sends SIGINT to the AsynchronousDataAccessor's worker process, found by the pid "
      "PopTorch logs; the simulator's accessor reads in a thread, so there is no such process"),
-    ("poptorch", r"poplar_executor_test\.py::test_rewrap_model\b", DIFFERENCE,
-     "the user's module keeps its class, so it gains no destroy()"),
-    ("poptorch", r"pipelining_test\.py::test_begin_block_(copy|with_function)\b", DIFFERENCE,
-     "a Block's user_id must be a string (PopTorch's type; PopTorch does not check it)"),
     ("poptorch", r"misc_nn_layers_test\.py::test_weight_norm\[", DIFFERENCE,
      "getTensorNames() lists the module's names, not PopART's UpdatedVar___ names (the values "
      "are checked first and match)"),
-    ("poptorch", r"norms_test\.py::test_groupNorm_typing\b", DIFFERENCE,
-     "float16 inputs meeting float32 weights are upcast before forward runs, so GroupNorm (which "
-     "PyTorch runs in mixed types) returns float32"),
     ("poptorch", r"norms_test\.py::test_groupNorm_exfail\b", DIFFERENCE,
      "_Popart options are recorded, not simulated: groupNormStridedChannelGrouping does not "
      "change GroupNorm's grouping"),
-    ("poptorch", r"options_test\.py::test_copying_options\b", DIFFERENCE,
-     "_Popart.set checks the option's name when it is called: the test's 'dummyKey' is refused"),
     ("poptorch", r"debug_tensors_test\.py::test_tensor_names\b", DIFFERENCE,
-     "getTensorNames() lists the module's names, not PopART's, and needs a compiled model"),
+     "getTensorNames() lists the module's names, not PopART's (input, loss, Gradient___, "
+     "scaledLearningRate...), and raises poptorch.Error, not AssertionError, before compile"),
+    ("poptorch", r"weights_writing_test\.py::test_(weights_sharing_ipu_cpu|weights_sharing_ipus|"
+     r"weight_overwrite_trained_weight)\b", DIFFERENCE,
+     "training writes the weights to the host after every call: no implicit copyWeightsToHost() "
+     "to count, and copyWeightsToDevice() uploads the trained weights"),
+    ("poptorch", r"type_support_test\.py::test_many_implicit_cast_equals\[input_2_type:torch\."
+     r"(float32-input_1_type:torch\.float64|float64-input_1_type:torch\.float32)\]", DIFFERENCE,
+     "a float64 input keeps its 64 bits inside the model, so 550.4 in float64 and in float32 "
+     "differ; the IPU holds both in 32 bits"),
+    ("poptorch", r"half_test\.py::test_buffers\b", DIFFERENCE,
+     "an inferenceModel's BatchNorm in train mode returns its running statistics updated, as in "
+     "PyTorch; PopTorch returns them unchanged"),
 ]
 
 

@@ -72,12 +72,13 @@ def test_block_context_returns_itself_and_checks_ids():
         assert isinstance(block, poptorch.Block)
     assert (block.user_id, block.ipu_id) == ("A", 0)
     with pytest.raises(TypeError, match=r"poptorch.Block: user_id must be a string such as "
-                                        r"\"B1\" \(or None for an automatic id\), got int 1"):
-        poptorch.Block(1)
+                                        r"\"B1\" or an int \(or None for an automatic id\), got "
+                                        r"float 1.0"):
+        poptorch.Block(1.0)
     with pytest.raises(ValueError, match=r"poptorch.Block: ipu_id must be an integer >= 0, got -1"):
         poptorch.Block("A", ipu_id=-1)
     with pytest.raises(TypeError, match=r"poptorch.Block.start: user_id must be a string"):
-        poptorch.Block.start(0)
+        poptorch.Block.start([0])
     with pytest.raises(TypeError, match=r"poptorch.BlockFunction: ipu_id expects an integer, "
                                         r"got str '1'"):
         poptorch.BlockFunction("A", ipu_id="1")
@@ -107,8 +108,8 @@ def test_begin_block_checks_its_arguments():
                                         r"function\), got int"):
         poptorch.BeginBlock(3, "A")
     with pytest.raises(TypeError, match=r"poptorch.BeginBlock: user_id must be a string .*"
-                                        r"got int 7"):
-        poptorch.BeginBlock(nn.Linear(2, 2), 7)
+                                        r"got bool True"):
+        poptorch.BeginBlock(nn.Linear(2, 2), True)
     with pytest.raises(ValueError, match=r"poptorch.BeginBlock: ipu_id must be an integer >= 0"):
         poptorch.BeginBlock(nn.Linear(2, 2), "A", ipu_id=-3)
 
@@ -147,6 +148,48 @@ def test_begin_block_on_a_function_wraps_it_in_a_block():
     wrapped = poptorch.BeginBlock(square, "S", ipu_id=0)
     assert wrapped is not square and wrapped.__name__ == "square"
     assert torch.equal(wrapped(torch.tensor([3.0])), torch.tensor([9.0]))
+
+
+def _add_one(x):
+    return x + 1.0
+
+
+def test_int_block_ids_are_kept_and_survive_copies_and_pickling(tmp_path):
+    # was wrong: BeginBlock(..., user_id=1) was refused, and a function's block did not pickle
+    # (PopTorch's pipelining_test.py: test_begin_block_copy, test_begin_block_with_function)
+    first, second = linear_stack(1), linear_stack(1)
+    poptorch.BeginBlock(first, user_id=1, ipu_id=1)
+    poptorch.BeginBlock(second, user_id=2, ipu_id=2)
+    model = nn.Sequential(first, second)
+    for each in (model, copy.copy(model), copy.deepcopy(model)):
+        assert "BeginBlock(user_id=1, ipu_id=1)" in poptorch.module_repr(each[0])
+        assert "BeginBlock(user_id=2, ipu_id=2)" in poptorch.module_repr(each[1])
+    block = poptorch.BeginBlock(_add_one, 1, 2)
+    assert (block._user_id, block._ipu_id) == (1, 2)
+    torch.save(block, tmp_path / "block.pt")
+    assert torch.equal(block(torch.zeros(2)), torch.ones(2))
+
+
+def test_an_int_block_id_names_the_block_and_matches_a_stage():
+    model = linear_stack(2)
+    poptorch.BeginBlock(model[0], 0, ipu_id=0)
+    poptorch.BeginBlock(model[1], 1, ipu_id=1)
+    assert blocks_seen(model, torch.randn(2, 4)) == {"0": 0, "1": 1}
+    stages = poptorch.PipelinedExecution(poptorch.Stage(0).ipu(1), poptorch.Stage(1).ipu(0))
+    opts = poptorch.Options().setExecutionStrategy(stages).showCompilationProgressBar(False)
+    opts.Training.gradientAccumulation(4)
+    training = poptorch.trainingModel(_WithLoss(model), opts)
+    training.compile(torch.randn(4, 4))
+    assert training.plan.placement.block_ipu == {"0": 1, "1": 0}
+
+
+class _WithLoss(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return poptorch.identity_loss(self.inner(x).square(), reduction="mean")
 
 
 # --- what a capture sees ---------------------------------------------------------------------------

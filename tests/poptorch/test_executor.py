@@ -124,15 +124,42 @@ def test_losses_combined_in_identity_loss_train():
     assert loss.shape == ()
 
 
-def test_a_loss_that_is_not_returned_is_refused():
-    class Hidden(Regression):
-        def forward(self, x, y):
-            out = self.fc(x)
-            nn.functional.mse_loss(out, y)
-            return out
+class Derived(Regression):
+    """Lightning 2.0.9's test_stages_correct: the step returns a value computed from its loss."""
 
-    with pytest.raises(poptorch.Error, match=r"does not return it"):
-        poptorch.trainingModel(Hidden())(torch.randn(4, 5), torch.randn(4, 3))
+    def forward(self, x, y):
+        loss = nn.functional.mse_loss(self.fc(x), y)
+        return (loss - loss) + torch.tensor(1.0)
+
+
+class Hidden(Regression):
+    def forward(self, x, y):
+        out = self.fc(x)
+        nn.functional.l1_loss(out, y)
+        return out
+
+
+@pytest.mark.parametrize("model_cls, loss_fn", [(Derived, nn.functional.mse_loss),
+                                                (Hidden, nn.functional.l1_loss)])
+def test_a_loss_forward_does_not_return_still_trains_from_it(options, model_cls, loss_fn):
+    # was wrong: refused ("the model computes a loss but does not return it"); PopTorch finds
+    # the final loss in its graph and starts backward there, whatever forward returns
+    torch.manual_seed(0)
+    model = model_cls()
+    reference = copy.deepcopy(model)
+    x, y = torch.randn(2, 4, 5), torch.randn(2, 4, 3)
+    training = poptorch.trainingModel(model, options(d=2),
+                                      poptorch.optim.SGD(model.parameters(), lr=0.1))
+    returned = training(x.flatten(0, 1), y.flatten(0, 1))
+    sgd = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for step in range(2):
+        sgd.zero_grad()
+        loss_fn(reference.fc(x[step]), y[step]).backward()
+        sgd.step()
+    for ours, theirs in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+    if model_cls is Derived:
+        assert torch.equal(returned, torch.tensor(1.0))  # what forward returned (Final)
 
 
 def test_backward_on_an_output_explains_the_backward_pass_is_automatic():
@@ -1089,3 +1116,37 @@ def test_copy_named_buffers_needs_a_compiled_model():
     model = poptorch.inferenceModel(TwoBuffers(), poptorch.Options().updatableNamedBuffers(["a"]))
     with pytest.raises(poptorch.Error, match="compile"):
         model.copyNamedBuffersToDevice()
+
+
+@pytest.mark.parametrize("layer, x", [(nn.Linear(10, 20), torch.ones(10)),
+                                      (nn.Conv1d(4, 5, 2), torch.ones(1, 4, 4))])
+def test_float16_activations_meet_float32_weights_as_in_poptorch(options, layer, x):
+    # was wrong: the inputs were upcast before forward, so the output was float32; PopTorch's
+    # half_float_test.py::test_float16_activations_float32_weights expects float16
+    model = poptorch.inferenceModel(layer, options())
+    out = model(x.half())
+    assert out.dtype == torch.float16
+    half_weights = {k: v.half().float() for k, v in layer.state_dict().items()}
+    reference = layer(x.float()) if isinstance(layer, nn.Linear) else \
+        torch.func.functional_call(layer, half_weights, (x.float(),))  # Conv casts its weights
+    torch.testing.assert_close(out, reference.half(), rtol=1e-3, atol=1e-3)
+
+
+def test_a_cast_inside_forward_meets_float32_weights_as_in_poptorch(options):
+    # was wrong: "mat1 and mat2 must have the same dtype" (PopTorch's half_test.py,
+    # test_8bit_io_casting): a float16 made inside forward is typed as PopTorch types it too
+    class Casts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(1, 1)
+
+        def forward(self, x):
+            return self.linear(x.half()), self.linear(x.float())
+
+    model = poptorch.inferenceModel(Casts(), options())
+    half, full = model(torch.tensor([3], dtype=torch.uint8))
+    assert (half.dtype, full.dtype) == (torch.float16, torch.float32)
+    assert model._spec.mixed_precision == "dispatcher"
+    plain = poptorch.inferenceModel(nn.Linear(1, 1), options())
+    plain(torch.ones(1))
+    assert plain._spec.mixed_precision is None  # nothing mixed: the run adds no mode

@@ -185,3 +185,26 @@ def test_a_saved_accumulator_without_momentum_does_not_become_a_velocity():
     # momentum 0: dampening never applies, before or after a save and load
     torch.testing.assert_close(accumulated_sgd(reload=True), accumulated_sgd(reload=False),
                                rtol=1e-5, atol=1e-5)
+
+
+def _transfers(caplog) -> list[str]:
+    lines = [r.getMessage() for r in caplog.records if "optimiser state" in r.getMessage()]
+    caplog.clear()
+    return lines
+
+
+@pytest.mark.parametrize("optimizer_cls", [poptorch.optim.SGD, torch.optim.SGD])
+def test_state_transfers_are_logged_in_poptorchs_words(caplog, optimizer_cls):
+    # PopTorch's optimizers_test.py (test_read_ipu_state_on_detach) reads these lines
+    caplog.set_level("DEBUG", logger="poptorch")
+    _, optimizer, training = wrapped(optimizer_cls, lr=0.1, momentum=0.9)
+    assert isinstance(optimizer, poptorch.optim.Optimizer) == (optimizer_cls is not torch.optim.SGD)
+    training(X)
+    training.detachFromDevice()  # the device's state is read before it goes
+    ipu = optimizer_cls is poptorch.optim.SGD
+    assert _transfers(caplog) == ["Writing optimiser state tensors from IPU to host."] * ipu
+    state = optimizer.state_dict()
+    assert _transfers(caplog) == ["Using cached optimiser state dict"] * ipu
+    optimizer.load_state_dict(state)
+    training.attachToDevice()  # the host's state goes to the device it attaches to
+    assert _transfers(caplog) == ["Writing optimiser state tensors from host to IPU memory."] * ipu

@@ -41,9 +41,10 @@ def test_warn_is_quiet(log_level, capsys):
     assert capsys.readouterr().err == ""
 
 
+# was wrong: the Sum anchor was logged "SUM/1"; PopTorch writes "Sum/1" (outputModeToString)
 @pytest.mark.parametrize("mode, period, expected", [  # PopTorch's debug_tensors_test
     (poptorch.OutputMode.All, 3, "ALL/1"), (poptorch.OutputMode.EveryN, 4, "EVERYN/4"),
-    (poptorch.OutputMode.Final, 1, "FINAL/1"), (poptorch.OutputMode.Sum, 1, "SUM/1")])
+    (poptorch.OutputMode.Final, 1, "FINAL/1"), (poptorch.OutputMode.Sum, 1, "Sum/1")])
 def test_debug_lists_each_anchor_with_its_mode(log_level, capsys, mode, period, expected):
     log_level("DEBUG")
     opts = poptorch.Options()

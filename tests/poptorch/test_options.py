@@ -440,10 +440,20 @@ def test_default_options_come_from_the_environment(monkeypatch):
     assert repr(poptorch.Options()) == repr(by_hand())
 
 
-def test_bad_default_options_in_the_environment_are_reported(monkeypatch):
-    monkeypatch.setenv("POPTORCH_DEFAULT_OPTIONS", '{"deviceIterations": 0}')
-    with pytest.raises(ValueError, match=r"deviceIterations\(\) must be a positive integer, got 0"):
+@pytest.mark.parametrize("text, error, message", [
+    ('{"deviceIterations": 0}', ValueError, r"deviceIterations\(\) must be a positive integer, "
+                                            r"got 0"),
+    # was wrong: bad JSON said "options JSON is not valid JSON", not which variable held it
+    ("{deviceIterations: 2}", ValueError, r"options JSON is not valid JSON \(Expecting property "
+                                          r"name enclosed in double quotes"),
+    ('{"deviceIterations": "2"}', TypeError, r"deviceIterations\(\) expects an integer"),
+])
+def test_bad_default_options_in_the_environment_name_the_variable(monkeypatch, text, error,
+                                                                  message):
+    monkeypatch.setenv("POPTORCH_DEFAULT_OPTIONS", text)
+    with pytest.raises(error, match=r"^POPTORCH_DEFAULT_OPTIONS: " + message) as raised:
         poptorch.Options()
+    assert "\n" not in str(raised.value)  # one line
 
 
 @pytest.mark.parametrize("text, message", [

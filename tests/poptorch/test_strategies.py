@@ -13,11 +13,18 @@ def test_stage_holds_blocks_and_an_ipu():
     assert stage.ipu_id == 2 and repr(stage) == 'Stage("A", "B").ipu(2)'
 
 
+def test_an_int_block_id_names_the_block_by_its_digits():
+    # PopTorch's own pipelining tests give BeginBlock int ids (user_id=1); a Stage names them too
+    assert poptorch.Stage(1, "B").blocks == ["1", "B"]
+    assert poptorch.PipelinedExecution([0, 1], 2).stages[1].blocks == ["2"]
+
+
 @pytest.mark.parametrize("ids, error, message", [
     ((), ValueError, r"poptorch.Stage needs at least one block id, e.g. Stage\(\"B1\"\)"),
-    ((1,), TypeError, r"poptorch.Stage: block ids are strings \(the user_id given to "
-                      r"poptorch.Block or BeginBlock\), got int 1"),
-    (("A", None), TypeError, r"block ids are strings .*, got NoneType None"),
+    ((1.0,), TypeError, r"poptorch.Stage: block ids are strings or ints \(the user_id given to "
+                        r"poptorch.Block or BeginBlock\), got float 1.0"),
+    (("A", None), TypeError, r"block ids are strings or ints .*, got NoneType None"),
+    ((True,), TypeError, r"block ids are strings or ints .*, got bool True"),
 ])
 def test_stage_rejects_bad_block_ids(ids, error, message):
     with pytest.raises(error, match=message):
@@ -68,8 +75,9 @@ def test_a_list_of_block_ids_is_one_stage():
 @pytest.mark.parametrize("args, error, message", [
     ((poptorch.AutoStage.AutoIncrement, "A"), TypeError,
      r"PipelinedExecution: pass either one AutoStage or stages/block ids, not both"),
-    ((3,), TypeError, r"PipelinedExecution: block ids are strings .*, got int 3"),
-    ((["A", 2],), TypeError, r"PipelinedExecution: block ids are strings .*, got int 2"),
+    ((3.0,), TypeError, r"PipelinedExecution: block ids are strings or ints .*, got float 3.0"),
+    ((["A", None],), TypeError, r"PipelinedExecution: block ids are strings or ints .*, got "
+                                r"NoneType None"),
 ])
 def test_staged_strategy_rejects_bad_arguments(args, error, message):
     with pytest.raises(error, match=message):

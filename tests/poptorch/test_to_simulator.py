@@ -6,7 +6,8 @@ import torch.nn as nn
 from ipu_tutorials import environment, poptorch
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator.optimizer import DeviceOptimizer
-from ipu_tutorials.simulator.spec import MIXED_DOWNCAST, MIXED_UPCAST, OUTPUT_ALL, AutoRule, StrategyKind
+from ipu_tutorials.simulator.spec import (MIXED_DISPATCHER, MIXED_DOWNCAST, OUTPUT_ALL, AutoRule,
+                                         StrategyKind)
 from ipu_tutorials.tutorial.models import WithMSELoss
 
 
@@ -39,9 +40,9 @@ def test_strategies_become_kinds_and_rules(options):
     assert not spec.location("weight").on_chip  # phased execution streams unset weights
 
 
-def test_inference_defaults_to_all_outputs_and_half_inputs_upcast_as_in_poptorch_3(options):
+def test_inference_defaults_to_all_outputs_and_half_inputs_typed_as_in_poptorch_3(options):
     spec = spec_of(options(), training=False, dtype=torch.float16)
-    assert spec.output_mode == OUTPUT_ALL and spec.mixed_precision == MIXED_UPCAST
+    assert spec.output_mode == OUTPUT_ALL and spec.mixed_precision == MIXED_DISPATCHER
 
 
 def test_only_the_deprecated_downcast_option_runs_mixed_ops_in_float16(options, caplog):

@@ -45,3 +45,18 @@ def test_updatable_named_buffers_must_name_buffers_of_the_model():
                        r"buffer of the model; its buffers are: running_mean, running_var, "
                        r"num_batches_tracked"):
         poptorch.inferenceModel(model, opts).compile(torch.ones(3, 2))
+
+
+@pytest.mark.parametrize("key, value, kind", [  # PopTorch's options_test.py, test_invalid_options
+    ("asdfasdf", True, "bool"), ("autoRecompute", 3, "uint64"), ("logdir", "x", "string")])
+def test_an_unknown_popart_option_is_refused_when_the_model_compiles(key, value, kind):
+    opts = poptorch.Options()
+    opts._Popart.set(key, value)
+    model = poptorch.inferenceModel(nn.Linear(2, 2), opts)  # wrapping takes it as PopTorch does
+    with pytest.raises(poptorch.Error, match=rf"^Unknown {kind} option {key}: not a PopART session "
+                                             rf"option. The ones ipu_tutorials records are: "
+                                             rf".*autoRecomputation"):
+        model.compile(torch.ones(1, 2))
+    opts = poptorch.Options()
+    opts._Popart.set("autoRecomputation", 1)
+    poptorch.inferenceModel(nn.Linear(2, 2), opts).compile(torch.ones(1, 2))

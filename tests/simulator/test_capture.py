@@ -46,7 +46,7 @@ def test_parameters_belong_to_the_blocks_that_use_them():
 
 def test_the_loss_is_found_among_the_outputs():
     graph = tutorial_graph()
-    assert graph.losses_found == 1 and graph.loss_output == 1
+    assert graph.losses_found == 1 and graph.loss.output == 1
     assert graph.outputs == [((MB, 10), torch.float32), ((), torch.float32)]
 
 

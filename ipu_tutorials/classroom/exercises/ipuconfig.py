@@ -124,7 +124,7 @@ my_layers_per_ipu = list(max(speed, key=speed.get))""",
     writes_code=True)
 
 
-POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3],
+POD_CONFIG = IPUConfig(layers_per_ipu=[3, 3, 3, 3], ipus_per_replica=4,
                        replication_factor={"pod16": 4, "pod64": 16},
                        gradient_accumulation_steps={"pod16": 48, "pod64": 32},
                        device_iterations=2)

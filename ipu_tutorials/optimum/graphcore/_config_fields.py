@@ -149,9 +149,10 @@ def takes_dict(name: str) -> bool:
 # Where the v0.2-v0.5 releases had other defaults. A configuration of that era (one
 # that gives values per POD type, or the v0.5 key sharded_execution_for_inference) takes these
 # for what it leaves out; IPUConfig(defaults_from="v0.5" or "v0.7") picks explicitly.
+# ipus_per_replica: v0.1-v0.5 `kwargs.pop("ipus_per_replica", 1)`; v0.6+ len(layers_per_ipu).
 RELEASE_DEFAULTS = {
     "v0.7": {},
-    "v0.5": {"matmul_proportion": 0.6, "optimizer_state_offchip": True},
+    "v0.5": {"matmul_proportion": 0.6, "optimizer_state_offchip": True, "ipus_per_replica": 1},
 }
 # The inference proportion where the training list cannot be reused: 0.2 in v0.6+ (0.6 before).
 INFERENCE_PROPORTION_FALLBACK = {"v0.7": 0.2, "v0.5": 0.6}

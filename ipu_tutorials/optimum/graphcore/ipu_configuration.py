@@ -34,7 +34,8 @@ class IPUConfig(IPUConfigFields):
     The v0.2-v0.5 API works beside it: any attribute may be given per POD type, as a dict keyed
     by "default", "pod4" ... "pod64", and `for_pod_type` picks the values. Such a configuration
     (or one with v0.5's `sharded_execution_for_inference`) takes the v0.5 defaults for what it
-    leaves out (matmul_proportion 0.6, optimizer_state_offchip True); `defaults_from="v0.5"` or
+    leaves out (matmul_proportion 0.6, optimizer_state_offchip True, ipus_per_replica 1) and
+    that era's rules (`release`); `defaults_from="v0.5"` or
     `"v0.7"` picks the release explicitly (docs/ipuconfig.md).
 
     Every assignment is type-checked and validated; the whole configuration is validated on
@@ -91,8 +92,9 @@ class IPUConfig(IPUConfigFields):
         if self.inference_layers_per_ipu is None:
             self.inference_layers_per_ipu = list(self.layers_per_ipu)
         if self.inference_ipus_per_replica is None:
-            follows_layers = (self.ipus_per_replica == len(self.layers_per_ipu)
-                              or self.inference_layers_per_ipu != [-1])
+            follows_layers = self.release == "v0.7" and (
+                self.ipus_per_replica == len(self.layers_per_ipu)
+                or self.inference_layers_per_ipu != [-1])  # v0.5: one count for both modes
             self.inference_ipus_per_replica = (len(self.inference_layers_per_ipu) if follows_layers
                                                else self.ipus_per_replica)
         self.parallelize_kwargs = self.parallelize_kwargs or {}
@@ -110,6 +112,12 @@ class IPUConfig(IPUConfigFields):
             for prefix in ("", "inference_"):
                 if getattr(self, prefix + factor) is None and getattr(self, prefix + splits) is None:
                     setattr(self, prefix + factor, 1)
+
+    @property
+    def release(self) -> str:
+        """Whose defaults and rules apply: "v0.5" (v0.2-v0.5: layers_per_ipu alone places the
+        layers, ipus_per_replica defaults to 1) or "v0.7" (the two must agree)."""
+        return self._release
 
     # --- modes ----------------------------------------------------------------------------------
     @property
@@ -157,12 +165,14 @@ class IPUConfig(IPUConfigFields):
         ipus = self._ipus_per_replica
         ipus_text = f"{name('ipus_per_replica')}={ipus}"
         proportion = self._matmul_proportion
-        if isinstance(proportion, list) and len(proportion) != ipus:
+        v05 = self.release == "v0.5"  # v0.5 read the first ipus_per_replica proportions only
+        if isinstance(proportion, list) and (len(proportion) < ipus if v05
+                                             else len(proportion) != ipus):
             raise IncompatibleIPUConfigError(
                 f"{name('matmul_proportion')}={proportion} should use the same number of IPUs as "
                 f"{ipus_text}. Give one proportion per IPU, or a single float for all of them.")
         layers = self._layers_per_ipu
-        if -1 not in layers and len(layers) != ipus:
+        if -1 not in layers and len(layers) != ipus and not v05:
             raise IncompatibleIPUConfigError(
                 f"{name('layers_per_ipu')}={layers} should use the same number of IPUs as "
                 f"{ipus_text}. Give one entry per IPU, or use -1 to let each IPU take an even share.")

@@ -125,6 +125,13 @@ def _expand_layers_per_ipu_wildcard(ipu_config: IPUConfig,
         return layers
     total = (target_number_of_layers if isinstance(target_number_of_layers, int)
              else len(target_number_of_layers))
+    if ipu_config.release == "v0.5" and -1 not in layers:  # v0.5's get_layer_ipu: the list alone
+        if sum(layers) < total:
+            raise IncompatibleIPUConfigError(
+                f"{name} does not define enough layers for the current model. The current IPU "
+                f"Config specifies IPU assignments for {sum(layers)} layers but there are {total} "
+                f"layers in the model. {name}={layers}")
+        return layers
     if ipus == 1:
         return [total]
     if all(n == -1 for n in layers) and (len(layers) == 1 or len(layers) == ipus):

@@ -27,7 +27,7 @@ def bert_large_pod16_ipu_config() -> IPUConfig:
     """The published Bow Pod16 configuration as an IPUConfig, but for its embedding
     serialization (2): the simulator's pipelined BERT does not serialize an embedding tied to
     its MLM head (docs/ipuconfig.md). Other values: v0.5's defaults."""
-    return IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4,
+    return IPUConfig(layers_per_ipu=[3, 7, 7, 7], ipus_per_replica=4, replication_factor=4,
                      gradient_accumulation_steps=2048, device_iterations=1,
                      optimizer_state_offchip=True, replicated_tensor_sharding=True,
                      matmul_proportion=[0.15, 0.25, 0.25, 0.25],

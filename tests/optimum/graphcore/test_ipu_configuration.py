@@ -9,6 +9,7 @@ from ipu_tutorials import poptorch
 from ipu_tutorials.optimum.graphcore import IPUConfig
 from ipu_tutorials.optimum.graphcore.ipu_configuration import (ALLOWED_POD_TYPES,
                                                                IncompatibleIPUConfigError)
+from ipu_tutorials.optimum.graphcore.modeling_utils import get_layer_ipu
 
 # Every attribute the v0.2-v0.5 releases document, with v0.7.1's default (ipu_configuration.py).
 V07_DEFAULTS = {
@@ -30,7 +31,9 @@ def test_a_v05_era_configuration_takes_that_eras_defaults():
     with pytest.warns(UserWarning, match="sharded_execution_for_inference"):
         old = IPUConfig(layers_per_ipu=[2, 2], sharded_execution_for_inference=True)
     assert (old.matmul_proportion, old.optimizer_state_offchip) == (0.6, True)
-    assert old.ipus_per_replica == 2  # follows layers_per_ipu when the file does not give it
+    # was wrong: "as in v0.5" it followed layers_per_ipu; v0.1-v0.5 default it to 1
+    assert (old.ipus_per_replica, old.inference_ipus_per_replica) == (1, 1)
+    assert IPUConfig(layers_per_ipu=[2, 2]).ipus_per_replica == 2  # v0.6+: len(layers_per_ipu)
     per_pod = IPUConfig(replication_factor={"default": 1, "pod16": 4})
     assert per_pod.for_pod_type("pod16").matmul_proportion == 0.6
     assert IPUConfig(defaults_from="v0.5").optimizer_state_offchip is True
@@ -40,11 +43,24 @@ def test_a_v05_era_configuration_takes_that_eras_defaults():
 
 
 def test_a_saved_v05_file_loads_with_that_eras_defaults(tmp_path):
+    # was wrong: a file without ipus_per_replica loaded with None until for_pod_type
     (tmp_path / "ipu_config.json").write_text(json.dumps(
-        {"layers_per_ipu": [1, 3], "replication_factor": {"default": 1, "pod16": 2}}))
-    config = IPUConfig.from_pretrained(tmp_path).for_pod_type("pod16")
-    assert (config.ipus_per_replica, config.replication_factor, config.matmul_proportion) == (2, 2, 0.6)
-    assert config.to_options().available_memory_proportion == {"IPU0": 0.6, "IPU1": 0.6}
+        {"layers_per_ipu": [1, 3], "replication_factor": {"default": 1, "pod16": 2},
+         "matmul_proportion": [0.3, 0.4]}))
+    loaded = IPUConfig.from_pretrained(tmp_path)
+    assert loaded.ipus_per_replica == 1  # v0.5: kwargs.pop("ipus_per_replica", 1)
+    config = loaded.for_pod_type("pod16")
+    assert (config.ipus_per_replica, config.replication_factor) == (1, 2)
+    # v0.5 set a proportion for each of ipus_per_replica IPUs, and placed the layers by
+    # layers_per_ipu alone (get_layer_ipu), without comparing the two
+    assert config.to_options().available_memory_proportion == {"IPU0": 0.3}
+    assert get_layer_ipu(config, 4) == [0, 1, 1, 1]
+    with pytest.raises(IncompatibleIPUConfigError, match=r"layers_per_ipu does not define enough "
+                                                         r"layers .* assignments for 4 layers but "
+                                                         r"there are 5 layers"):
+        get_layer_ipu(config, 5)
+    assert IPUConfig.from_pretrained(tmp_path, ipus_per_replica=2).for_pod_type(
+        "pod16").ipus_per_replica == 2
 
 
 def test_layers_per_ipu_defaults_to_the_wildcard_and_derived_attributes_follow_it():
@@ -240,9 +256,9 @@ POD_CONFIG = {"layers_per_ipu": [3, 7, 7, 7],
 
 def test_for_pod_type_picks_each_value():
     config = IPUConfig(**POD_CONFIG)
-    assert config.has_pod_types and config.ipus_per_replica is None  # derived per POD type
+    assert config.has_pod_types and config.ipus_per_replica == 1  # v0.5's default, never None
     pod64 = config.for_pod_type("pod64")
-    assert not pod64.has_pod_types and pod64.ipus_per_replica == 4
+    assert not pod64.has_pod_types and pod64.ipus_per_replica == 1
     assert (pod64.replication_factor, pod64.gradient_accumulation_steps) == (16, 128)
     assert config.for_pod_type().replication_factor == 1
     assert config.to_options(pod_type="pod16").replication_factor == 4
