@@ -10,17 +10,18 @@
 
 Sources are jupytext "percent" files. A code line `# show: ipu_tutorials.module.Name` shows the
 package's own class or function there (ipu_tutorials/classroom/shown_code.py), so lesson code
-the package also needs is written once; `--check` names a notebook that shows an older version
-and a walkthrough that copies the package's code instead. A notebook is the learner's version of its lesson: a
-setup cell after the title (installs the package where it is missing), and each exercise's
-answer cell holding its starting code (ipu_tutorials/classroom/editions.py), so every check
-says "Not yet" until the learner answers; the instructor's edition, with the solutions, is
-made from it by the editions tool. Each notebook is executed top to bottom with nbclient
-(widget state stored, so explorers render when opened) and written with its outputs, which
-nbval later compares against a fresh run; its figures are also written to static/ (the README
-shows one). The course website (mkdocs.yml) renders the stored notebooks. Notebooks are stored
-in the form JupyterLab saves them in (its kernel display name, no carriage-return progress
-frames), so opening, trusting and saving one in JupyterLab leaves the repository unchanged.
+the package also needs is written once; `--check` names a notebook that shows an older version,
+and the build refuses a walkthrough that copies the package's code. A notebook is the learner's
+version of its lesson: a setup cell after the title (installs the package where it is missing),
+and each exercise's answer cell holding its starting code (ipu_tutorials/classroom/editions.py),
+so every check says "Not yet" until the learner answers; the instructor's edition, with the
+solutions, is made from it by the editions tool. Each notebook is executed top to bottom with
+nbclient (widget state stored, so explorers render when opened) and written with its outputs,
+which nbval later compares against a fresh run; its figures are also written to static/ (the
+README shows one). The course website (mkdocs.yml) renders the stored notebooks. Notebooks are
+stored in the form JupyterLab saves them in (its kernel display name, no carriage-return
+progress frames), so opening, trusting and saving one in JupyterLab leaves the repository
+unchanged.
 """
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def definition(name: str, root: str) -> Definition:
         LessonCodeError: the name is not ipu_tutorials' or no such definition exists.
     """
     module, _, attribute = name.rpartition(".")
-    if not module.split(".")[0] == PACKAGE:
+    if module.split(".")[0] != PACKAGE:
         raise LessonCodeError(f"`# show: {name}`: a lesson shows the package's code; name it as "
                               f"{PACKAGE}.module.Name")
     base = os.path.join(root, *module.split("."))
@@ -82,21 +82,23 @@ def shown(walkthrough: str) -> list[str]:
 
 def drift(lesson: str, names: list[str], expected: str, built: str, root: str) -> str | None:
     """One line naming the shown definition that a built cell holds in an older form, and its
-    first differing line; None when the cells differ elsewhere (not the package's code)."""
+    first differing line; None when the cells differ elsewhere (not in the package's code)."""
     want, have = expected.splitlines(), built.splitlines()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, want, have, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        for shown_definition in (definition(name, root) for name in names):
-            start = _line_in(expected, shown_definition.source)
-            count = len(shown_definition.source.splitlines())
-            if start is not None and start <= i1 < start + count:
-                package = want[i1].strip() if i1 < i2 else "nothing"
-                notebook = have[j1].strip() if j1 < j2 else "nothing"
-                return (f"{lesson}: the notebook shows an older {shown_definition.name}: "
-                        f"{shown_definition.path}:{shown_definition.line + i1 - start} has "
-                        f"`{package}` where the notebook has `{notebook}`")
+    matcher = difflib.SequenceMatcher(None, want, have, autojunk=False)
+    change = next((op for op in matcher.get_opcodes() if op[0] != "equal"), None)
+    if change is None:
         return None
+    _, i1, i2, j1, j2 = change
+    for shown_definition in (definition(name, root) for name in names):
+        start = _line_in(expected, shown_definition.source)
+        end = None if start is None else start + len(shown_definition.source.splitlines())
+        # lines the package dropped from a definition's end show as an insertion just after it
+        if start is not None and (start <= i1 < end or i1 == i2 == end):
+            package = f"`{want[i1].strip()}`" if i1 < i2 else "no line"
+            notebook = f"`{have[j1].strip()}`" if j1 < j2 else "no line"
+            return (f"{lesson}: the notebook shows an older {shown_definition.name}: "
+                    f"{shown_definition.path}:{shown_definition.line + i1 - start} has "
+                    f"{package} where the notebook has {notebook}")
     return None
 
 

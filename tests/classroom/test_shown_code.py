@@ -92,6 +92,18 @@ def test_a_cell_built_from_an_older_definition_names_it_and_its_first_changed_li
         "has `x = x * 2`")
 
 
+def test_lines_the_package_dropped_from_a_definition_s_end_are_drift_too(root):
+    cell = "# show: ipu_tutorials.models.Model\nm = Model()"
+    built = shown_code.expand(cell, root)
+    with open(os.path.join(root, "ipu_tutorials", "models.py"), "w") as f:
+        f.write(MODELS.replace("        return x\n", ""))  # Model's last line, not helper's
+    assert shown_code.drift("01_lesson", ["ipu_tutorials.models.Model"],
+                            shown_code.expand(cell, root), built, root) == (
+        "01_lesson: the notebook shows an older ipu_tutorials.models.Model: "
+        f"{os.path.join('ipu_tutorials', 'models.py')}:21 has no line where the notebook has "
+        "`return x`")
+
+
 def test_cells_that_differ_outside_the_shown_code_are_not_drift(root):
     expected = shown_code.expand("# show: ipu_tutorials.models.helper\nprint(1)", root)
     built = expected.replace("print(1)", "print(2)")
