@@ -8,16 +8,20 @@
     python build_notebooks.py --times         # each lesson's estimated study time, for docs/course.md
     python build_notebooks.py --diagrams      # the conceptual diagrams, static/diagram_*.png
 
-Sources are jupytext "percent" files. A notebook is the learner's version of its lesson: a
-setup cell after the title (installs the package where it is missing), and each exercise's
-answer cell holding its starting code (ipu_tutorials/classroom/editions.py), so every check
-says "Not yet" until the learner answers; the instructor's edition, with the solutions, is
-made from it by the editions tool. Each notebook is executed top to bottom with nbclient
-(widget state stored, so explorers render when opened) and written with its outputs, which
-nbval later compares against a fresh run; its figures are also written to static/ (the README
-shows one). The course website (mkdocs.yml) renders the stored notebooks. Notebooks are stored
-in the form JupyterLab saves them in (its kernel display name, no carriage-return progress
-frames), so opening, trusting and saving one in JupyterLab leaves the repository unchanged.
+Sources are jupytext "percent" files. A code line `# show: ipu_tutorials.module.Name` shows the
+package's own class or function there (ipu_tutorials/classroom/shown_code.py), so lesson code
+the package also needs is written once; `--check` names a notebook that shows an older version,
+and the build refuses a walkthrough that copies the package's code. A notebook is the learner's
+version of its lesson: a setup cell after the title (installs the package where it is missing),
+and each exercise's answer cell holding its starting code (ipu_tutorials/classroom/editions.py),
+so every check says "Not yet" until the learner answers; the instructor's edition, with the
+solutions, is made from it by the editions tool. Each notebook is executed top to bottom with
+nbclient (widget state stored, so explorers render when opened) and written with its outputs,
+which nbval later compares against a fresh run; its figures are also written to static/ (the
+README shows one). The course website (mkdocs.yml) renders the stored notebooks. Notebooks are
+stored in the form JupyterLab saves them in (its kernel display name, no carriage-return
+progress frames), so opening, trusting and saving one in JupyterLab leaves the repository
+unchanged.
 """
 from __future__ import annotations
 
@@ -40,6 +44,7 @@ from nbconvert import HTMLExporter, MarkdownExporter
 from tqdm import tqdm
 
 from ipu_tutorials.classroom.editions import ANSWER, CELL_TIMEOUT, learner_edition
+from ipu_tutorials.classroom.shown_code import LessonCodeError, drift, expand, hand_copies, shown
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 SOURCES, NOTEBOOKS, STATIC = (os.path.join(ROOT, d) for d in ("walkthroughs", "notebooks", "static"))
@@ -89,7 +94,11 @@ def read_source(path: str) -> nbformat.NotebookNode:
     """The walkthrough as the learner's unexecuted notebook: its title, the setup cell, then
     the lesson, each answer cell holding its exercise's starting code."""
     name = os.path.splitext(os.path.basename(path))[0]
-    nb = learner_edition(jupytext.read(path, fmt="py:percent"))
+    nb = jupytext.read(path, fmt="py:percent")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = expand(cell.source, ROOT)
+    nb = learner_edition(nb)
     nb.cells.insert(1, setup_cell(nb))
     for index, cell in enumerate(nb.cells):
         # Stable cell ids (nbformat's are random), so a rebuild changes only what changed.
@@ -345,6 +354,18 @@ def write_html(name: str, directory: str) -> str:
     return path
 
 
+def code_errors(path: str) -> list[str]:
+    """What keeps the walkthrough's code from being written once: a `# show:` line naming
+    nothing, or a definition that copies the package's instead of showing it."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        read_source(path)
+    except LessonCodeError as error:
+        return [f"{name}: {error}"]
+    with open(path, encoding="utf-8") as f:
+        return hand_copies(name, f.read(), ROOT)
+
+
 def build(path: str) -> float:
     name = os.path.splitext(os.path.basename(path))[0]
     started = time.perf_counter()
@@ -365,12 +386,27 @@ def stale(path: str) -> list[str]:
     if built.metadata.get("ipu_tutorials", {}).get("source_sha256") != source_hash(path):
         problems.append(f"{name}.ipynb was built from an older walkthroughs/{name}.py")
     expected = [(c.cell_type, c.source) for c in read_source(path).cells]
-    if [(c.cell_type, c.source) for c in built.cells] != expected:
-        problems.append(f"{name}.ipynb cells differ from walkthroughs/{name}.py (edited by hand?)")
+    cells = [(c.cell_type, c.source) for c in built.cells]
+    if cells != expected:
+        problems += drifted(path, expected, cells) or [
+            f"{name}.ipynb cells differ from walkthroughs/{name}.py (edited by hand?)"]
     if any(c.cell_type == "code" and c.execution_count is None and c.source.strip()
            for c in built.cells):
         problems.append(f"{name}.ipynb has unexecuted cells: nbval would check nothing there")
     return problems
+
+
+def drifted(path: str, expected: list, cells: list) -> list[str]:
+    """A line for each cell that shows the package's code as it was when the notebook was
+    built, naming the definition and its first changed line."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    with open(path, encoding="utf-8") as f:
+        names = shown(f.read())
+    if not names or len(cells) != len(expected):
+        return []
+    lines = (drift(name, names, want, have, ROOT) for (_, want), (_, have) in zip(expected, cells)
+             if want != have)
+    return [line for line in lines if line]
 
 
 def lesson_heading(path: str) -> tuple[int, str]:
@@ -442,6 +478,11 @@ def main(argv=None) -> int:
         for path in paths:
             print(write_html(os.path.splitext(os.path.basename(path))[0], args.html))
         return 0
+    errors = [error for path in paths for error in code_errors(path)]
+    for error in errors:  # before any lesson runs, one line each
+        print(f"error: {error}", file=sys.stderr)
+    if errors:
+        return 1
     if args.check:
         problems = [p for path in paths for p in stale(path)]
         for problem in problems:

@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 import build_notebooks
+from ipu_tutorials.classroom import shown_code
 
 LESSONS = sorted(f for f in os.listdir(build_notebooks.SOURCES) if f.endswith(".py"))
 ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
@@ -57,6 +58,83 @@ def test_check_mode_passes_now_and_fails_on_a_stale_notebook(tmp_path, monkeypat
     (source / LESSONS[0]).write_text(open(original).read() + "\n# %%\nprint('new')\n")
     monkeypatch.setattr(build_notebooks, "SOURCES", str(source))
     assert build_notebooks.main(["--check"]) == 1
+
+
+def test_no_notebook_shows_older_package_code_and_no_walkthrough_copies_it():
+    paths = [os.path.join(build_notebooks.SOURCES, lesson) for lesson in LESSONS]
+    built = {path: nbformat.read(os.path.join(build_notebooks.NOTEBOOKS, os.path.basename(path)
+                                              .replace(".py", ".ipynb")), as_version=4)
+             for path in paths}
+    drift = [line for path in paths for line in build_notebooks.drifted(
+        path, [(c.cell_type, c.source) for c in build_notebooks.read_source(path).cells],
+        [(c.cell_type, c.source) for c in built[path].cells])]
+    assert drift == [], "run `python build_notebooks.py LESSON` for each lesson named"
+    assert [e for path in paths for e in build_notebooks.code_errors(path)] == []
+
+
+def test_the_lessons_show_the_package_s_models_instead_of_copies():
+    cells = [c.source for lesson in ("01_poptorch_basics", "03_blocks_and_stages")
+             for c in notebook(lesson).cells if c.cell_type == "code"]
+    for name in ("DigitClassifierWithLoss", "ConvLayer", "Network"):
+        definition = shown_code.definition(
+            f"ipu_tutorials.tutorial.models.{name}", build_notebooks.ROOT)
+        assert sum(definition.source in cell for cell in cells) == 1, name
+
+
+def drifted_package(tmp_path, monkeypatch, old: str, new: str) -> None:
+    """The builder's repository: a temporary copy whose tutorial/models.py has `old` -> `new`."""
+    models = tmp_path / "ipu_tutorials" / "tutorial" / "models.py"
+    models.parent.mkdir(parents=True)
+    text = open(os.path.join(build_notebooks.ROOT, "ipu_tutorials", "tutorial", "models.py")).read()
+    assert text.count(old) == 1
+    models.write_text(text.replace(old, new))
+    (tmp_path / "pyproject.toml").write_text(
+        open(os.path.join(build_notebooks.ROOT, "pyproject.toml")).read())
+    monkeypatch.setattr(build_notebooks, "ROOT", str(tmp_path))
+
+
+def test_check_names_the_lesson_the_definition_and_its_change_when_the_package_drifts(
+        tmp_path, monkeypatch, capsys):
+    drifted_package(tmp_path, monkeypatch, "self.layer4 = nn.Linear(256, 10)",
+                    "self.layer4 = nn.Linear(256, 10, bias=False)")
+    capsys.readouterr()
+    assert build_notebooks.main(["--check", "03_blocks_and_stages"]) == 1
+    line = next(n for n, text in enumerate(open(tmp_path / "ipu_tutorials" / "tutorial" / "models.py"),
+                                           1) if "bias=False" in text)
+    assert (f"stale: 03_blocks_and_stages: the notebook shows an older "
+            f"ipu_tutorials.tutorial.models.Network: ipu_tutorials/tutorial/models.py:{line} has "
+            f"`self.layer4 = nn.Linear(256, 10, bias=False)` where the notebook has "
+            f"`self.layer4 = nn.Linear(256, 10)`") in capsys.readouterr().err.splitlines()
+
+
+def test_build_refuses_a_walkthrough_that_copies_the_package_in_one_line(tmp_path, monkeypatch,
+                                                                         capsys):
+    source = tmp_path / "walkthroughs"
+    source.mkdir()
+    original = open(os.path.join(build_notebooks.SOURCES, "03_blocks_and_stages.py")).read()
+    pasted = shown_code.expand(original, build_notebooks.ROOT)  # the package's code pasted in
+    (source / "03_blocks_and_stages.py").write_text(pasted)
+    monkeypatch.setattr(build_notebooks, "SOURCES", str(source))
+    assert build_notebooks.main(["03_blocks_and_stages"]) == 1
+    lines = [f"error: 03_blocks_and_stages: line {line} defines {name} as "
+             f"ipu_tutorials.tutorial.models.{name} does: show it with "
+             f"`# show: ipu_tutorials.tutorial.models.{name}` instead of a copy"
+             for line, name in ((pasted.splitlines().index(f"class {name}(nn.Module):") + 1, name)
+                                for name in ("ConvLayer", "Network"))]
+    assert capsys.readouterr().err.splitlines() == lines  # and no lesson ran
+    assert build_notebooks.main(["--check", "03_blocks_and_stages"]) == 1
+
+
+def test_build_refuses_a_marker_that_names_nothing_in_one_line(tmp_path, monkeypatch, capsys):
+    source = tmp_path / "walkthroughs"
+    source.mkdir()
+    (source / "99_shown.py").write_text(
+        "# %% [markdown]\n# # Lesson 99: Shown\n\n# %%\n# show: ipu_tutorials.tutorial.models.Nope\n")
+    monkeypatch.setattr(build_notebooks, "SOURCES", str(source))
+    assert build_notebooks.main(["99_shown"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        "error: 99_shown: `# show: ipu_tutorials.tutorial.models.Nope`: ipu_tutorials.tutorial.models "
+        "defines no top-level class or function 'Nope'")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

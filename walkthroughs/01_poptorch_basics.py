@@ -55,20 +55,10 @@ print(train_set, test_set, sep="\n")
 # serves for inference:
 
 # %%
-class DigitClassifier(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 128),
-                                       torch.nn.ReLU(), torch.nn.Linear(128, 10))
-
-    def forward(self, images, labels=None):  # images: (B, 1, 28, 28)
-        output = self.net(images)  # (B, 10)
-        if labels is None:
-            return output
-        return output, torch.nn.functional.cross_entropy(output, labels)
+# show: ipu_tutorials.tutorial.models.DigitClassifierWithLoss
 
 
-model = DigitClassifier()
+model = DigitClassifierWithLoss()
 print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 
 # %% [markdown]
@@ -122,7 +112,7 @@ except poptorch.Error as error:
 
 # %%
 def one_plain_step(weights, images, labels):
-    plain = DigitClassifier()
+    plain = DigitClassifierWithLoss()
     plain.load_state_dict(weights)
     optimizer = torch.optim.SGD(plain.parameters(), lr=0.05)
     _, loss = plain(images, labels)
@@ -344,7 +334,7 @@ print("cache directory set:", cached.executable_cache_dir is not None)  # simula
 # The cost breakdown above showed the host dominating a call of 16 images. Two knobs give the
 # device more work per call: a larger batch, and `opts.deviceIterations(D)`, which runs D
 # steps per call from one combined batch (lesson 2 is about them). The explorer compiles
-# `DigitClassifier` for every device-iteration count at the chosen batch size:
+# `DigitClassifierWithLoss` for every device-iteration count at the chosen batch size:
 
 # %%
 from ipu_tutorials.classroom.explorers.basics import step_explorer
@@ -354,7 +344,7 @@ from ipu_tutorials.classroom.explorers.basics import step_explorer
 #   dominates at 1 device iteration and shrinks as device iterations grow, while IPU compute stays
 #   the same. Right: simulated samples per second rising with device iterations, the chosen 1
 #   marked in red.
-step_explorer(DigitClassifier, batch_size=16, device_iterations=1)
+step_explorer(DigitClassifierWithLoss, batch_size=16, device_iterations=1)
 
 # %% [markdown]
 # ## What a real IPU would do

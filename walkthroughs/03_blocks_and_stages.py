@@ -49,37 +49,10 @@ print("Simulated system:", ipu_tutorials.default_system().describe())  # simulat
 # operations a block id: `B1` to `B4`. <!-- claim: L03-tutorial-network -->
 
 # %%
-class ConvLayer(nn.Module):
-    def __init__(self, in_channels, num_filters, kernel_size, pool_size):
-        super().__init__()
-        self.conv = nn.Conv2d(in_channels, num_filters, kernel_size=kernel_size)
-        self.pool = nn.MaxPool2d(kernel_size=pool_size)
-        self.relu = nn.ReLU()
-
-    def forward(self, x):
-        return self.relu(self.pool(self.conv(x)))
+# show: ipu_tutorials.tutorial.models.ConvLayer
 
 
-class Network(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layer1 = ConvLayer(1, 10, 5, 2)
-        self.layer2 = ConvLayer(10, 20, 5, 2)
-        self.layer3 = nn.Linear(320, 256)
-        self.layer3_act = nn.ReLU()
-        self.layer4 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        with poptorch.Block("B1"):
-            x = self.layer1(x)
-        with poptorch.Block("B2"):
-            x = self.layer2(x)
-        with poptorch.Block("B3"):
-            x = x.view(-1, 320)
-            x = self.layer3_act(self.layer3(x))
-        with poptorch.Block("B4"):
-            x = self.layer4(x)
-        return x
+# show: ipu_tutorials.tutorial.models.Network
 
 # %% [markdown]
 # (The package ships this model as `ipu_tutorials.tutorial.models.Network`; the next lessons import it.)

@@ -1,4 +1,6 @@
-"""The tutorial's MNIST network in four blocks, and a transformer for planning large models."""
+"""The lessons' models: lesson 1's digit classifier, the tutorial's MNIST network in four blocks,
+and a transformer for planning large models. Lessons show these classes with `# show:` lines
+(ipu_tutorials/classroom/shown_code.py), so what a learner reads is what the package runs."""
 from __future__ import annotations
 
 import math
@@ -7,6 +9,21 @@ import torch
 import torch.nn as nn
 
 from .. import poptorch
+
+
+class DigitClassifierWithLoss(torch.nn.Module):
+    """A two-layer MNIST classifier that returns (output, loss) when given labels."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 128),
+                                       torch.nn.ReLU(), torch.nn.Linear(128, 10))
+
+    def forward(self, images, labels=None):  # images: (B, 1, 28, 28)
+        output = self.net(images)  # (B, 10)
+        if labels is None:
+            return output
+        return output, torch.nn.functional.cross_entropy(output, labels)
 
 
 class ConvLayer(nn.Module):

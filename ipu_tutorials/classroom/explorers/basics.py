@@ -13,27 +13,13 @@ from typing import Callable
 import torch
 
 from ... import poptorch
+from ...tutorial.models import DigitClassifierWithLoss  # lesson 1's model: the explorer's default
 from .widgets import Explorer, choice
 
 BATCH_SIZES = (4, 16, 64, 256)
 DEVICE_ITERATIONS = (1, 2, 4, 8, 16, 32, 64)
 PARTS = ("IPU compute", "exchange and sync", "host I/O", "waiting for host data")
 COLOURS = ("#1565c0", "#7e57c2", "#ef6c00", "#bdbdbd")
-
-
-class DigitClassifierWithLoss(torch.nn.Module):
-    """A two-layer MNIST classifier that returns (output, loss) when given labels."""
-
-    def __init__(self):
-        super().__init__()
-        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 128),
-                                       torch.nn.ReLU(), torch.nn.Linear(128, 10))
-
-    def forward(self, images, labels=None):
-        output = self.net(images)
-        if labels is None:
-            return output
-        return output, torch.nn.functional.cross_entropy(output, labels)
 
 
 @dataclasses.dataclass(frozen=True)
