@@ -217,6 +217,14 @@ class PoplarExecutor(PerfQueries):
         self._weights.download()
 
     def detachFromDevice(self) -> None:
+        """Release the IPUs so that another process or model may use them, as PopTorch does.
+
+        A training model's weights and optimizer state are read back first (here the host
+        already holds the weights); the next call, or `attachToDevice()`, attaches again.
+
+        Raises:
+            Error: before compile, or when the device is not attached.
+        """
         self._require_compiled()
         if not self._attached:
             raise Error("the device is not attached: nothing to detach")
@@ -225,6 +233,13 @@ class PoplarExecutor(PerfQueries):
         self._attached = False
 
     def attachToDevice(self) -> None:
+        """Attach to the IPUs again after `detachFromDevice()`, uploading the host's weights
+        and the optimizer state, as PopTorch reloads its engine and streams on attach.
+
+        Raises:
+            Error: before compile, for a model compiled offline (`ConnectionType.Never`), or
+                when the device is already attached.
+        """
         self._require_compiled()
         if self._options.connection_type == ConnectionType.Never:
             raise Error("cannot attach: the model was compiled for an offline IPU (ConnectionType.Never)")
@@ -236,9 +251,13 @@ class PoplarExecutor(PerfQueries):
             self._optimizer_state.on_attach()
 
     def isAttachedToDevice(self) -> bool:
+        """Whether the compiled model holds its IPUs now (False before compile, after
+        `detachFromDevice()` or `destroy()`, and for a model compiled offline)."""
         return self._attached
 
     def isCompiled(self) -> bool:
+        """Whether the model has been compiled (by `compile()` or its first call) and not
+        destroyed since."""
         return self._plan is not None
 
     def destroy(self) -> None:
@@ -266,15 +285,43 @@ class PoplarExecutor(PerfQueries):
 
     # --- tensors, state and files ----------------------------------------------------------------
     def getTensorNames(self) -> list[str]:
+        """The names of the compiled graph's tensors, for `Options.anchorTensor`.
+
+        PopTorch lists PopART's names; the simulator has no PopART graph and lists the
+        module's parameter and buffer names, then `output0`, `output1`, ...
+        (docs/differences.md).
+
+        Raises:
+            Error: before compile (PopTorch asserts).
+        """
         if self._graph is None:
             raise Error("compile the model before calling getTensorNames()")
         return list(self._graph.params) + [f"output{i}" for i in range(len(self._graph.outputs))]
 
     def getAnchoredTensor(self, short_name: str) -> torch.Tensor:
+        """The value of a tensor anchored with `opts.anchorTensor(short_name, ...)`, from the
+        last call (PopTorch's `getAnchoredTensor`).
+
+        Args:
+            short_name: the name given to `anchorTensor`.
+
+        Raises:
+            Error: for a name that was not anchored, or one with no value before the first
+                call (PopTorch asserts).
+        """
         return self._anchors.get(short_name)
 
     @property
     def rng_state(self) -> torch.Tensor:
+        """The random number generator's state, to read or to set (`model.rng_state = s`).
+
+        PopTorch reads the IPU's seed and generator state as a list of ints; the simulator's
+        random numbers come from torch's CPU generator, so this is `torch.get_rng_state()`'s
+        tensor and setting it calls `torch.set_rng_state` (docs/differences.md).
+
+        Raises:
+            Error: before compile, as in PopTorch.
+        """
         self._require_compiled()
         return torch.get_rng_state()
 
@@ -348,14 +395,25 @@ class PoplarExecutor(PerfQueries):
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
     def model(self) -> torch.nn.Module:
+        """The wrapped torch module, as given to `trainingModel` or `inferenceModel` (a
+        training model trains its weights in place)."""
         return self._user_model
 
     @property
     def options(self) -> Options:
+        """A copy of the Options the model was wrapped with, its output mode resolved
+        (`Default` becomes `Final` or `All`). Both the copy and the user's object are frozen,
+        so a later change raises instead of being silently ignored."""
         return self._options
 
     @property
     def training(self) -> bool:
+        """True for a `trainingModel`, False for an `inferenceModel`.
+
+        PopTorch has no such property: `training` reaches the wrapped module's own flag
+        (`module.training`), which differs only when the module's train/eval mode does not
+        match the wrapper's kind (docs/differences.md).
+        """
         return self._training
 
     @property

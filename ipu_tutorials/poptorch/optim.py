@@ -120,7 +120,9 @@ class Optimizer(IpuStateDict):
                     p.copy_(new.to(p.dtype))
 
     @property
-    def accumulator_type(self) -> torch.dtype | None:  # the device's (None: the weights' type)
+    def accumulator_type(self) -> torch.dtype | None:
+        """(Simulator) the type of the device's gradient accumulators (`accum_type`); None
+        for the weights' own type."""
         return self.accum_type
 
     def _state_for(self, p, group: dict) -> dict:
@@ -157,10 +159,13 @@ class Optimizer(IpuStateDict):
 
     @property
     def state_per_param(self) -> int:
+        """(Simulator) the optimizer-state tensors kept per weight (momentum, variance, ...),
+        which the memory plan counts."""
         return len(self._state_tensors)
 
     @property
     def state_bytes(self) -> int:
+        """(Simulator) the bytes of one element of that state, the widest of its types."""
         types = [self._state_type(n) for n in self._state_tensors]
         return max((torch.empty(0, dtype=t).element_size() for t in types), default=4)
 
