@@ -135,6 +135,9 @@ class IPUStrategy(ParallelStrategy):
     # --- precision: whatever Lightning hands over becomes an IPUPrecisionPlugin ------------------
     @property
     def precision_plugin(self) -> IPUPrecisionPlugin:
+        """The strategy's IPUPrecisionPlugin ("32-true" unless set). Setting another
+        Lightning precision plugin keeps its precision in an IPUPrecisionPlugin, so the IPU's
+        rules (no clipping, no LBFGS) always apply."""
         plugin = self._precision_plugin
         return plugin if plugin is not None else IPUPrecisionPlugin()
 
@@ -189,6 +192,19 @@ class IPUStrategy(ParallelStrategy):
 
     # --- set-up and tear-down ------------------------------------------------------------------
     def setup(self, trainer) -> None:
+        """Check the Trainer and module, then wrap the module's steps for this Trainer
+        function, as Lightning 2.0.9 did: `fit` builds a `poptorch.trainingModel` (with the
+        first optimizer) and, when validation runs, one `inferenceModel` shared with the
+        sanity check; `validate`, `test` and `predict` build one `inferenceModel` each.
+
+        The Trainer's `accumulate_grad_batches` moves into the options (the IPU accumulates
+        inside one call) and is 1 until `teardown` restores it.
+
+        Raises:
+            MisconfigurationException: what an IPU cannot run (an overridden batch-transfer
+                hook, gradient clipping, manual optimization, several optimizers), each with
+                what to do instead.
+        """
         _checks.check_trainer(trainer, self.lightning_module)
         # The IPU accumulates inside one call, so Lightning must step after every batch.
         if self._accumulation is None:
@@ -221,6 +237,12 @@ class IPUStrategy(ParallelStrategy):
             LightningStep(module, STEPS[stage]), self.inference_opts)
 
     def setup_optimizers(self, trainer) -> None:
+        """Lightning's optimizers, refusing more than one as Lightning 2.0.9 did ("IPUs
+        currently only support one optimizer").
+
+        Raises:
+            MisconfigurationException: several optimizers, or one an IPU cannot run.
+        """
         try:
             super().setup_optimizers(trainer)
         except RuntimeError as error:  # Lightning's advice (manual optimization) fails on IPUs
@@ -230,6 +252,9 @@ class IPUStrategy(ParallelStrategy):
         _checks.check_optimizers(self.optimizers)
 
     def teardown(self) -> None:
+        """Write the reports (with `autoreport`), destroy the stage models (as Lightning
+        2.0.9 did), stop converting dataloaders and give the Trainer back its
+        `accumulate_grad_batches`."""
         if self.autoreport:
             self._write_reports()
         for model in set(self.poptorch_models.values()):
@@ -290,6 +315,14 @@ class IPUStrategy(ParallelStrategy):
         return output
 
     def training_step(self, *args, **kwargs):
+        """One IPU training call: forward, backward and weight update of every micro-batch
+        in the batch. A learning-rate scheduler's change reaches the device first through
+        `setOptimizer` (Lightning 2.0.9 called it at every batch start).
+
+        Returns:
+            What the module's `training_step` returned, as the wrapped model's output mode
+            gives it (by default the last micro-batch's).
+        """
         self._push_optimizer_changes()
         with self.precision_plugin.train_step_context():
             return self._step(RunningStage.TRAINING, *args, **kwargs)
@@ -307,15 +340,18 @@ class IPUStrategy(ParallelStrategy):
         self._pushed_settings = settings
 
     def validation_step(self, *args, **kwargs):
+        """One inference call of the module's `validation_step` (also for the sanity check)."""
         stage = self.lightning_module.trainer.state.stage
         with self.precision_plugin.val_step_context():
             return self._step(stage, *args, **kwargs)
 
     def test_step(self, *args, **kwargs):
+        """One inference call of the module's `test_step`."""
         with self.precision_plugin.test_step_context():
             return self._step(RunningStage.TESTING, *args, **kwargs)
 
     def predict_step(self, *args, **kwargs):
+        """One inference call of the module's `predict_step`."""
         with self.precision_plugin.predict_step_context():
             return self._step(RunningStage.PREDICTING, *args, **kwargs)
 
@@ -329,15 +365,20 @@ class IPUStrategy(ParallelStrategy):
             current.attachToDevice()
 
     def on_train_start(self) -> None:
+        """Attach the training model to the IPUs and detach the others (Lightning 2.0.9
+        detached every model at each stage's end instead: docs/lightning.md)."""
         self._attach_only(RunningStage.TRAINING)
 
     def on_validation_start(self) -> None:
+        """Attach the validation (or sanity-check) model and detach the others."""
         self._attach_only(self.lightning_module.trainer.state.stage)
 
     def on_test_start(self) -> None:
+        """Attach the test model and detach the others."""
         self._attach_only(RunningStage.TESTING)
 
     def on_predict_start(self) -> None:
+        """Attach the predict model and detach the others."""
         self._attach_only(RunningStage.PREDICTING)
 
     # --- one host process: the collectives are identities --------------------------------------
@@ -351,22 +392,30 @@ class IPUStrategy(ParallelStrategy):
 
     @property
     def global_rank(self) -> int:
+        """0: the replicas run inside one host process's IPU calls (Lightning 2.0.9 read it
+        from the cluster environment: docs/lightning.md)."""
         return 0
 
     @property
     def local_rank(self) -> int:
+        """0, as `global_rank`."""
         return 0
 
     @property
     def world_size(self) -> int:
+        """1 host process, whatever the replication factor."""
         return 1
 
     @property
     def is_global_zero(self) -> bool:
+        """True, as in Lightning 2.0.9's IPUStrategy: the one process logs and saves."""
         return True
 
     @property
     def distributed_sampler_kwargs(self) -> dict:
+        """One replica of rank 0: no sampler splits the data, since each IPU call takes the
+        whole batch of every replica (Lightning 2.0.9 gave `num_replicas` = devices here but,
+        with `is_distributed` False, never used it)."""
         return {"num_replicas": 1, "rank": 0}
 
     @property
@@ -375,18 +424,22 @@ class IPUStrategy(ParallelStrategy):
         return True
 
     def reduce(self, tensor, *args, **kwargs):
+        """`tensor` unchanged, as Lightning 2.0.9's IPUStrategy: one host process holds it."""
         return tensor
 
     def barrier(self, name: str | None = None) -> None:
         """Nothing to wait for: one host process."""
 
     def broadcast(self, obj, src: int = 0):
+        """`obj` unchanged, as Lightning 2.0.9's IPUStrategy."""
         return obj
 
     def all_gather(self, tensor, group=None, sync_grads: bool = False):
+        """`tensor` unchanged, as Lightning 2.0.9's IPUStrategy."""
         return tensor
 
     @classmethod
     def register_strategies(cls, strategy_registry) -> None:
+        """Register "ipu_strategy" in Lightning's strategy registry (done on import)."""
         strategy_registry.register(cls.strategy_name, cls,
                                    description="Simulated Graphcore IPUs (ipu_tutorials)")
