@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+from typing import NamedTuple
 
 import pytest
 
@@ -27,9 +28,10 @@ def _ours(obj) -> bool:
     return getattr(obj, "__module__", "").startswith(PACKAGE)
 
 
-def _members(cls: type) -> dict[str, object]:
-    """The public methods and properties that classes of ours in `cls`'s MRO define."""
-    found: dict[str, object] = {}
+def _members(cls: type) -> dict[str, tuple[object, type]]:
+    """The public methods and properties that classes of ours in `cls`'s MRO define, each with
+    the class that defines it."""
+    found: dict[str, tuple[object, type]] = {}
     for base in reversed(cls.__mro__):
         if not _ours(base):
             continue
@@ -39,7 +41,7 @@ def _members(cls: type) -> dict[str, object]:
             if isinstance(value, (staticmethod, classmethod)):
                 value = value.__func__
             if inspect.isfunction(value) or isinstance(value, property):
-                found[name] = value
+                found[name] = value, base
     return found
 
 
@@ -47,27 +49,41 @@ def _has_doc(obj) -> bool:
     return bool((getattr(obj, "__doc__", None) or "").strip())
 
 
-def _walk_class(cls: type, prefix: str, seen: set, out: dict[str, bool]) -> None:
+def _path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Entry(NamedTuple):
+    """One public name: whether it has a docstring, and the ids mkdocstrings may give it on a
+    reference page (the dotted path where it is defined or, for an inherited member shown
+    with the class that inherits it, that class's path and the member's name)."""
+
+    documented: bool
+    ids: tuple[str, ...]
+
+
+def _walk_class(cls: type, prefix: str, seen: set, out: dict[str, Entry]) -> None:
     if cls in seen or not _ours(cls):
         return
     seen.add(cls)
-    out[prefix] = _has_doc(cls)
+    out[prefix] = Entry(_has_doc(cls), (_path(cls),))
     if issubclass(cls, enum.Enum):
         return  # members are values, documented by the enum's docstring
-    for name, member in _members(cls).items():
-        out[f"{prefix}.{name}"] = _has_doc(member)
+    for name, (member, owner) in _members(cls).items():
+        out[f"{prefix}.{name}"] = Entry(_has_doc(member),
+                                        (f"{_path(owner)}.{name}", f"{_path(cls)}.{name}"))
 
 
-def _walk_exports(module, names, prefix: str, seen: set, out: dict[str, bool]) -> None:
+def _walk_exports(module, names, prefix: str, seen: set, out: dict[str, Entry]) -> None:
     for name in names:
         obj = getattr(module, name)
         if inspect.isclass(obj):
             _walk_class(obj, f"{prefix}.{name}", seen, out)
         elif inspect.isfunction(obj) and _ours(obj):
-            out[f"{prefix}.{name}"] = _has_doc(obj)
+            out[f"{prefix}.{name}"] = Entry(_has_doc(obj), (f"{obj.__module__}.{obj.__qualname__}",))
 
 
-def _option_groups(options, prefix: str, seen: set, out: dict[str, bool]) -> None:
+def _option_groups(options, prefix: str, seen: set, out: dict[str, Entry]) -> None:
     """Options' groups (`opts.Training`, `opts.Precision`, ...), reached from an instance.
 
     PopART's group is private in PopTorch too, but `opts._Popart.set(...)` is how PopTorch's
@@ -86,9 +102,9 @@ def _option_groups(options, prefix: str, seen: set, out: dict[str, bool]) -> Non
             _option_groups(value, f"{prefix}.{name}", seen, out)
 
 
-def poptorch_surface() -> dict[str, bool]:
+def poptorch_surface() -> dict[str, Entry]:
     poptorch = importlib.import_module("ipu_tutorials.poptorch")
-    out: dict[str, bool] = {}
+    out: dict[str, Entry] = {}
     seen: set = set()
     _walk_exports(poptorch, poptorch.__all__, "poptorch", seen, out)
     _walk_exports(poptorch.optim, poptorch.optim.__all__, "poptorch.optim", seen, out)
@@ -96,17 +112,17 @@ def poptorch_surface() -> dict[str, bool]:
     return out
 
 
-def lightning_surface() -> dict[str, bool]:
+def lightning_surface() -> dict[str, Entry]:
     pytest.importorskip("lightning")
     lightning = importlib.import_module("ipu_tutorials.lightning")
-    out: dict[str, bool] = {}
+    out: dict[str, Entry] = {}
     _walk_exports(lightning, lightning.__all__, "lightning", set(), out)
     return out
 
 
-def ipuconfig_surface() -> dict[str, bool]:
+def ipuconfig_surface() -> dict[str, Entry]:
     graphcore = importlib.import_module("ipu_tutorials.optimum.graphcore")
-    out: dict[str, bool] = {}
+    out: dict[str, Entry] = {}
     _walk_class(graphcore.IPUConfig, "optimum.graphcore.IPUConfig", set(), out)
     return out
 
@@ -115,8 +131,8 @@ SURFACES = {"poptorch": poptorch_surface, "lightning": lightning_surface,
             "IPUConfig": ipuconfig_surface}
 
 
-def coverage(found: dict[str, bool]) -> tuple[int, int, list[str]]:
-    missing = sorted(name for name, documented in found.items() if not documented)
+def coverage(found: dict[str, Entry]) -> tuple[int, int, list[str]]:
+    missing = sorted(name for name, entry in found.items() if not entry.documented)
     return len(found) - len(missing), len(found), missing
 
 
