@@ -40,7 +40,10 @@ def _members(cls: type) -> dict[str, tuple[object, type]]:
                 continue
             if isinstance(value, (staticmethod, classmethod)):
                 value = value.__func__
-            if inspect.isfunction(value) or isinstance(value, property):
+            code = value.fget if isinstance(value, property) else value
+            # only what the class body defines: torch.optim's first Optimizer() wraps the
+            # class's `step` (its profiling hook), which is Optimizer.step again, not SGD's
+            if inspect.isfunction(code) and code.__qualname__ == f"{base.__qualname__}.{name}":
                 found[name] = value, base
     return found
 

@@ -18,6 +18,7 @@ from .. import poptorch
 from . import _checks
 from ._compat import KeepPoptorchLoaders
 from ._data import to_poptorch_loader
+from ._one_process import OneHostProcess
 from ._steps import LightningStep
 from .precision import IPUPrecisionPlugin
 
@@ -74,7 +75,7 @@ def _set_engine_options(directory: str | None) -> None:
     os.environ["POPLAR_ENGINE_OPTIONS"] = json.dumps(options)
 
 
-class IPUStrategy(ParallelStrategy):
+class IPUStrategy(OneHostProcess, ParallelStrategy):
     """Train and evaluate a LightningModule on simulated IPUs, as Lightning 2.0's IPUStrategy did.
 
     Unless you pass your own options, the strategy builds them from the Trainer: `devices` is
@@ -277,6 +278,11 @@ class IPUStrategy(ParallelStrategy):
 
     # --- data ----------------------------------------------------------------------------------
     @property
+    def handles_gradient_accumulation(self) -> bool:
+        """True: one Lightning batch is one IPU call, which accumulates by itself."""
+        return True
+
+    @property
     def is_distributed(self) -> bool:
         """False: replicas live inside one IPU call, so Lightning adds no DistributedSampler."""
         return False
@@ -380,63 +386,6 @@ class IPUStrategy(ParallelStrategy):
     def on_predict_start(self) -> None:
         """Attach the predict model and detach the others."""
         self._attach_only(RunningStage.PREDICTING)
-
-    # --- one host process: the collectives are identities --------------------------------------
-    @property
-    def root_device(self) -> torch.device:
-        """The host CPU, which keeps the weights between IPU calls."""
-        return torch.device("cpu")
-
-    def model_to_device(self) -> None:
-        """Nothing: the weights stay on the host."""
-
-    @property
-    def global_rank(self) -> int:
-        """0: the replicas run inside one host process's IPU calls (Lightning 2.0.9 read it
-        from the cluster environment: docs/lightning.md)."""
-        return 0
-
-    @property
-    def local_rank(self) -> int:
-        """0, as `global_rank`."""
-        return 0
-
-    @property
-    def world_size(self) -> int:
-        """1 host process, whatever the replication factor."""
-        return 1
-
-    @property
-    def is_global_zero(self) -> bool:
-        """True, as in Lightning 2.0.9's IPUStrategy: the one process logs and saves."""
-        return True
-
-    @property
-    def distributed_sampler_kwargs(self) -> dict:
-        """One replica of rank 0: no sampler splits the data, since each IPU call takes the
-        whole batch of every replica (Lightning 2.0.9 gave `num_replicas` = devices here but,
-        with `is_distributed` False, never used it)."""
-        return {"num_replicas": 1, "rank": 0}
-
-    @property
-    def handles_gradient_accumulation(self) -> bool:
-        """True: one Lightning batch is one IPU call, which accumulates by itself."""
-        return True
-
-    def reduce(self, tensor, *args, **kwargs):
-        """`tensor` unchanged, as Lightning 2.0.9's IPUStrategy: one host process holds it."""
-        return tensor
-
-    def barrier(self, name: str | None = None) -> None:
-        """Nothing to wait for: one host process."""
-
-    def broadcast(self, obj, src: int = 0):
-        """`obj` unchanged, as Lightning 2.0.9's IPUStrategy."""
-        return obj
-
-    def all_gather(self, tensor, group=None, sync_grads: bool = False):
-        """`tensor` unchanged, as Lightning 2.0.9's IPUStrategy."""
-        return tensor
 
     @classmethod
     def register_strategies(cls, strategy_registry) -> None:
