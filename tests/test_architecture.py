@@ -30,10 +30,8 @@ def room_imports() -> dict[str, set[str]]:
         if module == PACKAGE:
             continue  # the package's own __init__ re-exports; it is no room
         room = _room(module)
-        rooms.setdefault(room, set()).update(
-            other for other in map(_room,
-                                   graph.find_modules_directly_imported_by(module))
-            if other not in (room, PACKAGE))
+        imported = {_room(m) for m in graph.find_modules_directly_imported_by(module)}
+        rooms.setdefault(room, set()).update(imported - {room, PACKAGE})
     return rooms
 
 
