@@ -49,6 +49,8 @@ class IPUPrecisionPlugin(Precision):
         return self.precision in ("16-mixed", "16-true")
 
     def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:
+        """The module in float16 (`.half()`) for "16-true"; unchanged otherwise (Lightning
+        2.0.9's plugin had no "16-true" and changed no module: docs/lightning.md)."""
         return module.half() if self.precision == "16-true" else module
 
     def backward(self, tensor: torch.Tensor, model, optimizer, *args: Any, **kwargs: Any) -> None:

@@ -18,6 +18,7 @@ from .. import poptorch
 from . import _checks
 from ._compat import KeepPoptorchLoaders
 from ._data import to_poptorch_loader
+from ._one_process import OneHostProcess
 from ._steps import LightningStep
 from .precision import IPUPrecisionPlugin
 
@@ -74,7 +75,7 @@ def _set_engine_options(directory: str | None) -> None:
     os.environ["POPLAR_ENGINE_OPTIONS"] = json.dumps(options)
 
 
-class IPUStrategy(ParallelStrategy):
+class IPUStrategy(OneHostProcess, ParallelStrategy):
     """Train and evaluate a LightningModule on simulated IPUs, as Lightning 2.0's IPUStrategy did.
 
     Unless you pass your own options, the strategy builds them from the Trainer: `devices` is
@@ -135,6 +136,9 @@ class IPUStrategy(ParallelStrategy):
     # --- precision: whatever Lightning hands over becomes an IPUPrecisionPlugin ------------------
     @property
     def precision_plugin(self) -> IPUPrecisionPlugin:
+        """The strategy's IPUPrecisionPlugin ("32-true" unless set). Setting another
+        Lightning precision plugin keeps its precision in an IPUPrecisionPlugin, so the IPU's
+        rules (no clipping, no LBFGS) always apply."""
         plugin = self._precision_plugin
         return plugin if plugin is not None else IPUPrecisionPlugin()
 
@@ -189,6 +193,19 @@ class IPUStrategy(ParallelStrategy):
 
     # --- set-up and tear-down ------------------------------------------------------------------
     def setup(self, trainer) -> None:
+        """Check the Trainer and module, then wrap the module's steps for this Trainer
+        function, as Lightning 2.0.9 did: `fit` builds a `poptorch.trainingModel` (with the
+        first optimizer) and, when validation runs, one `inferenceModel` shared with the
+        sanity check; `validate`, `test` and `predict` build one `inferenceModel` each.
+
+        The Trainer's `accumulate_grad_batches` moves into the options (the IPU accumulates
+        inside one call) and is 1 until `teardown` restores it.
+
+        Raises:
+            MisconfigurationException: what an IPU cannot run (an overridden batch-transfer
+                hook, gradient clipping, manual optimization, several optimizers), each with
+                what to do instead.
+        """
         _checks.check_trainer(trainer, self.lightning_module)
         # The IPU accumulates inside one call, so Lightning must step after every batch.
         if self._accumulation is None:
@@ -221,6 +238,12 @@ class IPUStrategy(ParallelStrategy):
             LightningStep(module, STEPS[stage]), self.inference_opts)
 
     def setup_optimizers(self, trainer) -> None:
+        """Lightning's optimizers, refusing more than one as Lightning 2.0.9 did ("IPUs
+        currently only support one optimizer").
+
+        Raises:
+            MisconfigurationException: several optimizers, or one an IPU cannot run.
+        """
         try:
             super().setup_optimizers(trainer)
         except RuntimeError as error:  # Lightning's advice (manual optimization) fails on IPUs
@@ -230,6 +253,9 @@ class IPUStrategy(ParallelStrategy):
         _checks.check_optimizers(self.optimizers)
 
     def teardown(self) -> None:
+        """Write the reports (with `autoreport`), destroy the stage models (as Lightning
+        2.0.9 did), stop converting dataloaders and give the Trainer back its
+        `accumulate_grad_batches`."""
         if self.autoreport:
             self._write_reports()
         for model in set(self.poptorch_models.values()):
@@ -251,6 +277,11 @@ class IPUStrategy(ParallelStrategy):
                 self.report_paths.append(model.report().save(os.path.join(directory, name)))
 
     # --- data ----------------------------------------------------------------------------------
+    @property
+    def handles_gradient_accumulation(self) -> bool:
+        """True: one Lightning batch is one IPU call, which accumulates by itself."""
+        return True
+
     @property
     def is_distributed(self) -> bool:
         """False: replicas live inside one IPU call, so Lightning adds no DistributedSampler."""
@@ -290,6 +321,14 @@ class IPUStrategy(ParallelStrategy):
         return output
 
     def training_step(self, *args, **kwargs):
+        """One IPU training call: forward, backward and weight update of every micro-batch
+        in the batch. A learning-rate scheduler's change reaches the device first through
+        `setOptimizer` (Lightning 2.0.9 called it at every batch start).
+
+        Returns:
+            What the module's `training_step` returned, as the wrapped model's output mode
+            gives it (by default the last micro-batch's).
+        """
         self._push_optimizer_changes()
         with self.precision_plugin.train_step_context():
             return self._step(RunningStage.TRAINING, *args, **kwargs)
@@ -307,15 +346,18 @@ class IPUStrategy(ParallelStrategy):
         self._pushed_settings = settings
 
     def validation_step(self, *args, **kwargs):
+        """One inference call of the module's `validation_step` (also for the sanity check)."""
         stage = self.lightning_module.trainer.state.stage
         with self.precision_plugin.val_step_context():
             return self._step(stage, *args, **kwargs)
 
     def test_step(self, *args, **kwargs):
+        """One inference call of the module's `test_step`."""
         with self.precision_plugin.test_step_context():
             return self._step(RunningStage.TESTING, *args, **kwargs)
 
     def predict_step(self, *args, **kwargs):
+        """One inference call of the module's `predict_step`."""
         with self.precision_plugin.predict_step_context():
             return self._step(RunningStage.PREDICTING, *args, **kwargs)
 
@@ -329,64 +371,24 @@ class IPUStrategy(ParallelStrategy):
             current.attachToDevice()
 
     def on_train_start(self) -> None:
+        """Attach the training model to the IPUs and detach the others (Lightning 2.0.9
+        detached every model at each stage's end instead: docs/lightning.md)."""
         self._attach_only(RunningStage.TRAINING)
 
     def on_validation_start(self) -> None:
+        """Attach the validation (or sanity-check) model and detach the others."""
         self._attach_only(self.lightning_module.trainer.state.stage)
 
     def on_test_start(self) -> None:
+        """Attach the test model and detach the others."""
         self._attach_only(RunningStage.TESTING)
 
     def on_predict_start(self) -> None:
+        """Attach the predict model and detach the others."""
         self._attach_only(RunningStage.PREDICTING)
-
-    # --- one host process: the collectives are identities --------------------------------------
-    @property
-    def root_device(self) -> torch.device:
-        """The host CPU, which keeps the weights between IPU calls."""
-        return torch.device("cpu")
-
-    def model_to_device(self) -> None:
-        """Nothing: the weights stay on the host."""
-
-    @property
-    def global_rank(self) -> int:
-        return 0
-
-    @property
-    def local_rank(self) -> int:
-        return 0
-
-    @property
-    def world_size(self) -> int:
-        return 1
-
-    @property
-    def is_global_zero(self) -> bool:
-        return True
-
-    @property
-    def distributed_sampler_kwargs(self) -> dict:
-        return {"num_replicas": 1, "rank": 0}
-
-    @property
-    def handles_gradient_accumulation(self) -> bool:
-        """True: one Lightning batch is one IPU call, which accumulates by itself."""
-        return True
-
-    def reduce(self, tensor, *args, **kwargs):
-        return tensor
-
-    def barrier(self, name: str | None = None) -> None:
-        """Nothing to wait for: one host process."""
-
-    def broadcast(self, obj, src: int = 0):
-        return obj
-
-    def all_gather(self, tensor, group=None, sync_grads: bool = False):
-        return tensor
 
     @classmethod
     def register_strategies(cls, strategy_registry) -> None:
+        """Register "ipu_strategy" in Lightning's strategy registry (done on import)."""
         strategy_registry.register(cls.strategy_name, cls,
                                    description="Simulated Graphcore IPUs (ipu_tutorials)")

@@ -186,6 +186,10 @@ class IpuStateDict:
         return getattr(self, "_ipu_cache", None) or _empty()
 
     def state_dict(self) -> dict:
+        """torch's `state` and `param_groups`, plus PopTorch's `ipu_state` and `ipu_param`
+        (PopART's names for the device's state tensors and hyperparameters), read from the
+        device when the host's copy is stale. PopTorch leaves torch's `state` empty; here it
+        is filled (docs/differences.md)."""
         return {**_copied(self._ipu_entries()), **torch.optim.Optimizer.state_dict(self)}
 
     def load_state_dict(self, state_dict: dict) -> None:

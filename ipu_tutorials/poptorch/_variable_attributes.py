@@ -16,13 +16,25 @@ class VariableAttributes:
         self._variable_attributes, self._allowed_attributes = list(variable), list(allowed)
 
     def isConstant(self, attr: str) -> bool:
+        """Whether `attr` (such as "momentum") is compiled in, so that `setOptimizer` may not
+        change it."""
         return attr not in self._variable_attributes
 
     def markAsConstant(self, attr: str) -> None:
+        """Compile `attr` in as a constant: a later `setOptimizer` that changes it raises.
+
+        Raises:
+            AssertionError: for an attribute the optimizer does not have (PopTorch's type).
+        """
         self._check(attr)
         self._variable_attributes = [a for a in self._variable_attributes if a != attr]
 
     def markAsVariable(self, attr: str) -> None:
+        """Let `setOptimizer` change `attr` after compile.
+
+        Raises:
+            AssertionError: for an attribute the optimizer does not have (PopTorch's type).
+        """
         self._check(attr)
         self._variable_attributes.append(attr)
 

@@ -232,6 +232,9 @@ class DataLoader(torch.utils.data.DataLoader):
         return grouped(batches, self._per_call, self.rebatched_drop_last)
 
     def terminate(self):
+        """Stop the loader's background reading (`DataLoaderMode.Async` and
+        `AsyncRebatched`); with `Sync` it does nothing, as in PopTorch. A later epoch starts
+        reading again."""
         if self._accessor is not None:
             self._accessor.terminate()
 

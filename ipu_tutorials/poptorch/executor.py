@@ -21,6 +21,7 @@ from . import _instances, overlapped_io
 from . import _lowering_rules as lowering_rules
 from . import _to_simulator as simulator
 from ._anchors import Anchors
+from ._device_link import DeviceLink
 from ._device_optimizer import AttributeTracker, DeviceOptimizer
 from ._ipu_state import DeviceOptimizerState, IpuStateDict
 from ._loss_scaling import AutomaticLossScaling, scaling
@@ -64,7 +65,7 @@ def _frozen_copy(options: Options | None, training: bool) -> Options:
     return copy
 
 
-class PoplarExecutor(PerfQueries):
+class PoplarExecutor(PerfQueries, DeviceLink):
     """A model wrapped for the (simulated) IPU. Call it like the model, with whole-call batches."""
 
     def __init__(self, model: torch.nn.Module, options: Options | None, training: bool,
@@ -216,31 +217,6 @@ class PoplarExecutor(PerfQueries):
         self._require_compiled()
         self._weights.download()
 
-    def detachFromDevice(self) -> None:
-        self._require_compiled()
-        if not self._attached:
-            raise Error("the device is not attached: nothing to detach")
-        if self._optimizer_state is not None:
-            self._optimizer_state.on_detach()
-        self._attached = False
-
-    def attachToDevice(self) -> None:
-        self._require_compiled()
-        if self._options.connection_type == ConnectionType.Never:
-            raise Error("cannot attach: the model was compiled for an offline IPU (ConnectionType.Never)")
-        if self._attached:
-            raise Error("the device is already attached")
-        self._attached = True
-        self.copyWeightsToDevice()  # PopTorch uploads the host's weights on every attach
-        if self._optimizer_state is not None:
-            self._optimizer_state.on_attach()
-
-    def isAttachedToDevice(self) -> bool:
-        return self._attached
-
-    def isCompiled(self) -> bool:
-        return self._plan is not None
-
     def destroy(self) -> None:
         """Free the (simulated) device; a training model's module can then be wrapped again."""
         if self._training:
@@ -265,24 +241,6 @@ class PoplarExecutor(PerfQueries):
             self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
 
     # --- tensors, state and files ----------------------------------------------------------------
-    def getTensorNames(self) -> list[str]:
-        if self._graph is None:
-            raise Error("compile the model before calling getTensorNames()")
-        return list(self._graph.params) + [f"output{i}" for i in range(len(self._graph.outputs))]
-
-    def getAnchoredTensor(self, short_name: str) -> torch.Tensor:
-        return self._anchors.get(short_name)
-
-    @property
-    def rng_state(self) -> torch.Tensor:
-        self._require_compiled()
-        return torch.get_rng_state()
-
-    @rng_state.setter
-    def rng_state(self, state: torch.Tensor):
-        self._require_compiled()
-        torch.set_rng_state(state)
-
     def save(self, filename: str, export_model: bool = True, save_rng_state: bool = True) -> None:
         """Save what poptorch.load needs to rebuild and recompile this model."""
         self._require_compiled()
@@ -348,14 +306,25 @@ class PoplarExecutor(PerfQueries):
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
     def model(self) -> torch.nn.Module:
+        """The wrapped torch module, as given to `trainingModel` or `inferenceModel` (a
+        training model trains its weights in place)."""
         return self._user_model
 
     @property
     def options(self) -> Options:
+        """A copy of the Options the model was wrapped with, its output mode resolved
+        (`Default` becomes `Final` or `All`). Both the copy and the user's object are frozen,
+        so a later change raises instead of being silently ignored."""
         return self._options
 
     @property
     def training(self) -> bool:
+        """True for a `trainingModel`, False for an `inferenceModel`.
+
+        PopTorch has no such property: `training` reaches the wrapped module's own flag
+        (`module.training`), which differs only when the module's train/eval mode does not
+        match the wrapper's kind (docs/differences.md).
+        """
         return self._training
 
     @property

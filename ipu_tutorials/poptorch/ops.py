@@ -201,9 +201,25 @@ class MultiConv:
         return self
 
     def availableMemoryProportions(self, value):
+        """The share of each tile's memory the convolutions may use for temporaries (PopTorch:
+        a float, or one per convolution, each in [0, 1)). Recorded; the cost model does not read
+        it (docs/differences.md).
+
+        Returns:
+            This MultiConv, so that settings chain.
+        """
         return self._record("availableMemoryProportions", value)
 
     def partialsTypes(self, value):
+        """The type of each convolution's partial sums: torch.float or torch.half, or a list
+        of them, one per convolution. Recorded (docs/differences.md).
+
+        Returns:
+            This MultiConv, so that settings chain.
+
+        Raises:
+            ValueError: another type, as in PopTorch.
+        """
         values = value if isinstance(value, (list, tuple)) else [value]
         if not all(v in (torch.float32, torch.float16) for v in values):
             raise ValueError(f"Invalid partials types {value!r}: give torch.float or torch.half "
@@ -211,12 +227,30 @@ class MultiConv:
         return self._record("partialsTypes", value)
 
     def enableConvDithering(self, value):
+        """Dither each convolution's placement on the tiles (PopTorch: a bool, or one per
+        convolution). Recorded (docs/differences.md).
+
+        Returns:
+            This MultiConv, so that settings chain.
+        """
         return self._record("enableConvDithering", value)
 
     def cycleBackOff(self, value):
+        """PopLibs' cycle back-off proportion, between 0 and 1, for the multi-convolution's
+        planner. Recorded (docs/differences.md).
+
+        Returns:
+            This MultiConv, so that settings chain.
+        """
         return self._record("cycleBackOff", value)
 
     def perConvReservedTiles(self, value):
+        """Tiles PopLibs reserves for each convolution (an int). Recorded
+        (docs/differences.md).
+
+        Returns:
+            This MultiConv, so that settings chain.
+        """
         return self._record("perConvReservedTiles", value)
 
     def planType(self, value: MultiConvPlanType | None):

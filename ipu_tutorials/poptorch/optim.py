@@ -120,7 +120,9 @@ class Optimizer(IpuStateDict):
                     p.copy_(new.to(p.dtype))
 
     @property
-    def accumulator_type(self) -> torch.dtype | None:  # the device's (None: the weights' type)
+    def accumulator_type(self) -> torch.dtype | None:
+        """(Simulator) the type of the device's gradient accumulators (`accum_type`); None
+        for the weights' own type."""
         return self.accum_type
 
     def _state_for(self, p, group: dict) -> dict:
@@ -130,7 +132,10 @@ class Optimizer(IpuStateDict):
                 state[name] = torch.zeros_like(p, dtype=self.state_dtype(name, p))
         return state
 
-    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:  # on the device
+    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
+        """(Simulator) the device's type for the state tensor `name` of `weight`: the type
+        its constructor argument asked for (`first_order_momentum_accum_type`, ...), else
+        float32."""
         return self._state_type(name)
 
     def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
@@ -157,10 +162,13 @@ class Optimizer(IpuStateDict):
 
     @property
     def state_per_param(self) -> int:
+        """(Simulator) the optimizer-state tensors kept per weight (momentum, variance, ...),
+        which the memory plan counts."""
         return len(self._state_tensors)
 
     @property
     def state_bytes(self) -> int:
+        """(Simulator) the bytes of one element of that state, the widest of its types."""
         types = [self._state_type(n) for n in self._state_tensors]
         return max((torch.empty(0, dtype=t).element_size() for t in types), default=4)
 
@@ -212,14 +220,19 @@ class SGD(Optimizer, torch.optim.SGD):
 
     @property
     def accumulator_type(self) -> torch.dtype | None:
+        """(Simulator) `accum_type`, or None (the weight's type) with the combined
+        accumulator, for which PopTorch ignores `accum_type`."""
         return None if self.use_combined_accum else self.accum_type
 
     def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
+        """(Simulator) the velocity's type: `velocity_accum_type`, or the weight's own type
+        with the combined accumulator."""
         return weight.dtype if self.use_combined_accum else self._state_type(name)
 
     @property
     def state_per_param(self) -> int:
-        # the combined tensor is the gradient accumulator: no optimizer state besides it
+        """(Simulator) 1 with momentum (the velocity), else 0; 0 with the combined
+        accumulator, which is the gradient accumulator and no optimizer state besides it."""
         return 0 if self.use_combined_accum else len(self._state_tensors)
 
     def _update(self, w, g, state, group):

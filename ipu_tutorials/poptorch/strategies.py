@@ -24,11 +24,18 @@ class Stage:
         self._ipu: int | None = None
 
     def ipu(self, ipu_id: int) -> "Stage":
+        """Run this stage on IPU `ipu_id` (a non-negative int), as PopTorch's `Stage.ipu`.
+
+        Returns:
+            This Stage, so that `Stage("B1").ipu(0)` reads as one expression.
+        """
         self._ipu = check_int("Stage.ipu()", ipu_id, minimum=0)
         return self
 
     @property
     def ipu_id(self) -> int | None:
+        """(Simulator) the IPU `ipu()` chose, or None: the stage then runs on its blocks'
+        `ipu_id`."""
         return self._ipu
 
     def __repr__(self) -> str:
@@ -93,6 +100,15 @@ class Phase:
                             f"{[type(s).__name__ for s in stages]}")
 
     def ipus(self, *ipu_ids: int) -> "Phase":
+        """Give each of this phase's stages its IPU, in order (PopTorch's `Phase.ipus`).
+
+        Returns:
+            This Phase (PopTorch returns None; returning the phase lets a strategy be written
+            as one expression).
+
+        Raises:
+            ValueError: when the count of IPUs is not the count of stages.
+        """
         if len(ipu_ids) != len(self.stages):
             raise ValueError(f"Phase.ipus(): this phase has {len(self.stages)} stage(s) "
                              f"{self.stages} but {len(ipu_ids)} IPU id(s) {list(ipu_ids)} were given; "
@@ -103,6 +119,7 @@ class Phase:
 
     @property
     def ipu_ids(self) -> list[int | None]:
+        """(Simulator) each stage's IPU, None where none was given."""
         return [s.ipu_id for s in self.stages]
 
     def __repr__(self) -> str:
@@ -125,6 +142,11 @@ class _PhasedExecution:
         # an IPU at compile and warns, as PopTorch has no default (simulator/placement.py).
 
     def phase(self, index: int) -> Phase:
+        """The phase at `index` (from 0), e.g. to place it: `strategy.phase(0).ipus(0, 1)`.
+
+        Raises:
+            IndexError: for an index outside the phases (PopTorch asserts on a negative one).
+        """
         if not isinstance(index, int) or not 0 <= index < len(self.phases):
             raise IndexError(f"{type(self).__name__} has phases 0..{len(self.phases) - 1}, "
                              f"not {index!r}")
@@ -141,6 +163,16 @@ class _PhasedExecution:
                        f"hold {known}")
 
     def useSeparateBackwardPhase(self, use: bool = True):
+        """Give the backward pass phases of its own, as PopTorch does.
+
+        By default the last forward phase and the first backward phase are one phase (with
+        3 forward phases, 0, 1, 2 are followed by 2, 3, 4 backward); with `use` True no phase
+        is shared (0, 1, 2 are followed by 4, 5, 6). The simulator numbers its phases so
+        (`simulator/phases.py`).
+
+        Returns:
+            This strategy, so that settings chain.
+        """
         self.separate_backward_phase = check_bool("useSeparateBackwardPhase()", use)
         return self
 

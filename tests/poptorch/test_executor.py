@@ -1043,24 +1043,6 @@ def test_compile_twice_warns():
         model.compile(torch.ones(1, 2))
 
 
-def test_calling_a_detached_model_reattaches_it():  # attach_detach_test
-    model = poptorch.inferenceModel(nn.Linear(2, 1))
-    model(torch.ones(1, 2))
-    model.detachFromDevice()
-    model(torch.ones(1, 2))
-    assert model.isAttachedToDevice()
-
-
-def test_attaching_uploads_the_host_weights():  # PopTorch's _on_device_attach
-    host = nn.Linear(2, 1)
-    model = poptorch.inferenceModel(host)
-    model(torch.ones(1, 2))
-    model.detachFromDevice()
-    with torch.no_grad():
-        host.bias += 1.0  # changed on the host while detached
-    torch.testing.assert_close(model(torch.ones(1, 2)), host(torch.ones(1, 2)))
-
-
 def test_rmsprop_centered_must_agree_between_groups():
     net = Regression()
     optimizer = torch.optim.RMSprop([{"params": [net.fc.weight], "centered": True},
