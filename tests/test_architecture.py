@@ -102,7 +102,7 @@ def test_a_room_sits_above_every_room_it_imports():
 def test_the_facade_is_above_the_simulator_and_the_integrations_above_the_facade():
     levels = floors(room_imports())
     assert levels["simulator/"] < levels["poptorch/"]
-    for integration in ("lightning/", "optimum/", "popdist/"):
+    for integration in ("lightning/", "optimum/", "distributed/"):
         assert levels[integration] > levels["poptorch/"], integration
 
 
