@@ -15,6 +15,8 @@ MOVED = {
     "ipu_tutorials.popdist.poptorch": "ipu_tutorials.distributed.popdist.poptorch",
     "ipu_tutorials.poprun": "ipu_tutorials.distributed.poprun",
     "ipu_tutorials.rendezvous": "ipu_tutorials.support.rendezvous",
+    "ipu_tutorials.environment": "ipu_tutorials.support.environment",
+    "ipu_tutorials.atomic_io": "ipu_tutorials.support.atomic_io",
 }
 
 
@@ -41,6 +43,11 @@ def test_popdist_is_one_module_whichever_name_imports_it_first():
             "ipu_tutorials.popdist as c; assert a is b.poptorch and b is c; print('one')")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "one", result.stderr
+
+
+def test_lesson_11_reads_the_variables_table_under_the_old_name():
+    from ipu_tutorials import environment
+    assert "| POPTORCH_LOG_LEVEL |" in environment.__doc__
 
 
 def test_python_m_runs_poprun_under_its_old_name():

@@ -26,9 +26,10 @@ import dataclasses
 import torch
 import torch.nn as nn
 
-from .. import environment, poptorch
+from .. import poptorch
 from ..poptorch import _to_simulator
 from ..simulator import capture, compile_plan
+from ..support import environment
 from ..simulator.compile import Plan
 from ..simulator.hardware import System, ipu_spec
 from .loops import training_options

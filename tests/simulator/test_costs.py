@@ -4,7 +4,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
 from ipu_tutorials.simulator.capture import Op

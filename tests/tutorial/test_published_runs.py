@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 import torch
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.errors import OutOfMemoryError
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
