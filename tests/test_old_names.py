@@ -17,6 +17,7 @@ MOVED = {
     "ipu_tutorials.rendezvous": "ipu_tutorials.support.rendezvous",
     "ipu_tutorials.environment": "ipu_tutorials.support.environment",
     "ipu_tutorials.atomic_io": "ipu_tutorials.support.atomic_io",
+    "ipu_tutorials.tutorial.published_runs": "ipu_tutorials.tutorial.calibration.published_runs",
 }
 
 
