@@ -67,7 +67,7 @@ def room_imports(graph=None) -> dict[str, set[str]]:
 
 
 def _room(module: str) -> str:
-    """`poptorch/` for any module in that subpackage, `poprun.py` for a loose module."""
+    """`poptorch/` for any module in that subpackage, `errors.py` for a loose module."""
     if module == PACKAGE:
         return PACKAGE
     name = module.split(".")[1]
