@@ -22,7 +22,8 @@ from ipu_tutorials.optimum.graphcore.published import (LOSS_SCALING, MICRO_BATCH
                                                        bert_large_config,
                                                        bert_large_pod16_ipu_config,
                                                        plan_bert_large)
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator.capture import capture
 from ipu_tutorials.simulator.compile import compile_plan

@@ -16,7 +16,8 @@ import torch
 
 from planning_budget import peak_mb, verdict
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.classroom.explorers.memory import even_split
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan

@@ -32,7 +32,7 @@ def worker(calls: int, out_dir: str) -> None:
     import torch
 
     from ipu_tutorials import popdist, poptorch, tutorial
-    from ipu_tutorials.atomic_io import write_json
+    from ipu_tutorials.support.atomic_io import write_json
     import ipu_tutorials.popdist.poptorch as popdist_poptorch
     from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 

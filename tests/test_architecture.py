@@ -1,34 +1,65 @@
 """docs/architecture.md's floors are drawn from the package's real imports (issue 37, item 5).
 
 A room is a subpackage of `ipu_tutorials` (`poptorch/`) or a module lying loose in it
-(`poprun.py`). A room's floor is one above the highest room it imports, so every import runs
+(`errors.py`). A room's floor is one above the highest room it imports, so every import runs
 down the picture; the ground floor imports no other room. grimp (import-linter's graph
 library) reads the imports, those under `if TYPE_CHECKING:` left out since they never run.
+A module left at the old name of one that moved (`popdist.py`, which hands its name to
+`distributed/popdist/`) is no room: the picture lists it under "old names" with where it points.
 
 `python tests/test_architecture.py` prints the block; `--write` puts it into the page between
 its `<!-- imports:begin -->` and `<!-- imports:end -->` markers.
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE = "ipu_tutorials"
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "architecture.md"
 BEGIN, END = "<!-- imports:begin -->", "<!-- imports:end -->"
 
 
-def room_imports() -> dict[str, set[str]]:
-    """Each room, and the other rooms its modules import."""
+def _graph():
     grimp = pytest.importorskip("grimp", reason="the test extra installs grimp")
-    graph = grimp.build_graph(PACKAGE, exclude_type_checking_imports=True, cache_dir=None)
+    return grimp.build_graph(PACKAGE, exclude_type_checking_imports=True, cache_dir=None)
+
+
+def _path(module: str) -> Path:
+    """The file or folder a module's name points at in the source tree."""
+    folder = ROOT.joinpath(*module.split("."))
+    return folder if folder.is_dir() else folder.with_suffix(".py")
+
+
+def _is_old_name(module: str) -> bool:
+    """A module that only hands its name to a moved one (`sys.modules[__name__] = ...`)."""
+    path = _path(module)
+    return path.suffix == ".py" and "sys.modules[__name__] = " in path.read_text(encoding="utf-8")
+
+
+def _shown(module: str) -> str:
+    """`distributed/popdist/` for a package, `support/rendezvous.py` for a module."""
+    path = _path(module).relative_to(ROOT / PACKAGE).as_posix()
+    return f"{path}/" if _path(module).is_dir() else path
+
+
+def old_names(graph=None) -> dict[str, str]:
+    """Each module left at an old name, and the moved module it hands that name to."""
+    graph = graph or _graph()
+    return {_shown(m): _shown(min(graph.find_modules_directly_imported_by(m), key=len))
+            for m in graph.modules if m != PACKAGE and _is_old_name(m)}
+
+
+def room_imports(graph=None) -> dict[str, set[str]]:
+    """Each room, and the other rooms its modules import."""
+    graph = graph or _graph()
     rooms: dict[str, set[str]] = {}
     for module in graph.modules:
-        if module == PACKAGE:
-            continue  # the package's own __init__ re-exports; it is no room
+        if module == PACKAGE or _is_old_name(module):
+            continue  # the package's own __init__ re-exports, an old name points elsewhere
         room = _room(module)
         imported = {_room(m) for m in graph.find_modules_directly_imported_by(module)}
         rooms.setdefault(room, set()).update(imported - {room, PACKAGE})
@@ -36,13 +67,11 @@ def room_imports() -> dict[str, set[str]]:
 
 
 def _room(module: str) -> str:
-    """`poptorch/` for any module in that subpackage, `poprun.py` for a loose module."""
+    """`poptorch/` for any module in that subpackage, `errors.py` for a loose module."""
     if module == PACKAGE:
         return PACKAGE
-    top = f"{PACKAGE}.{module.split('.')[1]}"
-    spec = importlib.util.find_spec(top)
-    name = top.rsplit(".", 1)[1]
-    return f"{name}/" if spec.submodule_search_locations is not None else f"{name}.py"
+    name = module.split(".")[1]
+    return f"{name}/" if (ROOT / PACKAGE / name).is_dir() else f"{name}.py"
 
 
 def floors(rooms: dict[str, set[str]]) -> dict[str, int]:
@@ -63,12 +92,17 @@ def floors(rooms: dict[str, set[str]]) -> dict[str, int]:
 
 def diagram() -> str:
     """The page's block: the floors, top first, and what each room imports."""
-    rooms = room_imports()
+    graph = _graph()
+    rooms = room_imports(graph)
     levels = floors(rooms)
     lines = ["```text"]
     for level in range(max(levels.values()), -1, -1):
         names = sorted((r for r, f in levels.items() if f == level), key=_packages_first)
         lines.append(f"floor {level}  {', '.join(names)}")
+    moved = old_names(graph)
+    if moved:
+        lines.append("")
+        lines += [f"old name  {old} -> {new}" for old, new in sorted(moved.items())]
     lines += ["```", "", "| room | imports |", "| --- | --- |"]
     for room in sorted(rooms, key=lambda r: (-levels[r], _packages_first(r))):
         imported = ", ".join(f"`{r}`" for r in sorted(rooms[room], key=_packages_first))
@@ -102,8 +136,15 @@ def test_a_room_sits_above_every_room_it_imports():
 def test_the_facade_is_above_the_simulator_and_the_integrations_above_the_facade():
     levels = floors(room_imports())
     assert levels["simulator/"] < levels["poptorch/"]
-    for integration in ("lightning/", "optimum/", "popdist/"):
+    for integration in ("lightning/", "optimum/", "distributed/"):
         assert levels[integration] > levels["poptorch/"], integration
+
+
+def test_an_old_name_is_no_room_and_points_where_its_module_went():
+    graph = _graph()
+    assert old_names(graph)["popdist.py"] == "distributed/popdist/"
+    assert old_names(graph)["tutorial/published_runs.py"] == "tutorial/calibration/published_runs.py"
+    assert "popdist.py" not in room_imports(graph)
 
 
 if __name__ == "__main__":

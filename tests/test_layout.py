@@ -122,9 +122,10 @@ TESTS = PACKAGE.parent / "tests"
 # names, exception classes and a typing Protocol. Nothing else belongs here.
 NO_BEHAVIOUR = {
     "__init__.py", "classroom/__init__.py", "classroom/exercises/__init__.py",
-    "classroom/explorers/__init__.py", "optimum/__init__.py",
+    "classroom/explorers/__init__.py", "distributed/__init__.py", "optimum/__init__.py",
     "optimum/graphcore/models/__init__.py", "poptorch/__init__.py", "profiling/__init__.py",
-    "simulator/__init__.py", "tutorial/__init__.py", "tutorial/torch_engines/__init__.py",
+    "simulator/__init__.py", "support/__init__.py", "tutorial/__init__.py",
+    "tutorial/calibration/__init__.py", "tutorial/torch_engines/__init__.py",
     "errors.py", "poptorch/enums.py", "poptorch/_popart_names.py", "simulator/optimizer.py",
 }
 
@@ -139,10 +140,17 @@ def mirrored_tests(module: pathlib.Path) -> list[pathlib.Path]:
     return [TESTS / folders / f"test_{module.stem.lstrip('_')}.py"]
 
 
+def is_old_name(path: pathlib.Path) -> bool:
+    """A module left where a moved one was, handing its name to it (tests/test_old_names.py
+    checks every one)."""
+    return "sys.modules[__name__] = " in path.read_text()
+
+
 def untested_modules() -> list[str]:
     modules = {p.relative_to(PACKAGE).as_posix(): p for p in PACKAGE.rglob("*.py")}
     return sorted(name for name, path in modules.items()
-                  if name not in NO_BEHAVIOUR and not any(t.is_file() for t in mirrored_tests(path)))
+                  if name not in NO_BEHAVIOUR and not is_old_name(path)
+                  and not any(t.is_file() for t in mirrored_tests(path)))
 
 
 def test_every_module_with_behaviour_has_its_mirrored_test_file():

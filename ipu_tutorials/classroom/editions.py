@@ -36,7 +36,7 @@ import time
 
 import nbformat
 
-from ..atomic_io import atomic_open
+from ..support.atomic_io import atomic_open
 from .exercises.base import Exercise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

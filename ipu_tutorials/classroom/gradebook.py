@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from ..atomic_io import atomic_open
+from ..support.atomic_io import atomic_open
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }

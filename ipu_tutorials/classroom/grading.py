@@ -31,7 +31,7 @@ import time
 
 import nbformat
 
-from ..atomic_io import atomic_open
+from ..support.atomic_io import atomic_open
 from . import editions
 from .gradebook import write_summary
 

@@ -22,7 +22,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from .. import rendezvous
+from ..support import rendezvous
 from ..errors import Error
 from ._json_collectives import all_gather_json
 

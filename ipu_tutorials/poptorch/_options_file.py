@@ -15,7 +15,7 @@ import os
 
 import torch
 
-from ..atomic_io import FileFormatError, read_json
+from ..support.atomic_io import FileFormatError, read_json
 from ._declared import _OptionGroup, setters
 
 ALLOWED_PRIVATE = ("_Popart",)  # PopTorch's own examples set PopART flags through it

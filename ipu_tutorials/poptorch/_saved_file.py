@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 
-from ..atomic_io import FileFormatError
-from ..trusted_load import load_trusted
+from ..support.atomic_io import FileFormatError
+from ..support.trusted_load import load_trusted
 
 KEYS = ("training", "options", "model", "optimizer", "example", "rng_state")
 

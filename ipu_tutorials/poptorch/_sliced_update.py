@@ -23,7 +23,7 @@ from typing import Callable
 
 import torch
 
-from ..threads import one_thread
+from ..support.threads import one_thread
 
 # 64Ki float32 elements = 256 KiB per temporary: an update's handful of live temporaries fit
 # a core's L2 cache (1 MiB on the AMD EPYC we measure on); smaller slices pay more Python calls.

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Callable
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
-from ..environment import Environment
 from ..simulator import spec as sim
 from ..simulator import tracing
 from ..simulator.capture import Graph, capture
@@ -27,6 +26,7 @@ from ..simulator.optimizer import DeviceOptimizer
 from ..simulator.replica_state import ReplicaState
 from ..simulator.runtime import micro_batch_size, run_inference, run_training
 from ..simulator.spec import OUTPUT_EVERY_N, OUTPUT_FINAL, OUTPUT_SUM
+from ..support.environment import Environment
 from ._option_rules import resolved_output_mode
 from .enums import AutoStage, HalfFloatCastingBehavior, OutputMode
 from .strategies import (ParallelPhasedExecution, PipelinedExecution, SerialPhasedExecution,

@@ -8,7 +8,7 @@ import weakref
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .. import host_memory
+from ..support import host_memory
 from ._checks import check_int
 from ._data_worker import Worker, grouped, rebatched
 from ._to_simulator import PREPARED_AHEAD, declared_spec

@@ -13,10 +13,10 @@ import warnings
 import torch
 from torch.utils._pytree import tree_map
 
-from .. import environment
-from ..atomic_io import atomic_open
 from ..errors import Error, OfflineDeviceError
 from ..profiling import autoreport
+from ..support import environment
+from ..support.atomic_io import atomic_open
 from . import _instances, overlapped_io
 from . import _lowering_rules as lowering_rules
 from . import _to_simulator as simulator

@@ -6,8 +6,8 @@ import sys
 
 import torch
 
-from .. import environment
 from ..errors import Error
+from ..support import environment
 from ._logging import install_handler
 from ._to_simulator import tracing
 from ._checks import check_fraction, check_int, check_str

@@ -6,7 +6,7 @@ the options-file reader and the simulator's RunSpec are derived from them.
 """
 from __future__ import annotations
 
-from .. import environment
+from ..support import environment
 from . import _options_file as options_file
 from ._checks import check_bool, check_enum, check_fraction, check_int, check_str, one_of
 from ._declared import Group, Option, groups, shown
@@ -100,7 +100,7 @@ class Options(_RunOptions):
         self._apply_environment(environment.read())
 
     def _apply_environment(self, env: environment.Environment) -> None:
-        """PopTorch's environment variables set the starting values (see ipu_tutorials.environment)."""
+        """PopTorch's environment variables set the starting values (see ipu_tutorials.support.environment)."""
         if env.ipu_model:
             self.useIpuModel(True)
         if env.cache_dir:

@@ -4,12 +4,11 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ..atomic_io import FileFormatError, read_json, write_json
-
 from ..simulator.compile import Plan
 from ..simulator.schedule import Event
 from ..simulator.timeline import Timeline
 from ..simulator.units import format_bytes
+from ..support.atomic_io import FileFormatError, read_json, write_json
 from . import plots
 from .trace import from_trace, to_trace
 

@@ -188,7 +188,7 @@ CHOICE = SystemChoice()
 
 def default_system() -> System:
     """The system the simulator acquires IPUs from: set_system(), else the environment."""
-    from ..environment import read
+    from ..support.environment import read
 
     env = read()
     return CHOICE.current(env.ipu_version, env.num_ipus)

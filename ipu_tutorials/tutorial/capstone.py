@@ -2,7 +2,7 @@
 
 Lesson 15, its explorer and its exercises all build the model and the options here, so the
 BERT-Large plan on the meta device and the tiny BERT trained for real go through the same
-code. The model is the calibration's BERT-Large (tutorial/published_runs.py), so the default
+code. The model is the calibration's BERT-Large (tutorial/calibration/published_runs.py), so the default
 configuration is the published Bow Pod16 run: 4 IPUs x 4 replicas, accumulation 2048, float16,
 LAMB state off chip, a recomputation checkpoint after every layer.
 """
@@ -14,7 +14,7 @@ import torch
 
 from .. import poptorch
 from ..errors import OutOfMemoryError
-from .published_runs import BERT_PACKING_RATIO, BertPretraining
+from .calibration.published_runs import BERT_PACKING_RATIO, BertPretraining
 
 POD_IPUS = 16  # a Pod16: 4 IPU-M2000 (or Bow-2000) machines of 4 IPUs
 BERT_LARGE_LAYERS = 24

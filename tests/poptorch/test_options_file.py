@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.atomic_io import FileFormatError
+from ipu_tutorials.support.atomic_io import FileFormatError
 from ipu_tutorials.poptorch._options_file import check_name, read_lines, read_table, torch_value
 
 

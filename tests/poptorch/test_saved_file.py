@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from ipu_tutorials.atomic_io import FileFormatError
+from ipu_tutorials.support.atomic_io import FileFormatError
 from ipu_tutorials.poptorch._saved_file import KEYS, read_saved
 
 WHOLE = {"training": True, "options": None, "model": torch.nn.Linear(2, 1), "optimizer": None,

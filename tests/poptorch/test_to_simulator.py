@@ -3,7 +3,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator.optimizer import DeviceOptimizer
 from ipu_tutorials.simulator.spec import (MIXED_DISPATCHER, MIXED_DOWNCAST, OUTPUT_ALL, AutoRule,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.atomic_io import FileFormatError, FileWriteError, read_json, write_json
+from ipu_tutorials.support.atomic_io import FileFormatError, FileWriteError, read_json, write_json
 from ipu_tutorials.optimum.graphcore import IPUConfig
 from ipu_tutorials.profiling import Report
 from ipu_tutorials.tutorial.models import Regression
@@ -32,7 +32,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_file_whole(tmp_path):
     write_json(target, OLD)
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from ipu_tutorials.atomic_io import atomic_open
+        from ipu_tutorials.support.atomic_io import atomic_open
         with atomic_open({str(target)!r}) as f:
             f.write('{{"version": "new", "values": [')
             f.flush()
@@ -59,7 +59,7 @@ def test_a_file_size_limit_mid_write_is_one_clear_error_and_the_old_file_survive
         import resource, signal
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of being killed
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
-        from ipu_tutorials.atomic_io import write_json, FileWriteError
+        from ipu_tutorials.support.atomic_io import write_json, FileWriteError
         try:
             write_json({str(target)!r}, list(range(100000)))
         except FileWriteError as error:
@@ -168,7 +168,7 @@ def test_saving_over_an_executable_replaces_it_whole(saved_model):
 
 def test_two_processes_writing_one_report_folder_leave_whole_files(tmp_path):
     code = f"""
-        from ipu_tutorials.atomic_io import write_json
+        from ipu_tutorials.support.atomic_io import write_json
         for i in range(200):
             write_json({str(tmp_path / 'summary.json')!r}, {{"writer": WHO, "data": [i] * 2000}})
         """

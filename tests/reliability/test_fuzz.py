@@ -10,7 +10,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 import lightning_mnist  # noqa: E402
 import mnist_pipeline  # noqa: E402
-from ipu_tutorials import poprun, poptorch  # noqa: E402
+from ipu_tutorials import poptorch  # noqa: E402
+from ipu_tutorials.distributed import poprun  # noqa: E402
 from ipu_tutorials.optimum.graphcore import IPUConfig  # noqa: E402
 from ipu_tutorials.optimum.graphcore._config_fields import FIELDS  # noqa: E402
 

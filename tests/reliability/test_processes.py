@@ -2,7 +2,7 @@
 
 Every process a test starts runs in its own session and is killed in a finally; every wait is
 bounded (BOUND seconds: a loaded 2-core machine starts torch slowly). A dead instance making
-the others stop with its rank named is tests/popdist/test_multiprocess.py's
+the others stop with its rank named is tests/distributed/popdist/test_multiprocess.py's
 test_killing_an_instance_ends_the_other_with_an_error_naming_it.
 """
 import contextlib

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.atomic_io import FileFormatError
-from ipu_tutorials.trusted_load import load_trusted
+from ipu_tutorials.support.atomic_io import FileFormatError
+from ipu_tutorials.support.trusted_load import load_trusted
 from ipu_tutorials.tutorial.models import Regression
 
 

@@ -1,10 +1,11 @@
 """The cost model: op costs, the available-memory trade-off and MultiConv (published runs:
-tests/tutorial/test_published_runs.py)."""
+tests/tutorial/calibration/test_published_runs.py)."""
 import pytest
 import torch
 import torch.nn as nn
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
 from ipu_tutorials.simulator.capture import Op

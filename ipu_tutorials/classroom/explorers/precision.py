@@ -15,7 +15,7 @@ import math
 import torch
 
 from ...simulator.half import emulation
-from ...threads import one_thread
+from ...support.threads import one_thread
 from ...tutorial.datasets import embedded_digits
 from ...tutorial.models import Network, TrainingModelWithLoss
 from .widgets import Explorer, choice, slider

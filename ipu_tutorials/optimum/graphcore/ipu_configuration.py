@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from ... import poptorch
-from ...atomic_io import FileFormatError, read_json, write_text
+from ...support.atomic_io import FileFormatError, read_json, write_text
 from . import _config_fields as fields
 from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError, IPUConfigFields
 from ._popart_flags import set_popart_flags, simulated_ipu_version

@@ -14,7 +14,7 @@ import socket
 
 import torch
 
-from ...atomic_io import atomic_open
+from ...support.atomic_io import atomic_open
 
 EMBEDDED_FILE = os.path.join(os.path.dirname(__file__), "mnist_digits.gz")
 EMBEDDED_TRAIN, EMBEDDED_TEST = 4000, 1000

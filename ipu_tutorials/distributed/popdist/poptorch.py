@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 import warnings
 
-from .. import poptorch as _poptorch
-from ..poptorch import _instances
-from ..poptorch import option_groups as _option_groups
+from ... import poptorch as _poptorch
+from ...poptorch import _instances
+from ...poptorch import option_groups as _option_groups
 from . import (ENV_UNDER_POPRUN, getInstanceIndex, getNumInstances, getNumIpusPerReplica,
                getNumLocalReplicas, isPopdistEnvSet)
 

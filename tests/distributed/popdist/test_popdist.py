@@ -1,7 +1,7 @@
 """popdist's functions, in and out of a poprun environment."""
 import pytest
 
-from ipu_tutorials import popdist
+from ipu_tutorials.distributed import popdist
 
 
 def test_outside_poprun_one_instance_drives_everything(monkeypatch):

@@ -1,7 +1,8 @@
 """Environment variables: read in one place, when the user acts."""
 import pytest
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.simulator.hardware import BOW, default_system
 
 VARIABLES = ("POPTORCH_IPU_MODEL", "POPTORCH_CACHE_DIR", "POPTORCH_DEFAULT_OPTIONS",

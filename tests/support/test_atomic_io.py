@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ipu_tutorials.atomic_io import (FileFormatError, FileWriteError, atomic_open, read_json,
+from ipu_tutorials.support.atomic_io import (FileFormatError, FileWriteError, atomic_open, read_json,
                                      write_json, write_text)
 
 OLD = {"version": "old", "values": list(range(100))}

@@ -2,7 +2,7 @@
 import pytest
 
 from ipu_tutorials import poptorch
-import ipu_tutorials.popdist.poptorch as popdist_poptorch
+import ipu_tutorials.distributed.popdist.poptorch as popdist_poptorch
 
 
 def test_options_carry_the_local_replicas_and_process_id(instance_1_of_2):

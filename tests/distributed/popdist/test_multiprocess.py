@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROGRAM = Path(__file__).parent / "programs" / "train_replicas.py"
 sys.path.insert(0, str(PROGRAM.parent))
 import train_replicas  # noqa: E402  (the program itself, for the in-process references)

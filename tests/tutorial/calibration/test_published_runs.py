@@ -9,11 +9,12 @@ import dataclasses
 import pytest
 import torch
 
-from ipu_tutorials import environment, poptorch
+from ipu_tutorials import poptorch
+from ipu_tutorials.support import environment
 from ipu_tutorials.errors import OutOfMemoryError
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
-from ipu_tutorials.tutorial import published_runs
+from ipu_tutorials.tutorial.calibration import published_runs
 from ipu_tutorials.tutorial.loops import inference_options, training_options
 from ipu_tutorials.tutorial.models import Network
 

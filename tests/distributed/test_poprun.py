@@ -1,7 +1,7 @@
 """poprun's options: the rules between counts, and the torch.distributed launch they become."""
 import pytest
 
-from ipu_tutorials import poprun
+from ipu_tutorials.distributed import poprun
 
 
 def args(*argv):

@@ -3,7 +3,7 @@ import argparse
 
 import pytest
 
-from ipu_tutorials import _poprun_flags, poprun
+from ipu_tutorials.distributed import _poprun_flags, poprun
 
 # --- real poprun's flags, as Graphcore's published examples write them --------------------------
 # tutorials/feature_examples/pytorch/popdist/tests/test_popdist_training.py (graphcore/examples)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from ipu_tutorials.threads import one_thread
+from ipu_tutorials.support.threads import one_thread
 
 
 def test_one_thread_inside_and_the_count_restored_after():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from .. import _launch
-from ..poptorch import _instances
+from ...poptorch import _instances
 
 ENV_TOTAL_REPLICAS = "POPDIST_NUM_TOTAL_REPLICAS"
 ENV_IPUS_PER_REPLICA = "POPDIST_NUM_IPUS_PER_REPLICA"

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from ipu_tutorials import poptorch
-from ipu_tutorials.atomic_io import FileFormatError
-from ipu_tutorials.trusted_load import allowed, load_trusted
+from ipu_tutorials.support.atomic_io import FileFormatError
+from ipu_tutorials.support.trusted_load import allowed, load_trusted
 
 
 def test_only_imported_modules_and_safe_kinds_of_class_are_allowed():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from ipu_tutorials import host_memory
+from ipu_tutorials.support import host_memory
 
 
 def test_the_bytes_of_a_sample_count_every_tensor_and_array():

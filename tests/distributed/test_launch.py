@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from ipu_tutorials import _launch
+from ipu_tutorials.distributed import _launch
 
 SLEEPER = [sys.executable, "-c", "import os, sys, time\n"
            "print('rank', os.environ['RANK'], flush=True)\n"

@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch.distributed as dist
 
-from ipu_tutorials import rendezvous
+from ipu_tutorials.support import rendezvous
 
 SECRET = "s" * 64
 

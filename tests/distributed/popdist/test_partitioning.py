@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from ipu_tutorials import environment, poptorch, tutorial
+from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.support import environment
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
