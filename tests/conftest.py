@@ -1,10 +1,21 @@
 """Shared fixtures: seeded randomness, a fresh simulated system, options, the tutorial models."""
+import os
+
 import pytest
 import torch
 
 import ipu_tutorials
 from ipu_tutorials import poptorch
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
+
+
+def pytest_configure(config):
+    """Under pytest-xdist each worker takes its share of the cores for torch's own threads, so
+    that two workers do not each run a thread per core (the notebooks' kernels and the
+    subprocesses that tests start keep torch's default)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        torch.set_num_threads(max(1, torch.get_num_threads() // workers))
 
 
 @pytest.fixture(autouse=True)

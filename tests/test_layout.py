@@ -1,114 +1,48 @@
-"""The package's layout rules: data flows one way, one door, small modules and functions."""
-import ast
+"""The package's layout rules: import-linter's contracts (pyproject.toml) hold, they fail when
+broken, and what they cannot say: small modules, and every module with behaviour has its tests."""
+import os
 import pathlib
+import shutil
+import subprocess
+import sys
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ipu_tutorials"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "ipu_tutorials"
 
 
-def imports(path: pathlib.Path) -> set[str]:
-    """Absolute names of the ipu_tutorials modules a file imports."""
-    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = ".".join(package[:len(package) - node.level + 1] + ((node.module,) if node.module else ()))
-            names |= {base} | {f"{base}.{a.name}" for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-    return {n for n in names if n.startswith("ipu_tutorials")}
+# --- the import rules: import-linter's contracts in pyproject.toml --------------------------------
+def lint_imports(root: pathlib.Path) -> subprocess.CompletedProcess:
+    """Check the package under root against the contracts of root/pyproject.toml."""
+    command = pathlib.Path(sys.executable).with_name("lint-imports")
+    return subprocess.run([str(command), "--no-cache", "--no-logo", "pyproject.toml"], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
+                          text=True, timeout=120)
 
 
-def sources(subpackage: str):
-    return sorted((PACKAGE / subpackage).rglob("*.py"))
+def test_the_import_contracts_are_kept():
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout, result.stdout
 
 
-@pytest.mark.parametrize("path", sources("simulator"), ids=lambda p: p.name)
-def test_the_simulator_never_imports_what_sits_downstream_of_it(path):
-    downstream = ("ipu_tutorials.poptorch", "ipu_tutorials.profiling", "ipu_tutorials.classroom",
-                  "ipu_tutorials.tutorial")
-    assert not [n for n in imports(path) if n.startswith(downstream)]
-
-
-@pytest.mark.parametrize("path", sources("poptorch"), ids=lambda p: p.name)
-def test_only_the_door_of_the_facade_imports_the_simulator(path):
-    reaches = [n for n in imports(path) if n.startswith("ipu_tutorials.simulator")]
-    if path.name == "_option_rules.py":  # the option checks read which chips exist, nothing more
-        assert set(reaches) <= {"ipu_tutorials.simulator.hardware",
-                                "ipu_tutorials.simulator.hardware.ipu_spec"}, reaches
-        return
-    assert path.name == "_to_simulator.py" or not reaches, reaches
-
-
-# --- the import graph has no circle --------------------------------------------------------------
-def module_name(path: pathlib.Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
-
-
-def imported_modules(path: pathlib.Path) -> set[str]:
-    """The package's modules a file imports (anywhere in it, TYPE_CHECKING blocks included).
-
-    `from . import x` names the module x, not the package; `from .x import Y` names x.
-    """
-    name = module_name(path)
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module if not node.level else ".".join(
-                package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
-            submodules = {f"{base}.{a.name}" for a in node.names} & MODULES.keys()
-            found |= submodules or ({base} & MODULES.keys())
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names} & MODULES.keys()
-    return found - {name}
-
-
-def import_graph() -> dict[str, set[str]]:
-    return {name: imported_modules(path) for name, path in MODULES.items()}
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
-    order, low, stack, found = {}, {}, [], []
-
-    def visit(node):
-        order[node] = low[node] = len(order)
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if nxt not in order:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], order[nxt])
-        if low[node] == order[node]:
-            group = stack[stack.index(node):]
-            del stack[stack.index(node):]
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in order:
-            visit(node)
-    return found
-
-
-def test_the_import_graph_has_no_circle():
-    found = circles(import_graph())
-    assert not found, "modules that import each other (move the shared part below them): " + \
-        "; ".join(" <-> ".join(c) for c in found)
-
-
-def test_the_circle_finder_finds_a_circle():
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert circles(graph) == [["a", "b", "c"]]
+@pytest.mark.parametrize("module, line, contract", [
+    ("simulator/spec.py", "from ipu_tutorials import classroom",
+     "Each floor imports only the floors below it"),
+    ("poptorch/executor.py", "from ipu_tutorials.simulator import compile",
+     "Only poptorch._to_simulator opens the facade's door to the simulator"),
+    ("simulator/units.py", "from ipu_tutorials.simulator import hardware",
+     "No two modules or packages import each other"),
+], ids=["upward", "second-door", "circle"])
+def test_a_broken_contract_fails_the_check(tmp_path, module, line, contract):
+    shutil.copytree(PACKAGE, tmp_path / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    path = tmp_path / PACKAGE.name / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert f"{contract} BROKEN" in " ".join(result.stdout.split()), result.stdout
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.name)
@@ -117,7 +51,7 @@ def test_modules_stay_small(path):
 
 
 # --- every module with behaviour has its test file ---------------------------------------------
-TESTS = PACKAGE.parent / "tests"
+TESTS = ROOT / "tests"
 # Modules without behaviour of their own: package files that only re-export, enums, tables of
 # names, exception classes and a typing Protocol. Nothing else belongs here.
 NO_BEHAVIOUR = {

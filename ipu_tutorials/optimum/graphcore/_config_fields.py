@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import typing
 from typing import Any, Callable, Dict, List, Optional, Union
+
+from ...support.atomic_io import FileFormatError, read_json
 
 ALLOWED_POD_TYPES = ("pod4", "pod8", "pod16", "pod32", "pod64")
 POD_KEYS = frozenset(ALLOWED_POD_TYPES) | {"default"}
@@ -286,3 +289,15 @@ def parse_value(key: str, text: str):
         raise ValueError(f"Can't read {text!r} as a value of {key} "
                          f"({hint_text(key)}); write lists as [a b c]") from None
     return value
+
+
+def read_config_file(json_file: str | os.PathLike) -> dict[str, Any]:
+    """The attributes saved in an ipu_config.json (a JSON object); a damaged file is one OSError."""
+    try:
+        values = read_json(json_file, "IPUConfig JSON file")
+    except FileFormatError as error:  # transformers answers a bad config file with OSError
+        raise OSError(str(error)) from None
+    if not isinstance(values, dict):
+        raise OSError(f"{os.fspath(json_file)} must hold a JSON object of IPUConfig "
+                      f"attributes, got a {type(values).__name__}")
+    return values

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from ... import poptorch
-from ...support.atomic_io import FileFormatError, read_json, write_text
+from ...support.atomic_io import write_text
 from . import _config_fields as fields
 from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError, IPUConfigFields
 from ._popart_flags import set_popart_flags, simulated_ipu_version
@@ -357,7 +357,7 @@ class IPUConfig(IPUConfigFields):
     def from_json_file(cls, json_file: str | os.PathLike) -> "IPUConfig":
         """An IPUConfig from a JSON file of attributes, as to_json_file writes it (OSError when
         it is missing, damaged or not a JSON object)."""
-        return cls(**_read_json(json_file))
+        return cls(**fields.read_config_file(json_file))
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike,
@@ -378,25 +378,13 @@ class IPUConfig(IPUConfigFields):
                           f"and does not download from the Hugging Face Hub; save the configuration "
                           f"with IPUConfig(...).save_pretrained(directory) (or copy the Hub's "
                           f"{CONFIG_NAME} into a directory) and pass that directory.")
-        return cls.from_dict(_read_json(file), **kwargs)
+        return cls.from_dict(fields.read_config_file(file), **kwargs)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, IPUConfig) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
         return f"IPUConfig {self.to_json_string(use_diff=False)}"
-
-
-def _read_json(json_file: str | os.PathLike) -> dict[str, Any]:
-    """The attributes saved in an ipu_config.json (a JSON object); a damaged file is one OSError."""
-    try:
-        values = read_json(json_file, "IPUConfig JSON file")
-    except FileFormatError as error:  # transformers answers a bad config file with OSError
-        raise OSError(str(error)) from None
-    if not isinstance(values, dict):
-        raise OSError(f"{os.fspath(json_file)} must hold a JSON object of IPUConfig "
-                      f"attributes, got a {type(values).__name__}")
-    return values
 
 
 # Managed attributes: IPUConfig._layers_per_ipu and so on.

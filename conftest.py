@@ -1,0 +1,41 @@
+"""How pytest-xdist shares the suite between workers (`pytest -n auto`; pyproject's addopts set
+`--dist loadscope --no-loadscope-reorder`).
+
+A notebook's cells run in order in one kernel, and a test file's module fixtures are built
+once, so each notebook and each test file goes whole to one worker, except the files in
+EACH_TEST: their tests each run a whole lesson and share nothing costly, so they are handed
+out one by one. The longest work goes first (LONGEST_FIRST, from the durations table in
+docs/developing.md), so that no worker is left with a long file at the end while the other
+waits.
+"""
+from __future__ import annotations
+
+EACH_TEST = ("tests/classroom/test_editions.py", "tests/browser/test_lessons.py")
+LONGEST_FIRST = ("tests/browser/test_lessons.py", "tests/classroom/test_editions.py",
+                 "tests/classroom/test_nbgrader.py", "tests/classroom/test_grading.py",
+                 "tests/browser/", "notebooks/", "tests/reliability/", "tests/popdist/",
+                 "tests/test_mnist_pipeline.py")
+
+
+def _rank(nodeid: str) -> int:
+    return next((i for i, prefix in enumerate(LONGEST_FIRST) if nodeid.startswith(prefix)),
+                len(LONGEST_FIRST))
+
+
+def pytest_collection_modifyitems(items):
+    """The longest work first; the order inside a file or notebook is kept (a stable sort)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.split("::", 1)[0] in EACH_TEST:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return Scheduling(config, log)
