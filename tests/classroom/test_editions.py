@@ -177,7 +177,7 @@ def test_an_unknown_lesson_is_one_clear_line():
 
 def test_the_teachers_page_lists_every_exercise_with_its_skill():
     with open(os.path.join(editions.ROOT, "docs", "teaching.md"), encoding="utf-8") as f:
-        page = f.read()
+        page = re.sub(r"<!-- claim: [\w-]+ -->", "", f.read())  # the ledger's markers show nowhere
     for lesson in LESSONS:
         for graded in editions.exercises_of(stored(lesson)):
             assert f"(`{graded.name}`) | {graded.exercise.skill} |" in page, graded.name
