@@ -27,6 +27,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from ...support.rendezvous import tcp_store
+
 LOOPBACK = "127.0.0.1"
 TIMEOUT = 120.0  # seconds for a whole run; the lesson's runs take a few
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL when stopping
@@ -89,9 +91,7 @@ def run(job: str, arguments: dict, world: int = 4, device: str = "cpu",
     check_device(device, world)
     listener = bind(port)
     port = listener.getsockname()[1]
-    # The store owns the socket from here and closes it when it goes.
-    store = dist.TCPStore(LOOPBACK, port, None, is_master=True, master_listen_fd=listener.detach(),
-                          wait_for_workers=False, timeout=datetime.timedelta(seconds=timeout))
+    store = tcp_store(LOOPBACK, port, None, listener, timeout)  # it owns the socket from here
     context = _context()
     processes, readers, lifelines = [], [], []
     try:
@@ -199,7 +199,7 @@ def _run_rank(job: str, rank: int, world: int, device: str, port: int, timeout: 
     if device == "cuda":
         torch.cuda.set_device(rank)
     span = datetime.timedelta(seconds=timeout)
-    store = dist.TCPStore(LOOPBACK, port, world, is_master=False, timeout=span)
+    store = tcp_store(LOOPBACK, port, world, None, timeout)
     dist.init_process_group("nccl" if device == "cuda" else "gloo", store=store, rank=rank,
                             world_size=world, timeout=span)
     result = jobs.JOBS[job](rank, world, torch.device(device, rank) if device == "cuda"
