@@ -208,19 +208,28 @@ def bind(address: str, port: int) -> socket.socket:
     Raises:
         RendezvousError: the port is taken or the address is not this machine's.
     """
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
     try:
-        listener.bind((address, port))
-        listener.listen(128)
+        return listen(address, port)
     except OSError as error:
-        listener.close()
         if error.errno == errno.EADDRINUSE:
             raise RendezvousError(f"port {port} on {address} is already in use (another run "
                                   f"or program holds it); choose a free one with --rdzv-port, "
                                   f"or leave it out on one host") from None
         raise RendezvousError(f"cannot listen on {address}:{port} ({error.strerror}); give an "
                               f"address of this machine with --rdzv-address") from None
+
+
+def listen(address: str, port: int) -> socket.socket:
+    """A socket listening on address:port (0: a free port); on failure it is closed again and
+    the OSError raised, for the caller to say what to do about it."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.bind((address, port))
+        listener.listen(128)
+    except OSError:
+        listener.close()
+        raise
     return listener
 
 

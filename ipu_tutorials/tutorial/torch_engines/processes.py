@@ -27,7 +27,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from ...support.rendezvous import tcp_store
+from ...support.rendezvous import listen, tcp_store
 
 LOOPBACK = "127.0.0.1"
 TIMEOUT = 120.0  # seconds for a whole run; the lesson's runs take a few
@@ -63,18 +63,14 @@ def bind(port: int | None) -> socket.socket:
     """
     if port is not None and not 0 < port <= 65535:
         raise ValueError(f"port must be between 1 and 65535 (or None for a free one), got {port}")
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        listener.bind((LOOPBACK, port or 0))
-        listener.listen(128)
+        return listen(LOOPBACK, port or 0)
     except OSError as error:
-        listener.close()
         if error.errno == errno.EADDRINUSE:
             raise EngineError(f"port {port} on {LOOPBACK} is already in use (another run or "
                               f"program holds it): pass another port, or port=None to let the "
                               f"system choose a free one") from None
         raise
-    return listener
 
 
 def run(job: str, arguments: dict, world: int = 4, device: str = "cpu",
