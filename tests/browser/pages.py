@@ -90,9 +90,9 @@ def lab_command(page, command: str, args: dict | None = None):
                          [command, args or {}])
 
 
-def open_in_lab(page, base: str, name: str, outputs: int) -> None:
+def open_in_lab(page, base: str, name: str, outputs: int, folder: str = "notebooks") -> None:
     """Open one notebook alone (?reset: no tabs restored from an earlier test)."""
-    page.goto(f"{base}/lab/tree/notebooks/{name}.ipynb?reset")
+    page.goto(f"{base}/lab/tree/{folder}/{name}.ipynb?reset")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && document.querySelector('.jp-NotebookPanel .jp-Cell')")
     page.wait_for_function(
