@@ -32,20 +32,23 @@ INSTALL = 'pip install "ipu-tutorials[notebooks]"'
 
 def build(checkout: Checkout, names: list[str]) -> int:
     """Execute the walkthroughs named into notebooks/ and their figures into static/."""
+    checkout.need("walkthroughs", "pyproject")
     from .builder import build_lessons
     from .lessons import sources
-    return build_lessons(sources(names, checkout.need("pyproject")), checkout)
+    return build_lessons(sources(names, checkout), checkout)
 
 
 def check(checkout: Checkout, names: list[str]) -> int:
     """Name each stored notebook out of date with its walkthrough; 1 if any is."""
+    checkout.need("walkthroughs", "notebooks", "pyproject")
     from .builder import check_lessons
     from .lessons import sources
-    return check_lessons(sources(names, checkout.need("notebooks", "pyproject")), checkout)
+    return check_lessons(sources(names, checkout), checkout)
 
 
 def times(checkout: Checkout, names: list[str]) -> int:
     """Print each lesson's estimated study time, as docs/course.md and the README list it."""
+    checkout.need("walkthroughs")
     from .lessons import lesson_heading, sources, study_minutes
     for path in sources(names, checkout):
         number, title = lesson_heading(path)
@@ -56,6 +59,7 @@ def times(checkout: Checkout, names: list[str]) -> int:
 def editions(checkout: Checkout, names: list[str], out: str | None) -> int:
     """Write the student and instructor editions of the stored notebooks into `out`
     (the checkout's editions/ by default), as nbgrader's course directory."""
+    checkout.need("notebooks")
     from . import editions as tool
     out = out or os.path.join(checkout.root, tool.OUT)
     started = time.perf_counter()
@@ -68,17 +72,19 @@ def editions(checkout: Checkout, names: list[str], out: str | None) -> int:
 
 def html(checkout: Checkout, directory: str, names: list[str]) -> int:
     """Export the stored notebooks named to offline HTML pages in `directory`."""
+    checkout.need("notebooks", "static")
     from .editions import lessons
     from .figures import write_html
-    for name in lessons(names, checkout.need("static")):
+    for name in lessons(names, checkout):
         print(write_html(name, directory, checkout))
     return 0
 
 
 def diagrams(checkout: Checkout) -> int:
     """Draw the conceptual diagrams into the checkout's static/."""
+    checkout.need("static")
     from .diagrams import write_diagrams
-    print("\n".join(write_diagrams(checkout.need("static").static)))
+    print("\n".join(write_diagrams(checkout.static)))
     return 0
 
 
