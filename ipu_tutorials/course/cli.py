@@ -101,10 +101,17 @@ def grade(submissions: str, course: str | None, out: str | None, cell_timeout: i
     from . import grading
     out = out or os.path.join(course, "grades")
     scores = grading.grade(submissions, out, course, cell_timeout or grading.CELL_TIMEOUT,
-                           timeout or grading.NOTEBOOK_TIMEOUT)
+                           timeout or grading.NOTEBOOK_TIMEOUT)  # None: the grader's own limits
     print(f"{len({s.learner for s in scores})} learners, {len(scores)} scores: "
           f"{os.path.join(out, 'gradebook.csv')} and {os.path.join(out, 'summary.html')}")
     return 0
+
+
+def seconds(text: str) -> int:
+    """A time limit as the command line gives it: a whole number of seconds, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds (1 or more)")
+    return int(text)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -144,9 +151,9 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument("--course", metavar="DIR", help="the course directory the editions command "
                                                      "wrote (default: the folder holding SUBMISSIONS)")
     sub.add_argument("--out", metavar="DIR", help="where the gradebook goes (default: COURSE/grades)")
-    sub.add_argument("--cell-timeout", type=int, metavar="S",
+    sub.add_argument("--cell-timeout", type=seconds, metavar="S",
                      help="seconds per cell (default: the lessons' build's limit)")
-    sub.add_argument("--timeout", type=int, metavar="S",
+    sub.add_argument("--timeout", type=seconds, metavar="S",
                      help="seconds per notebook (default: half an hour)")
     return top
 

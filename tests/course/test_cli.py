@@ -80,6 +80,15 @@ def test_an_unknown_lesson_or_a_submissions_folder_outside_a_course_is_one_line(
         f"ipu-course editions --out DIR, or pass --course DIR\n")
 
 
+def test_a_time_limit_is_a_whole_number_of_seconds(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["grade", "sub", "--timeout", "-5"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ipu-course grade: error: argument --timeout: '-5' is not a whole number of seconds "
+        "(1 or more)")
+
+
 def python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
