@@ -10,9 +10,9 @@ waits.
 """
 from __future__ import annotations
 
-EACH_TEST = ("tests/classroom/test_editions.py", "tests/browser/test_lessons.py")
-LONGEST_FIRST = ("tests/browser/test_lessons.py", "tests/classroom/test_editions.py",
-                 "tests/classroom/test_nbgrader.py", "tests/classroom/test_grading.py",
+EACH_TEST = ("tests/course/test_editions.py", "tests/browser/test_lessons.py")
+LONGEST_FIRST = ("tests/browser/test_lessons.py", "tests/course/test_editions.py",
+                 "tests/course/test_nbgrader.py", "tests/course/test_grading.py",
                  "tests/browser/", "notebooks/", "tests/reliability/", "tests/popdist/",
                  "tests/test_mnist_pipeline.py")
 

@@ -53,9 +53,11 @@ def test_modules_stay_small(path):
 # --- every module with behaviour has its test file ---------------------------------------------
 TESTS = ROOT / "tests"
 # Modules without behaviour of their own: package files that only re-export, enums, tables of
-# names, exception classes and a typing Protocol. Nothing else belongs here.
+# names, exception classes, a typing Protocol and a `python -m` entry that calls a command's
+# main. Nothing else belongs here.
 NO_BEHAVIOUR = {
     "__init__.py", "classroom/__init__.py", "classroom/exercises/__init__.py",
+    "course/__init__.py", "course/__main__.py",
     "classroom/explorers/__init__.py", "distributed/__init__.py", "optimum/__init__.py",
     "optimum/graphcore/models/__init__.py", "poptorch/__init__.py", "profiling/__init__.py",
     "simulator/__init__.py", "support/__init__.py", "tutorial/__init__.py",

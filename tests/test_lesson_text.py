@@ -6,6 +6,7 @@ import re
 import pytest
 
 import build_notebooks
+from ipu_tutorials.course.lessons import study_minutes
 
 LESSONS = sorted(f for f in os.listdir(build_notebooks.SOURCES) if f.endswith(".py"))
 # Names real PopTorch does not have (docs/differences.md); each lesson marks its first use.
@@ -31,8 +32,8 @@ def test_the_lesson_states_the_time_the_course_map_computes(lesson):
     path = os.path.join(build_notebooks.SOURCES, lesson)
     stated = re.search(r"\*\*Time:\*\* about (\d+) minutes\.", source(lesson))
     assert stated, f"{lesson}: no '**Time:** about N minutes.' line"
-    assert int(stated.group(1)) == build_notebooks.study_minutes(path), \
-        f"{lesson}: the stated time is not build_notebooks.study_minutes ({build_notebooks.study_minutes(path)})"
+    assert int(stated.group(1)) == study_minutes(path), \
+        f"{lesson}: the stated time is not lessons.study_minutes ({study_minutes(path)})"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -1,5 +1,6 @@
-"""Modules that moved into a room (issue 37) keep the names lessons, PopTorch code and the
-`poprun` command use: each old name is the moved module itself, not a copy."""
+"""Modules that moved into a room (issue 37) keep the names lessons, PopTorch code, instructors
+and the `poprun` command use: each old name is the moved module itself, not a copy, and the old
+commands (`python -m ipu_tutorials.classroom.editions`) still run."""
 import importlib
 import pathlib
 import subprocess
@@ -7,7 +8,8 @@ import sys
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ipu_tutorials"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "ipu_tutorials"
 
 # old name -> where the module lives now
 MOVED = {
@@ -18,6 +20,11 @@ MOVED = {
     "ipu_tutorials.environment": "ipu_tutorials.support.environment",
     "ipu_tutorials.atomic_io": "ipu_tutorials.support.atomic_io",
     "ipu_tutorials.tutorial.published_runs": "ipu_tutorials.tutorial.calibration.published_runs",
+    "ipu_tutorials.classroom.editions": "ipu_tutorials.course.editions",
+    "ipu_tutorials.classroom.grading": "ipu_tutorials.course.grading",
+    "ipu_tutorials.classroom.gradebook": "ipu_tutorials.course.gradebook",
+    "ipu_tutorials.classroom.shown_code": "ipu_tutorials.course.shown_code",
+    "ipu_tutorials.classroom.diagrams": "ipu_tutorials.course.diagrams",
 }
 
 
@@ -56,3 +63,18 @@ def test_python_m_runs_poprun_under_its_old_name():
                              "python", "-c", "pass"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("poprun: error:"), result.stderr
+
+
+def test_python_m_runs_the_editions_tool_under_its_old_name(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "ipu_tutorials.classroom.editions", "01",
+                             "--out", str(tmp_path), "--root", str(ROOT)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "release" / "01_poptorch_basics" / "01_poptorch_basics.ipynb").is_file()
+
+
+def test_python_m_runs_the_grader_under_its_old_name(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "ipu_tutorials.classroom.grading",
+                             str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr == f"ipu-course: {tmp_path / 'nothing'} is not a folder\n"

@@ -31,8 +31,8 @@ from mkdocs.structure.toc import get_toc
 ROOT = Path(__file__).resolve().parents[2]
 SITE_SOURCES = Path(__file__).resolve().parent
 sys.path[:0] = [str(ROOT), str(SITE_SOURCES)]
-import build_notebooks  # noqa: E402  (a script at the root, not a package module)
 import lesson_pages  # noqa: E402
+from ipu_tutorials.course.figures import figures_with_alt, static_explorers  # noqa: E402
 
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -99,8 +99,7 @@ def lesson_copy(notebook: Path, folder: Path) -> Path:
     """The stored notebook as a page without a kernel shows it: explorers as their pictures,
     figures with their alt text in the HTML, no empty cells."""
     copy = folder / notebook.name
-    static = build_notebooks.figures_with_alt(
-        build_notebooks.static_explorers(nbformat.read(notebook, as_version=4)))
+    static = figures_with_alt(static_explorers(nbformat.read(notebook, as_version=4)))
     static = lesson_pages.without_empty_cells(static)
     static = lesson_pages.figures_as_files(static, notebook.stem, ROOT / "static")
     for cell in static.cells:  # its links, written for GitHub, as the site needs them

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import nbformat
 from bs4 import BeautifulSoup, Tag
 
-# nbgrader's solution markers (ipu_tutorials.classroom.editions reads the same ones)
+# nbgrader's solution markers (ipu_tutorials.course.editions reads the same ones)
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION", re.M)
 CHECK = re.compile(r"\bexercises\.\w+\.check\(")
 # Parts of a notebook page that a search must not find: the copy button ("Copied!") and the

@@ -2,7 +2,7 @@
 
 Each figure calls the function the simulator runs (pipeline_cycles, pipelined_step and
 sharded_step with unit costs, phases.program and phases.residency, a compiled MemoryPlan), so
-a diagram cannot disagree with what the simulator does. classroom/diagrams.py writes them to
+a diagram cannot disagree with what the simulator does. course/diagrams.py writes them to
 static/.
 """
 from __future__ import annotations

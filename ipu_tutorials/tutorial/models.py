@@ -1,6 +1,6 @@
 """The lessons' models: lesson 1's digit classifier, the tutorial's MNIST network in four blocks,
 and a transformer for planning large models. Lessons show these classes with `# show:` lines
-(ipu_tutorials/classroom/shown_code.py), so what a learner reads is what the package runs."""
+(ipu_tutorials/course/shown_code.py), so what a learner reads is what the package runs."""
 from __future__ import annotations
 
 import math

@@ -174,7 +174,7 @@ def write_instructor_editions(folder: Path) -> None:
     notebooks/ (so its Markdown finds ../static/ as the lesson does)."""
     import nbformat
 
-    from ipu_tutorials.classroom import editions
+    from ipu_tutorials.course import editions
 
     folder.mkdir()
     for lesson in LESSONS:

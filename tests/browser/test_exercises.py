@@ -7,7 +7,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from ipu_tutorials.classroom import editions
+from ipu_tutorials.course import editions
 from tests.browser.pages import (LiveExplorer, expected_outputs, open_in_lab, shut_down_kernel,
                                  wait_for_kernel_idle)
 

@@ -16,7 +16,7 @@ import platform
 import nbformat
 import pytest
 
-from ipu_tutorials.classroom import editions
+from ipu_tutorials.course import editions
 from ipu_tutorials.classroom.explorers.widgets import STATIC_NOTE
 from tests.browser.conftest import LESSONS
 from tests.browser.pages import (LiveExplorer, assert_shows_summary, check_explorer_reacts,

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from ipu_tutorials.classroom import shown_code
+from ipu_tutorials.course import shown_code
 from ipu_tutorials.tutorial import models
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -12,12 +12,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from ipu_tutorials.classroom import editions
+from ipu_tutorials.course import editions
+from ipu_tutorials.course.checkout import CourseError
 from tests.browser.conftest import can_run_lessons
 
+from .stored import CHECKOUT
 from .teaching_page import commands, run
 
-LESSONS = editions.lessons([])
+LESSONS = editions.lessons([], CHECKOUT)
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +28,12 @@ def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("course")
     before = git_status()
     started = time.perf_counter()
-    editions.build([], str(out))
+    editions.build([], str(out), CHECKOUT)
     return out, time.perf_counter() - started, before, git_status()
 
 
 def git_status() -> str:
-    return subprocess.run(["git", "status", "--porcelain"], cwd=editions.ROOT, check=True,
+    return subprocess.run(["git", "status", "--porcelain"], cwd=CHECKOUT.root, check=True,
                           capture_output=True, text=True).stdout
 
 
@@ -40,7 +42,7 @@ def read(out, folder: str, lesson: str) -> nbformat.NotebookNode:
 
 
 def stored(lesson: str) -> nbformat.NotebookNode:
-    return nbformat.read(os.path.join(editions.NOTEBOOKS, f"{lesson}.ipynb"), as_version=4)
+    return nbformat.read(os.path.join(CHECKOUT.notebooks, f"{lesson}.ipynb"), as_version=4)
 
 
 def flat(path: str) -> str:
@@ -92,7 +94,7 @@ def test_the_editions_can_be_read_by_others_on_a_shared_drive(built):
 def test_no_solution_is_in_the_learners_notebook_or_the_student_edition(built, lesson):
     secrets = distinctive(lesson)
     assert secrets, f"{lesson}: no solution found to look for"
-    for path in (os.path.join(editions.NOTEBOOKS, f"{lesson}.ipynb"),
+    for path in (os.path.join(CHECKOUT.notebooks, f"{lesson}.ipynb"),
                  os.path.join(built[0], "release", lesson, f"{lesson}.ipynb")):
         text = flat(path)
         leaked = [s for s in secrets if s in text]
@@ -172,12 +174,12 @@ def test_an_answer_cell_in_a_walkthrough_holds_no_code():
 
 
 def test_an_unknown_lesson_is_one_clear_line():
-    with pytest.raises(SystemExit, match="no stored notebook named 99_nothing; known: 01_"):
-        editions.lessons(["99_nothing"])
+    with pytest.raises(CourseError, match="no stored notebook named 99_nothing; known: 01_"):
+        editions.lessons(["99_nothing"], CHECKOUT)
 
 
 def test_the_teachers_page_lists_every_exercise_with_its_skill():
-    with open(os.path.join(editions.ROOT, "docs", "teaching.md"), encoding="utf-8") as f:
+    with open(os.path.join(CHECKOUT.root, "docs", "teaching.md"), encoding="utf-8") as f:
         page = re.sub(r"<!-- claim: [\w-]+ -->", "", f.read())  # the ledger's markers show nowhere
     for lesson in LESSONS:
         for graded in editions.exercises_of(stored(lesson)):
@@ -203,21 +205,21 @@ def test_every_reference_solution_passes_its_check_in_its_lesson(built, lesson):
 
 def test_the_pages_commands_write_the_course_directory_git_ignores(tmp_path):
     every, some = commands("The course directory")
-    assert every == "python -m ipu_tutorials.classroom.editions --out course"
-    run(some, tmp_path, 120)
+    assert every == "ipu-course editions --out course"
+    run(f"{some} --root {CHECKOUT.root}", tmp_path, 120)  # the page runs them in the checkout
     assert sorted(p.name for p in (tmp_path / "course" / "source").iterdir()) == \
         ["04_pipelining", "13_ipuconfig"]
-    run(every, tmp_path, 120)
+    run(f"{every} --root {CHECKOUT.root}", tmp_path, 120)
     assert sorted(p.name for p in (tmp_path / "course" / "release").iterdir()) == LESSONS
     ignored = subprocess.run(["git", "check-ignore", "-q", "course/release"],
-                             cwd=editions.ROOT)
+                             cwd=CHECKOUT.root)
     assert ignored.returncode == 0, "course/ is not ignored by git"
 
 
 def test_the_pages_nbgrader_extra_exists_and_the_tests_install_it():
     install = commands("With nbgrader")[0]
     assert install == 'pip install -e ".[nbgrader]"'
-    with open(os.path.join(editions.ROOT, "pyproject.toml"), encoding="utf-8") as f:
+    with open(os.path.join(CHECKOUT.root, "pyproject.toml"), encoding="utf-8") as f:
         project = f.read()
     assert re.search(r'^nbgrader = \[.*"nbgrader>=0\.9\.6', project, re.M)
     assert '"ipu-tutorials[nbgrader]"' in project.split("\ntest = [", 1)[1].split("]\n", 1)[0]

@@ -3,14 +3,15 @@ import os
 
 import matplotlib.pyplot as plt
 
-import build_notebooks
-from ipu_tutorials.classroom import diagrams
+from ipu_tutorials.course import diagrams
+
+from .stored import CHECKOUT
 
 
 def test_every_named_diagram_has_a_drawing_and_a_committed_picture():
     assert tuple(diagrams.figures()) == diagrams.NAMES
     for name in diagrams.NAMES:
-        assert os.path.exists(os.path.join(build_notebooks.STATIC, f"diagram_{name}.png")), \
+        assert os.path.exists(os.path.join(CHECKOUT.static, f"diagram_{name}.png")), \
             f"run `python build_notebooks.py --diagrams` (diagram_{name}.png is missing)"
 
 

@@ -15,8 +15,9 @@ import re
 import nbformat
 import pytest
 
-from ipu_tutorials.classroom import editions
+from ipu_tutorials.course import editions
 
+from .stored import CHECKOUT
 from .teaching_page import commands, run
 
 pytest.importorskip("nbgrader", reason="the nbgrader test needs nbgrader: pip install -e '.[test]'")
@@ -57,7 +58,7 @@ def course(tmp_path_factory):
     in before autograde; then the page's command of the project's grader. Returns the course
     directory, the project's student edition, nbgrader's release and {command: output}."""
     course = tmp_path_factory.mktemp("class") / "course"
-    editions.build([LESSON], str(course))
+    editions.build([LESSON], str(course), CHECKOUT)
     ours = nbformat.read(course / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     page = commands("With nbgrader")
     assert page[:2] == ['pip install -e ".[nbgrader]"', "cd course"]

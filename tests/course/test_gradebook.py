@@ -1,8 +1,8 @@
 """gradebook.py: the class summary page, a bar per exercise and a row per learner."""
 import re
 
-from ipu_tutorials.classroom.gradebook import exercise_bars, learner_table, write_summary
-from ipu_tutorials.classroom.grading import Score
+from ipu_tutorials.course.gradebook import exercise_bars, learner_table, write_summary
+from ipu_tutorials.course.grading import Score
 
 SCORES = [Score("ada", "02", "batch", "Combined batch", 2, 2, "right"),
           Score("bo", "02", "batch", "Combined batch", 0, 2, "multiply by <replicas>"),

@@ -6,7 +6,9 @@ import os
 import nbformat
 import pytest
 
-from ipu_tutorials.classroom import editions, grading
+from ipu_tutorials.course import cli, editions, grading
+
+from .stored import CHECKOUT
 
 LESSON = "04_pipelining"
 RIGHT = {"smallest_accumulation-answer": "my_accumulation = 2 * 4 - 1",
@@ -23,7 +25,7 @@ STUBBORN = {**RIGHT, "smallest_accumulation-answer": "import signal\n"
 
 
 def stored() -> nbformat.NotebookNode:
-    return nbformat.read(os.path.join(editions.NOTEBOOKS, f"{LESSON}.ipynb"), as_version=4)
+    return nbformat.read(os.path.join(CHECKOUT.notebooks, f"{LESSON}.ipynb"), as_version=4)
 
 
 def submission(answers: dict) -> nbformat.NotebookNode:
@@ -44,7 +46,7 @@ def submission(answers: dict) -> nbformat.NotebookNode:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = tmp_path_factory.mktemp("course")
-    editions.build([LESSON], str(course))
+    editions.build([LESSON], str(course), CHECKOUT)
     folder = course / "submitted"
     for learner, answers in (("ada", RIGHT), ("bo", WRONG), ("cy", CRASH), ("dee", LOOP),
                              ("eve", STUBBORN)):
@@ -108,7 +110,7 @@ def test_learners_and_their_notebooks_are_found_in_either_layout(tmp_path):
 
 def test_the_check_cells_come_from_the_course_directory_it_is_given(tmp_path):
     # was wrong: the grader rebuilt the instructor edition from the package's notebooks/
-    editions.build([LESSON], str(tmp_path))
+    editions.build([LESSON], str(tmp_path), CHECKOUT)
     path = tmp_path / "source" / LESSON / f"{LESSON}.ipynb"
     nb = nbformat.read(path, as_version=4)
     check = editions.exercises_of(nb)[0].check_cell
@@ -116,7 +118,7 @@ def test_the_check_cells_come_from_the_course_directory_it_is_given(tmp_path):
     nbformat.write(nb, path)
     assert grading.instructor(str(tmp_path), LESSON).cells[check].source.endswith("edit")
     with pytest.raises(ValueError, match=f"no instructor edition of {LESSON} at .*: write it with "
-                                         f"python -m ipu_tutorials.classroom.editions"):
+                                         f"ipu-course editions"):
         grading.instructor(str(tmp_path / "elsewhere"), LESSON)
 
 
@@ -130,10 +132,9 @@ def test_a_copy_of_the_learners_notebook_without_nbgrader_metadata_is_graded_too
 
 def test_the_command_line_names_its_files_and_refuses_a_folder_outside_a_course(tmp_path, capsys):
     (tmp_path / "submitted").mkdir()
-    with pytest.raises(SystemExit):
-        grading.main([str(tmp_path / "submitted")])
+    assert cli.main(["grade", str(tmp_path / "submitted")]) == 2
     assert "is not a course directory (no source/ in it)" in capsys.readouterr().err
-    editions.build([LESSON], str(tmp_path))
-    assert grading.main([str(tmp_path / "submitted") + "/"]) == 0
+    editions.build([LESSON], str(tmp_path), CHECKOUT)
+    assert cli.main(["grade", str(tmp_path / "submitted") + "/"]) == 0
     # was wrong: "grades//gradebook.csv"
     assert f"{tmp_path / 'grades' / 'gradebook.csv'} and " in capsys.readouterr().out

@@ -6,9 +6,9 @@ import shlex
 import subprocess
 import sys
 
-from ipu_tutorials.classroom import editions
+from .stored import CHECKOUT
 
-PAGE = os.path.join(editions.ROOT, "docs", "teaching.md")
+PAGE = os.path.join(CHECKOUT.root, "docs", "teaching.md")
 
 
 def commands(heading: str) -> list[str]:
@@ -24,14 +24,15 @@ def environment() -> dict:
     """The instructor's shell: this checkout's package importable (by kernels too), and the
     commands installed beside this Python (nbgrader, and the `alembic` it calls) on PATH."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [editions.ROOT, env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [CHECKOUT.root, env.get("PYTHONPATH")]))
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     env.pop("NBGRADER_EXECUTION", None)
     return env
 
 
 def run(command: str, cwd, seconds: int) -> str:
-    """Run one command line of the page in `cwd` (`python` is this Python); its output.
+    """Run one command line of the page in `cwd` (`python` is this Python, `ipu-course` this
+    checkout's command run by it); its output.
 
     Raises:
         AssertionError: the command failed.
@@ -39,6 +40,8 @@ def run(command: str, cwd, seconds: int) -> str:
     args = shlex.split(command)
     if args[0] == "python":
         args[0] = sys.executable
+    elif args[0] == "ipu-course":
+        args[:1] = [sys.executable, "-m", "ipu_tutorials.course"]
     done = subprocess.run(args, cwd=cwd, env=environment(), capture_output=True, text=True,
                           timeout=seconds)
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
