@@ -213,9 +213,23 @@ def site(chromium_path, tmp_path_factory) -> Path:
     pytest.importorskip("mkdocs", reason="the website needs the docs extra: pip install -e '.[docs]'")
     from tests.browser import site_build
 
-    site_dir = tmp_path_factory.mktemp("site")
-    result = site_build.build(site_dir)
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr[-4000:]}"
+    # Built once per run: under pytest-xdist the workers share one build (their temporary
+    # folders sit side by side), the first to take the lock building it for the others.
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    site_dir, failed = shared / "site", shared / "site-build-failed.txt"
+    with FileLock(str(shared / "site.lock")):
+        if not site_dir.is_dir() and not failed.exists():
+            partial = shared / f"site-{os.getpid()}"  # whole or not at all: renamed when built
+            result = site_build.build(partial)
+            if result.returncode != 0:
+                failed.write_text(result.stderr[-4000:])
+            else:
+                partial.rename(site_dir)
+    assert not failed.exists(), f"mkdocs build --strict failed:\n{failed.read_text()}"
     return site_dir
 
 
