@@ -106,7 +106,19 @@ def shut_down_kernel(page) -> None:
                              return w && w.sessionContext ? w.sessionContext.shutdown() : null; }""")
 
 
+def start_kernel_if_none(page) -> None:
+    """Start the notebook's kernel when JupyterLab started none: reopening a notebook whose
+    kernel an earlier test shut down leaves it without one (a "No Kernel" notebook, where
+    Shift+Enter queues the cell forever)."""
+    page.evaluate("""async () => {
+        const context = window.jupyterapp.shell.currentWidget.sessionContext;
+        await context.ready;
+        if (!context.session || !context.session.kernel)
+          await context.changeKernel({name: 'python3'}); }""")
+
+
 def wait_for_kernel_idle(page) -> None:
+    start_kernel_if_none(page)
     page.wait_for_function(
         "() => { const w = window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext && w.sessionContext.session"
