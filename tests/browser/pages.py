@@ -142,20 +142,22 @@ def run_all_cells(page) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def explorer_factories() -> dict:
-    """Title -> factory for every explorer in the package's explorer modules, including those
-    of the optional integrations (IPUConfig, Lightning), so new ones are tested too."""
+def explorers_by_title() -> dict:
+    """Title -> the explorer at its defaults, for every explorer in the package's explorer
+    modules, including those of the optional integrations (IPUConfig, Lightning), so new ones
+    are tested too."""
     from ipu_tutorials.classroom import explorers
     from ipu_tutorials.classroom.explorers.widgets import Explorer
 
-    factories = {}
+    found = {}
     for module_info in pkgutil.iter_modules(explorers.__path__):
         module = importlib.import_module(f"{explorers.__name__}.{module_info.name}")
         for name, factory in vars(module).items():
             if (inspect.isfunction(factory) and factory.__module__ == module.__name__
                     and inspect.signature(factory).return_annotation in ("Explorer", Explorer)):
-                factories[factory().title] = factory
-    return factories
+                explorer = factory()
+                found[explorer.title] = explorer
+    return found
 
 
 def normalise(text: str) -> str:
@@ -163,11 +165,13 @@ def normalise(text: str) -> str:
 
 
 def simulator_summary(title: str, shown: dict) -> str:
-    """The summary the explorer's own code computes for the control values the page shows."""
-    factory = explorer_factories()[title]
-    controls = factory().controls
+    """The summary the explorer's own code computes for the control values the page shows
+    (what its widget computes on a change; no figure is drawn here)."""
+    from ipu_tutorials.classroom.explorers.widgets import plain_text
+
+    explorer = explorers_by_title()[title]
     values = {}
-    for key, control in controls.items():
+    for key, control in explorer.controls.items():
         label = control.description
         if hasattr(control, "options"):
             labels = map(normalise, control._options_labels)  # the page shows spaces as nbsp
@@ -176,7 +180,7 @@ def simulator_summary(title: str, shown: dict) -> str:
             values[key] = shown[label]
         else:
             values[key] = type(control.value)(shown[label])
-    return factory(**values).text
+    return plain_text(explorer.outcome(values)["text"])
 
 
 class LiveExplorer:
