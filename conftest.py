@@ -6,7 +6,7 @@ once, so each notebook and each test file goes whole to one worker, except the f
 EACH_TEST: each of their tests opens and runs a whole lesson and they share nothing costly,
 so they are handed out one by one. The longest work goes first (LONGEST_FIRST, from the
 durations table in docs/developing.md), so that no worker is left with a long file at the end
-while the other waits.
+while the others wait.
 """
 from __future__ import annotations
 
