@@ -10,12 +10,15 @@ from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 
 
 def pytest_configure(config):
-    """Under pytest-xdist each worker takes its share of the cores for torch's own threads, so
-    that two workers do not each run a thread per core (the notebooks' kernels and the
-    subprocesses that tests start keep torch's default)."""
+    """Under pytest-xdist each worker takes its share of the cores for torch's threads, its own
+    and those of the notebooks' kernels and the processes it starts (OMP_NUM_THREADS, which
+    they inherit, unless a test sets its own), so that the workers do not each run a thread per
+    core. Stored outputs do not depend on the thread count (.ci/kernel-sets checks 1 and 2)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
-        torch.set_num_threads(max(1, torch.get_num_threads() // workers))
+        share = max(1, torch.get_num_threads() // workers)
+        torch.set_num_threads(share)
+        os.environ.setdefault("OMP_NUM_THREADS", str(share))
 
 
 @pytest.fixture(autouse=True)

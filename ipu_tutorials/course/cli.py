@@ -116,7 +116,8 @@ def seconds(text: str) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The command line: one subcommand per tool, each calling its function above."""
-    top = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].strip("`"))
+    top = argparse.ArgumentParser(
+        prog=PROG, description="the course's authoring tools: lessons, editions, grading")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     root = argparse.ArgumentParser(add_help=False)
     root.add_argument("--root", default=".", metavar="DIR",
@@ -163,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
+    except BrokenPipeError:  # `ipu-course times | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except CourseError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
     except ModuleNotFoundError as error:

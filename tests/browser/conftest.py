@@ -32,6 +32,14 @@ def find_chromium() -> str | None:
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
+def can_run_lessons() -> bool:
+    """Whether test_lessons.py can open lessons here: Chromium, Playwright and JupyterLab."""
+    import importlib.util
+
+    return find_chromium() is not None and all(
+        importlib.util.find_spec(name) is not None for name in ("playwright", "jupyterlab"))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -100,11 +108,14 @@ def jupyter_environment(home: Path) -> dict[str, str]:
 
 
 def lab_settings(directory: Path) -> None:
-    """No news or update pop-ups over the page, and every cell in the DOM (JupyterLab's
-    windowing leaves cells far below the viewport unrendered)."""
+    """No news or update pop-ups over the page, every cell in the DOM (JupyterLab's windowing
+    leaves cells far below the viewport unrendered), and the notebook's own kernel started
+    without asking: reopening a notebook whose kernel an earlier test shut down otherwise
+    shows a "Select Kernel" dialog over the page."""
     settings = {"apputils-extension/notification": {"fetchNews": "false",
                                                    "checkForUpdates": False},
-                "notebook-extension/tracker": {"windowingMode": "none"}}
+                "notebook-extension/tracker": {"windowingMode": "none",
+                                               "autoStartDefaultKernel": True}}
     for name, values in settings.items():
         path = directory / "@jupyterlab" / f"{name}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,13 +169,28 @@ def stop_server(process: subprocess.Popen) -> None:
         process.kill()
 
 
+def write_instructor_editions(folder: Path) -> None:
+    """Each stored lesson as the instructor edition, its solutions in the answer cells, beside
+    notebooks/ (so its Markdown finds ../static/ as the lesson does)."""
+    import nbformat
+
+    from ipu_tutorials.course import editions
+
+    folder.mkdir()
+    for lesson in LESSONS:
+        stored = nbformat.read(NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
+        nbformat.write(editions.instructor_edition(stored), folder / f"{lesson}.ipynb")
+
+
 @pytest.fixture(scope="session")
 def lab(chromium_path, tmp_path_factory):
     """JupyterLab serving a copy of the checkout's notebooks/ and static/ (so that saving in
-    the browser never touches the repository). Yields (base URL, served root)."""
+    the browser never touches the repository), and each lesson's instructor edition in
+    instructor/. Yields (base URL, served root)."""
     home = tmp_path_factory.mktemp("jupyter-home")
     served = tmp_path_factory.mktemp("served")
     shutil.copytree(NOTEBOOKS, served / "notebooks")
+    write_instructor_editions(served / "instructor")
     if (ROOT / "static").is_dir():
         shutil.copytree(ROOT / "static", served / "static")
     lab_settings(home / "lab-settings")
@@ -187,9 +213,23 @@ def site(chromium_path, tmp_path_factory) -> Path:
     pytest.importorskip("mkdocs", reason="the website needs the docs extra: pip install -e '.[docs]'")
     from tests.browser import site_build
 
-    site_dir = tmp_path_factory.mktemp("site")
-    result = site_build.build(site_dir)
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr[-4000:]}"
+    # Built once per run: under pytest-xdist the workers share one build (their temporary
+    # folders sit side by side), the first to take the lock building it for the others.
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    site_dir, failed = shared / "site", shared / "site-build-failed.txt"
+    with FileLock(str(shared / "site.lock")):
+        if not site_dir.is_dir() and not failed.exists():
+            partial = shared / f"site-{os.getpid()}"  # whole or not at all: renamed when built
+            result = site_build.build(partial)
+            if result.returncode != 0:
+                failed.write_text(result.stderr[-4000:])
+            else:
+                partial.rename(site_dir)
+    assert not failed.exists(), f"mkdocs build --strict failed:\n{failed.read_text()}"
     return site_dir
 
 

@@ -90,9 +90,9 @@ def lab_command(page, command: str, args: dict | None = None):
                          [command, args or {}])
 
 
-def open_in_lab(page, base: str, name: str, outputs: int) -> None:
+def open_in_lab(page, base: str, name: str, outputs: int, folder: str = "notebooks") -> None:
     """Open one notebook alone (?reset: no tabs restored from an earlier test)."""
-    page.goto(f"{base}/lab/tree/notebooks/{name}.ipynb?reset")
+    page.goto(f"{base}/lab/tree/{folder}/{name}.ipynb?reset")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && document.querySelector('.jp-NotebookPanel .jp-Cell')")
     page.wait_for_function(
@@ -106,7 +106,19 @@ def shut_down_kernel(page) -> None:
                              return w && w.sessionContext ? w.sessionContext.shutdown() : null; }""")
 
 
+def start_kernel_if_none(page) -> None:
+    """Start the notebook's kernel when JupyterLab started none: reopening a notebook whose
+    kernel an earlier test shut down leaves it without one (a "No Kernel" notebook, where
+    Shift+Enter queues the cell forever)."""
+    page.evaluate("""async () => {
+        const context = window.jupyterapp.shell.currentWidget.sessionContext;
+        await context.ready;
+        if (!context.session || !context.session.kernel)
+          await context.changeKernel({name: 'python3'}); }""")
+
+
 def wait_for_kernel_idle(page) -> None:
+    start_kernel_if_none(page)
     page.wait_for_function(
         "() => { const w = window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext && w.sessionContext.session"
@@ -130,20 +142,22 @@ def run_all_cells(page) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def explorer_factories() -> dict:
-    """Title -> factory for every explorer in the package's explorer modules, including those
-    of the optional integrations (IPUConfig, Lightning), so new ones are tested too."""
+def explorers_by_title() -> dict:
+    """Title -> the explorer at its defaults, for every explorer in the package's explorer
+    modules, including those of the optional integrations (IPUConfig, Lightning), so new ones
+    are tested too."""
     from ipu_tutorials.classroom import explorers
     from ipu_tutorials.classroom.explorers.widgets import Explorer
 
-    factories = {}
+    found = {}
     for module_info in pkgutil.iter_modules(explorers.__path__):
         module = importlib.import_module(f"{explorers.__name__}.{module_info.name}")
         for name, factory in vars(module).items():
             if (inspect.isfunction(factory) and factory.__module__ == module.__name__
                     and inspect.signature(factory).return_annotation in ("Explorer", Explorer)):
-                factories[factory().title] = factory
-    return factories
+                explorer = factory()
+                found[explorer.title] = explorer
+    return found
 
 
 def normalise(text: str) -> str:
@@ -151,11 +165,13 @@ def normalise(text: str) -> str:
 
 
 def simulator_summary(title: str, shown: dict) -> str:
-    """The summary the explorer's own code computes for the control values the page shows."""
-    factory = explorer_factories()[title]
-    controls = factory().controls
+    """The summary the explorer's own code computes for the control values the page shows
+    (what its widget computes on a change; no figure is drawn here)."""
+    from ipu_tutorials.classroom.explorers.widgets import plain_text
+
+    explorer = explorers_by_title()[title]
     values = {}
-    for key, control in controls.items():
+    for key, control in explorer.controls.items():
         label = control.description
         if hasattr(control, "options"):
             labels = map(normalise, control._options_labels)  # the page shows spaces as nbsp
@@ -164,7 +180,7 @@ def simulator_summary(title: str, shown: dict) -> str:
             values[key] = shown[label]
         else:
             values[key] = type(control.value)(shown[label])
-    return factory(**values).text
+    return plain_text(explorer.outcome(values)["text"])
 
 
 class LiveExplorer:

@@ -26,6 +26,7 @@ def cell(page, index: int):
 
 def run_cell(page, index: int) -> None:
     """Click into the cell and press Shift+Enter, as a learner runs it; wait until it has run."""
+    wait_for_kernel_idle(page)  # started, if JupyterLab did not start it
     cell(page, index).locator(".jp-InputArea").click()
     page.keyboard.press("Shift+Enter")
     page.wait_for_function(

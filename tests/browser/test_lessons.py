@@ -1,19 +1,27 @@
-"""Every lesson in JupyterLab, as a learner right after cloning: figures and explorer pictures
-show before anything runs, trusting and saving rewrites nothing, and after running all cells
-each explorer reacts to its controls with the simulator's own numbers."""
+"""Every lesson in JupyterLab, as a learner right after cloning and as an instructor checking
+the solutions: figures and explorer pictures show before anything runs, opening, trusting and
+saving rewrite nothing, and the instructor edition, run top to bottom, passes every check with
+its reference solutions while each explorer reacts to its controls with the simulator's own
+numbers.
+
+One run of each lesson serves both: the learner's notebook is run by nbval (its stored outputs,
+"Not yet" under every check, are compared cell by cell), so the browser runs the instructor
+edition, which is the learner's notebook with the solutions added (tests/classroom/test_editions.py
+runs it in a plain kernel where there is no browser)."""
 from __future__ import annotations
 
 import json
 import platform
 
+import nbformat
 import pytest
 
+from ipu_tutorials.course import editions
 from ipu_tutorials.classroom.explorers.widgets import STATIC_NOTE
 from tests.browser.conftest import LESSONS
 from tests.browser.pages import (LiveExplorer, assert_shows_summary, check_explorer_reacts,
-                                 expected_outputs,
-                                 lab_command, loaded_images, open_in_lab,
-                                 run_all_cells, shut_down_kernel)
+                                 expected_outputs, lab_command, loaded_images, open_in_lab,
+                                 run_all_cells, shut_down_kernel, wait_for_kernel_idle)
 
 ERROR = "Error displaying widget"
 
@@ -39,6 +47,36 @@ def assert_no_check_says_correct(page, expected: dict) -> None:
     text = page.locator(".jp-NotebookPanel").inner_text()
     assert "Correct!" not in text
     assert text.count("Not yet:") == expected["exercises"]
+
+
+def built_under_this_python(notebook: bytes) -> bool:
+    """The kernel's reply rewrites language_info.version when the lesson was built under
+    another Python: the one edit JupyterLab makes on opening (docs/developing.md)."""
+    return json.loads(notebook)["metadata"]["language_info"]["version"] == \
+        platform.python_version()
+
+
+def assert_opening_and_saving_rewrites_nothing(page, path, original: bytes) -> None:
+    """Untrusted, the kernel up: nothing for autosave to write (the model matches the file once
+    the kernel's info reply is in), and Ctrl-S writes the file back byte for byte."""
+    wait_for_kernel_idle(page)
+    page.wait_for_timeout(2000)
+    dirty = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+    assert dirty is not built_under_this_python(original)
+    lab_command(page, "docmanager:save")
+    assert_saved_unchanged(path.read_bytes(), original)
+
+
+def assert_every_check_says_correct(page, nb: nbformat.NotebookNode) -> None:
+    """The instructor edition, run: each exercise's solution passes its own check (a check
+    that trains prints its compilation bar above the verdict)."""
+    graded = editions.exercises_of(nb)
+    assert graded, "a lesson without exercises"
+    cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    for g in graded:
+        shown = cells.nth(g.check_cell).locator(".jp-OutputArea-output").all_inner_texts()
+        verdicts = [t.strip() for t in shown if t.strip().startswith(("Correct", "Not yet"))]
+        assert len(verdicts) == 1 and verdicts[0].startswith("Correct! "), (g.name, shown)
 
 
 def trust_and_save(page) -> None:
@@ -87,23 +125,29 @@ def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
     original = path.read_bytes()
     expected = expected_outputs(path)
 
+    # The learner's notebook, as cloned.
     open_in_lab(page, base, lesson, expected["outputs"])
     assert_pictures_show(page, expected)
     assert_no_check_says_correct(page, expected)
     assert ERROR not in page.inner_text("body")
     page.locator(".ipu-explorer-static").first.screenshot(path=str(tmp_path / "untrusted.png"))
+    assert_opening_and_saving_rewrites_nothing(page, path, original)
 
     trust_and_save(page)
     assert_widgets_drawn_from_stored_state(page, len(expected["explorers"]))
     page.locator(".ipu-explorer").first.screenshot(path=str(tmp_path / "trusted.png"))
     assert_saved_unchanged(path.read_bytes(), original)
+    shut_down_kernel(page)
 
+    # The instructor edition, run top to bottom as nbgrader's autograder runs it.
+    instructor = served / "instructor" / f"{lesson}.ipynb"
+    open_in_lab(page, base, lesson, expected_outputs(instructor)["outputs"], folder="instructor")
     run_all_cells(page)
     # stderr only where the stored lesson has it: ipu_print_tensor writes there, as PopTorch does
     assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
                         ).count() == expected["stderr"]
     assert ERROR not in page.inner_text("body")
-    assert_no_check_says_correct(page, expected)  # the starting code, run, is not an answer
+    assert_every_check_says_correct(page, nbformat.read(instructor, as_version=4))
     live = page.locator(".jp-NotebookPanel .ipu-explorer")
     assert live.count() == len(expected["explorers"])
     assert page.locator(".ipu-explorer-static").count() == 0  # the live widgets replaced them

@@ -94,6 +94,18 @@ def python(code: str) -> subprocess.CompletedProcess:
                           timeout=120, cwd=ROOT)
 
 
+def test_a_reader_that_stops_early_ends_the_command_quietly(monkeypatch, tmp_path, capsys):
+    # was wrong: `ipu-course times | head -3` ended in a BrokenPipeError traceback
+    def closed_pipe(*_):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "times", closed_pipe)
+    with open(tmp_path / "stdout", "w") as stdout:
+        monkeypatch.setattr(sys, "stdout", stdout)
+        assert cli.main(["times", "--root", str(CHECKOUT.root)]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_help_imports_none_of_the_notebooks_extra():
     result = python("import sys\nfrom ipu_tutorials.course import cli\n"
                     "try:\n    cli.main(['--help'])\nexcept SystemExit as done:\n"

@@ -14,6 +14,7 @@ from nbclient import NotebookClient
 
 from ipu_tutorials.course import editions
 from ipu_tutorials.course.checkout import CourseError
+from tests.browser.conftest import can_run_lessons
 
 from .stored import CHECKOUT
 from .teaching_page import commands, run
@@ -185,10 +186,14 @@ def test_the_teachers_page_lists_every_exercise_with_its_skill():
             assert f"(`{graded.name}`) | {graded.exercise.skill} |" in page, graded.name
 
 
+@pytest.mark.skipif(can_run_lessons(), reason="run in JupyterLab by tests/browser/test_lessons.py, "
+                    "which checks every solution the same way")
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_reference_solution_passes_its_check_in_its_lesson(built, lesson):
     """The instructor edition run top to bottom, as nbgrader's autograder runs it: each
-    exercise's solution, in the names the lesson defined before it, passes its own check."""
+    exercise's solution, in the names the lesson defined before it, passes its own check.
+    Where the browser tests can run, they run each instructor edition once for this and for
+    its live explorers; here, without a browser, a plain kernel runs it."""
     nb = read(built[0], "source", lesson)
     folder = built[0] / "source" / lesson
     NotebookClient(nb, timeout=editions.CELL_TIMEOUT, kernel_name="python3",

@@ -58,11 +58,16 @@ class Explorer:
     def values(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}
 
-    def update(self, change=None) -> None:
+    def outcome(self, values: dict) -> dict:
+        """What the explorer shows for these control values, without drawing: compute's
+        result, or a broken rule (poptorch.Error) as its text."""
         try:
-            self.result = self.compute(**self.values)
+            return self.compute(**values)
         except Error as error:  # e.g. too little gradient accumulation for the pipeline
-            self.result = {"text": f"<span style='color:#c62828'>{error}</span>", "error": error}
+            return {"text": f"<span style='color:#c62828'>{error}</span>", "error": error}
+
+    def update(self, change=None) -> None:
+        self.result = self.outcome(self.values)
         self.summary.value = self.result["text"]
         self.figure = None
         if "error" not in self.result:
@@ -75,7 +80,7 @@ class Explorer:
     @property
     def text(self) -> str:
         """The summary as plain text."""
-        return html.unescape(re.sub(r"<[^>]+>", "", self.summary.value))
+        return plain_text(self.summary.value)
 
     def static_bundle(self) -> dict[str, str]:
         """The explorer as it stands, without widgets: text/plain (the summary, which nbval
@@ -95,6 +100,11 @@ class Explorer:
         # widget view; everything else falls back to the static bundle beside it.
         display({**self.static_bundle(), **self.widget._repr_mimebundle_(),
                  "text/plain": f"{self.title}: {self.text}"}, raw=True)
+
+
+def plain_text(summary: str) -> str:
+    """An explorer's HTML summary as plain text."""
+    return html.unescape(re.sub(r"<[^>]+>", "", summary))
 
 
 def _png_base64(figure: Figure) -> str:

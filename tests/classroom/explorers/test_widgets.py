@@ -4,7 +4,7 @@ import base64
 import matplotlib
 
 from ipu_tutorials.classroom import pipeline_explorer
-from ipu_tutorials.classroom.explorers.widgets import Explorer, choice
+from ipu_tutorials.classroom.explorers.widgets import Explorer, choice, plain_text
 
 matplotlib.use("Agg")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -49,6 +49,15 @@ def test_a_broken_rule_is_shown_as_text_without_a_picture():
     bundle = explorer.static_bundle()
     assert "image/png" not in bundle and "<img" not in bundle["text/html"]
     assert "accumulation" in bundle["text/plain"]
+
+
+def test_the_outcome_of_some_values_is_what_the_widget_shows_for_them():
+    explorer = pipeline_explorer(ipus=4, accumulation=8)
+    for accumulation in (32, 4):  # a pipeline, then too few micro-batches for it: an error
+        predicted = explorer.outcome({**explorer.values, "accumulation": accumulation})
+        explorer.controls["accumulation"].value = accumulation
+        assert plain_text(predicted["text"]) == explorer.text
+        assert ("error" in predicted) is (explorer.figure is None)
 
 
 def test_every_explorer_inherits_the_picture_and_the_classes(monkeypatch):
