@@ -6,7 +6,7 @@ numbers.
 
 One run of each lesson serves both: the learner's notebook is run by nbval (its stored outputs,
 "Not yet" under every check, are compared cell by cell), so the browser runs the instructor
-edition, which is the learner's notebook with the solutions added (tests/classroom/test_editions.py
+edition, which is the learner's notebook with the solutions added (tests/course/test_editions.py
 runs it in a plain kernel where there is no browser)."""
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import platform
 import nbformat
 import pytest
 
-from ipu_tutorials.course import editions
 from ipu_tutorials.classroom.explorers.widgets import STATIC_NOTE
+from ipu_tutorials.course import editions
 from tests.browser.conftest import LESSONS
 from tests.browser.pages import (LiveExplorer, assert_shows_summary, check_explorer_reacts,
                                  expected_outputs, lab_command, loaded_images, open_in_lab,
