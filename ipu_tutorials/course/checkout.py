@@ -52,3 +52,16 @@ class Checkout:
                 raise CourseError(f"no {shown} in {os.path.dirname(path)}: run it in a checkout "
                                   f"of the course or pass --root DIR")
         return self
+
+
+def choose(names: list[str], available: list[str], what: str) -> list[str]:
+    """The available lessons whose names start with one of `names` (every one when none is
+    named), in the checkout's order, each once.
+
+    Raises:
+        CourseError: a name matches none of them; the line names each such and the known ones.
+    """
+    unknown = [n for n in names if not any(a.startswith(n) for a in available)]
+    if unknown:
+        raise CourseError(f"no {what} named {', '.join(unknown)}; known: {', '.join(available)}")
+    return [a for a in available if not names or any(a.startswith(n) for n in names)]

@@ -35,7 +35,7 @@ import nbformat
 
 from ..classroom.exercises.base import Exercise
 from ..support.atomic_io import atomic_open
-from .checkout import Checkout, CourseError
+from .checkout import Checkout, choose
 
 OUT = "editions"  # the course directory's default place in the checkout (ignored by git)
 ANSWER = "answer"  # the tag of an answer cell
@@ -184,12 +184,7 @@ def lessons(names: list[str], checkout: Checkout) -> list[str]:
     """
     folder = checkout.need("notebooks").notebooks
     stored = sorted(f[:-6] for f in os.listdir(folder) if f.endswith(".ipynb"))
-    chosen = [s for s in stored if not names or any(s.startswith(n) for n in names)]
-    unknown = [n for n in names if not any(s.startswith(n) for s in stored)]
-    if unknown:
-        raise CourseError(f"no stored notebook named {', '.join(unknown)}; known: "
-                          f"{', '.join(stored)}")
-    return chosen
+    return choose(names, stored, "stored notebook")
 
 
 def write(text: str, path: str) -> None:

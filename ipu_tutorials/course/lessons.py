@@ -16,7 +16,7 @@ import re
 import jupytext
 import nbformat
 
-from .checkout import Checkout, CourseError
+from .checkout import Checkout, choose
 from .editions import ANSWER, learner_edition
 from .notebook_form import kernelspec
 from .shown_code import LessonCodeError, drift, expand, hand_copies, shown
@@ -157,20 +157,13 @@ def study_minutes(path: str) -> int:
 
 
 def sources(names: list[str], checkout: Checkout) -> list[str]:
-    """The walkthroughs named (names or paths, matched by prefix; every one when none is named).
+    """The walkthroughs named (names or paths, matched by prefix; every one when none is
+    named), in the checkout's order.
 
     Raises:
         CourseError: the checkout has no walkthroughs/, or a name matches no walkthrough.
     """
     folder = checkout.need("walkthroughs").walkthroughs
-    everything = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".py"))
-    if not names:
-        return everything
-    chosen = []
-    for name in names:
-        matches = [p for p in everything if name_of(p).startswith(name_of(name))]
-        if not matches:
-            known = ", ".join(name_of(p) for p in everything)
-            raise CourseError(f"no walkthrough named {name!r}; known: {known}")
-        chosen += matches
-    return chosen
+    known = sorted(name_of(f) for f in os.listdir(folder) if f.endswith(".py"))
+    chosen = choose([name_of(name) for name in names], known, "walkthrough")
+    return [os.path.join(folder, f"{name}.py") for name in chosen]

@@ -2,7 +2,7 @@
 and a missing one is one line naming it and the way out."""
 import pytest
 
-from ipu_tutorials.course.checkout import Checkout, CourseError
+from ipu_tutorials.course.checkout import Checkout, CourseError, choose
 
 
 def test_the_folders_lie_under_the_root_unless_given(tmp_path):
@@ -24,3 +24,11 @@ def test_a_missing_folder_is_one_line_naming_it_and_the_way_out(tmp_path):
                                  f"or pass --root DIR")
     with pytest.raises(CourseError, match=r"^no pyproject\.toml in "):
         checkout.need("pyproject")
+
+
+def test_lessons_are_chosen_by_prefix_in_the_checkouts_order_each_once():
+    known = ["01_basics", "04_pipelining", "05_sharding"]
+    assert choose(["05", "04", "04_pipe"], known, "lesson") == ["04_pipelining", "05_sharding"]
+    assert choose([], known, "lesson") == known
+    with pytest.raises(CourseError, match="^no lesson named 9, 7; known: 01_basics, 04_pip"):
+        choose(["9", "01", "7"], known, "lesson")

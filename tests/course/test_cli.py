@@ -70,7 +70,7 @@ def test_a_root_without_what_the_command_needs_is_one_line(tmp_path, capsys, arg
 
 def test_an_unknown_lesson_or_a_submissions_folder_outside_a_course_is_one_line(tmp_path, capsys):
     assert cli.main(["check", "99", "--root", ROOT]) == 2
-    assert capsys.readouterr().err.startswith("ipu-course: no walkthrough named '99'; known: 01_")
+    assert capsys.readouterr().err.startswith("ipu-course: no walkthrough named 99; known: 01_")
     assert cli.main(["editions", "99", "--root", ROOT]) == 2
     assert capsys.readouterr().err.startswith("ipu-course: no stored notebook named 99; known: ")
     (tmp_path / "submitted").mkdir()
