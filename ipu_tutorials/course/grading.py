@@ -30,6 +30,7 @@ import time
 
 import nbformat
 
+from ..classroom.exercises.base import is_verdict
 from ..support.atomic_io import atomic_open
 from . import editions
 from .gradebook import write_summary
@@ -136,7 +137,7 @@ def seen_feedback(cell) -> str:
         if output.get("output_type") == "error":
             return f"Not yet: the cell raised {output['ename']}: {output['evalue']}"[:500]
         text = output.get("data", {}).get("text/plain", "") or output.get("text", "")
-        if text.startswith(("Correct", "Not yet")):
+        if is_verdict(text):
             return " ".join(text.split())
     return "Not yet: the check did not run (the notebook stopped before it)."
 

@@ -16,6 +16,7 @@ import platform
 import nbformat
 import pytest
 
+from ipu_tutorials.classroom.exercises.base import is_verdict
 from ipu_tutorials.classroom.explorers.widgets import STATIC_NOTE
 from ipu_tutorials.course import editions
 from tests.browser.conftest import LESSONS
@@ -75,7 +76,7 @@ def assert_every_check_says_correct(page, nb: nbformat.NotebookNode) -> None:
     cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
     for g in graded:
         shown = cells.nth(g.check_cell).locator(".jp-OutputArea-output").all_inner_texts()
-        verdicts = [t.strip() for t in shown if t.strip().startswith(("Correct", "Not yet"))]
+        verdicts = [text.strip() for text in shown if is_verdict(text.strip())]
         assert len(verdicts) == 1 and verdicts[0].startswith("Correct! "), (g.name, shown)
 
 

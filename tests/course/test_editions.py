@@ -12,6 +12,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from ipu_tutorials.classroom.exercises.base import is_verdict
 from ipu_tutorials.course import editions
 from ipu_tutorials.course.checkout import CourseError
 from tests.browser.conftest import can_run_lessons
@@ -56,7 +57,7 @@ def verdicts(cell) -> list[str]:
     """What a check cell's outputs say: its "Correct! ..." or "Not yet: ..." (a check that
     trains may print a compilation bar before it)."""
     shown = [o.get("data", {}).get("text/plain", "") for o in cell.outputs]
-    return [text for text in shown if text.startswith(("Correct", "Not yet"))]
+    return [text for text in shown if is_verdict(text)]
 
 
 def distinctive(lesson: str) -> list[str]:

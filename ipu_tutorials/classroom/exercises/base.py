@@ -46,6 +46,13 @@ class Feedback:
                  "text/html": f"<p><b>{verdict}</b> {_html(self.message)}</p>"}, raw=True)
 
 
+def is_verdict(text: str) -> bool:
+    """Whether a check's output (a notebook's, a grader's, a page's text) is its verdict, a
+    Feedback's "Correct! ..." or "Not yet: ...", rather than something printed before it (a
+    check that trains prints its compilation bar first)."""
+    return text.startswith(("Correct", "Not yet"))
+
+
 def right(message: str) -> Feedback:
     return Feedback(True, message)
 

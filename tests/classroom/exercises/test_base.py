@@ -4,7 +4,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from ipu_tutorials.classroom.exercises import offload, pipelining
-from ipu_tutorials.classroom.exercises.base import GRADING, Exercise, Feedback, answer_names
+from ipu_tutorials.classroom.exercises.base import (GRADING, Exercise, Feedback, answer_names,
+                                                  is_verdict)
 
 
 def test_an_unanswered_exercise_asks_for_an_answer_and_says_which_cell_to_run():
@@ -96,3 +97,8 @@ def test_hints_wrap_as_prose_and_solutions_show_as_code():
     assert hint._repr_html_().startswith("<p><b>Hint:</b> multiply the micro-batch")
     assert solution._repr_html_().startswith("<p><b>Solution:</b></p><pre>my_split = poptorch")
     assert str(solution).startswith("Solution:\nmy_split = poptorch.PipelinedExecution(")
+
+
+def test_a_verdict_is_told_from_what_a_check_printed_before_it():
+    assert is_verdict(repr(Feedback(True, "4 IPUs"))) and is_verdict(repr(Feedback(False, "no")))
+    assert not is_verdict("Graph compilation: 100%|##########| 100/100")
