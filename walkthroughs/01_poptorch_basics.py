@@ -1,17 +1,17 @@
 # %% [markdown]
 # # Lesson 1: PopTorch basics: porting a model
 #
-# **The course.** The lessons take a PyTorch user from this first port to planning a
-# BERT-size model on a simulated Pod16. Each one runs on a laptop CPU: the numerics are real
-# PyTorch, and a simulator of Graphcore IPUs says where each layer would run, whether it fits
-# and how long a step would take. The course map ([docs/course.md](../docs/course.md)) lists what each
-# lesson teaches, its explorer, its time, and the order to take them in.
+# **The course.** The lessons take a PyTorch user from this first port to planning a BERT-size
+# model on a simulated Pod16. Each one runs on a laptop CPU: the numerics are real PyTorch, and
+# a simulator of Graphcore IPUs says where each layer would run, whether it fits and how long a
+# step would take. The course map ([docs/course.md](../docs/course.md)) lists what each lesson
+# teaches, its explorer, its time, and the order to take them in.
 #
 # This lesson ports a small MNIST classifier from PyTorch to PopTorch, the library that runs
 # PyTorch models on IPUs. The lessons' PopTorch code would run on real hardware with only its
 # import changed (`from ipu_tutorials import poptorch` here, `import poptorch` there); the few
 # names PopTorch lacks, such as `training.plan` below, are marked *simulator extras* where
-# they first appear. <!-- claim: L01-portable -->
+# they first appear.<!-- claim: L01-portable -->
 #
 # **What you will learn**
 # - `poptorch.trainingModel` and `poptorch.inferenceModel`, and why the loss moves inside
@@ -28,7 +28,8 @@
 # **Prerequisites:** PyTorch: modules, a training loop, `DataLoader`. Nothing about IPUs.
 #
 # **Coming from GPUs:** one `trainingModel` call is a whole compiled training step, like
-# `torch.compile` of forward, backward and `optimizer.step()` ([the GPU bridge](../docs/coming-from-gpus.md)).
+# `torch.compile` of forward, backward and `optimizer.step()` ([the GPU
+# bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import os
@@ -51,7 +52,7 @@ print(train_set, test_set, sep="\n")
 # On an IPU, one call to a training model runs the whole step on the device: forward pass,
 # loss, backward pass and weight update, compiled into one program. So the loss cannot be
 # computed on the host after `forward` returns: it goes inside `forward`, which returns it
-# beside the output. <!-- claim: L01-loss-in-forward --> Without labels, the same module
+# beside the output.<!-- claim: L01-loss-in-forward --> Without labels, the same module
 # serves for inference:
 
 # %%
@@ -64,11 +65,10 @@ print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
 # %% [markdown]
 # ## Wrapping it for training
 #
-# `poptorch.Options()` holds every setting of the run (by default one replica and one step
-# per call). <!-- claim: L01-options-defaults --> `poptorch.DataLoader` is PyTorch's
-# DataLoader that also knows these options <!-- claim: L01-dataloader -->, and
-# `poptorch.trainingModel` wraps the model with an optimizer. The first call compiles:
-# <!-- claim: L01-compile-on-first-call -->
+# `poptorch.Options()` holds every setting of the run (by default one replica and one step per
+# call).<!-- claim: L01-options-defaults --> `poptorch.DataLoader` is PyTorch's DataLoader that
+# also knows these options<!-- claim: L01-dataloader -->, and `poptorch.trainingModel` wraps the
+# model with an optimizer. The first call compiles:<!-- claim: L01-compile-on-first-call -->
 
 # %%
 opts = poptorch.Options().randomSeed(0).showCompilationProgressBar(False)
@@ -94,9 +94,9 @@ print(f"mean loss of the first 20 steps {sum(losses[:20]) / 20:.3f}, "
       f"of the last 20 {sum(losses[-20:]) / 20:.3f}")
 
 # %% [markdown]
-# There is no `loss.backward()` and no `optimizer.step()` any more. Calling `backward()` on
-# an output, as a PyTorch loop would, is refused with the reason, in PopTorch's words:
-# <!-- claim: L01-backward-refused -->
+# There is no `loss.backward()` and no `optimizer.step()` any more. Calling `backward()` on an
+# output, as a PyTorch loop would, is refused with the reason, in PopTorch's
+# words:<!-- claim: L01-backward-refused -->
 
 # %%
 try:
@@ -139,7 +139,7 @@ print(f"IPU step == PyTorch step within 1e-5: {gap < 1e-5}")
 # (`on IPUs: ...`) where one exists; in prose it is marked *(simulator extra)*. Everything
 # else is PopTorch's API and runs unchanged on IPUs. On hardware, where a call's time goes is
 # read from `training.getPerfCounters()` (time stamps of each input's and output's transfer
-# between the host and the IPU) <!-- claim: L01-perf-counters --> and from a PopVision System
+# between the host and the IPU)<!-- claim: L01-perf-counters --> and from a PopVision System
 # Analyser trace.
 
 # %%
@@ -161,7 +161,7 @@ for part, seconds in plan.breakdown().items():
 # ## `isRunningOnIpu`
 #
 # `poptorch.isRunningOnIpu()` is `True` while a wrapped model runs and `False` in plain
-# PyTorch. <!-- claim: L01-is-running-on-ipu --> Use it for code that only makes sense on one
+# PyTorch.<!-- claim: L01-is-running-on-ipu --> Use it for code that only makes sense on one
 # side, such as a CPU-only check:
 
 # %%
@@ -180,8 +180,8 @@ print("outside any model:", poptorch.isRunningOnIpu())
 #
 # PopTorch compiles the model by running `forward` once, with the first inputs, and recording
 # the tensor operations. Python code that reads a tensor's value, such as `if x.sum() > 0:`,
-# runs only during that recording: the graph keeps the branch the first inputs took.
-# <!-- claim: L01-frozen-control-flow --> The simulator does the same, and warns when it
+# runs only during that recording: the graph keeps the branch the first inputs
+# took.<!-- claim: L01-frozen-control-flow --> The simulator does the same, and warns when it
 # compiles:
 
 # %%
@@ -226,7 +226,7 @@ for x in (positive, negative):
 #
 # An `inferenceModel` of the same module runs on the device with its own copy of the weights.
 # When a training model has changed them, PopTorch copies them to the inference model
-# before its next call. <!-- claim: L01-implicit-copies --> Here, the test accuracy on the IPU
+# before its next call.<!-- claim: L01-implicit-copies --> Here, the test accuracy on the IPU
 # equals the accuracy of the host's module in plain PyTorch, and it follows further training:
 
 # %%
@@ -248,7 +248,7 @@ print(f"after 300 steps: IPU {accuracy(inference):.1%}, host PyTorch {accuracy(m
 #
 # The implicit copy covers weights changed by a training model. Weights changed any other way
 # on the host, for example by a step of a plain PyTorch optimizer or by editing them, stay
-# behind on the device until `copyWeightsToDevice()`: <!-- claim: L01-explicit-copies -->
+# behind on the device until `copyWeightsToDevice()`:<!-- claim: L01-explicit-copies -->
 
 # %%
 favour_three = 10 * torch.nn.functional.one_hot(torch.tensor(3), 10)
@@ -266,7 +266,7 @@ inference.copyWeightsToDevice()
 # %% [markdown]
 # In the other direction, `copyWeightsToHost()` brings the device's values back. A training
 # model does this for its weights by itself; an inference model does not for the buffers it
-# changes. <!-- claim: L01-copy-to-host --> A module that counts its calls in a buffer shows
+# changes.<!-- claim: L01-copy-to-host --> A module that counts its calls in a buffer shows
 # it:
 
 # %%
@@ -293,7 +293,7 @@ print("after copyWeightsToHost:", counter.calls.item())
 #
 # A compiled model holds its IPUs while it is attached. With few IPUs, detach one model so
 # another can run. The next call attaches it again, which loads the program and uploads the
-# host's weights: <!-- claim: L01-attach -->
+# host's weights:<!-- claim: L01-attach -->
 
 # %%
 training.detachFromDevice()
@@ -306,12 +306,11 @@ print("after the next training call:", training.isAttachedToDevice())
 # ## Saving the compiled model
 #
 # Compiling for real IPUs takes time: Graphcore's published run of lesson 3's small network
-# compiled its training model in 1 min 31 s. <!-- claim: L01-compile-time -->
+# compiled its training model in 1 min 31 s.<!-- claim: L01-compile-time -->
 # `compileAndExport(path, inputs)` compiles without running and saves the result;
-# `poptorch.load(path)` restores a wrapped model ready to run. <!-- claim: L01-export-load -->
-# `Options.enableExecutableCaching(directory)` instead keeps every executable PopTorch
-# compiles, so the next run of the same program skips compilation:
-# <!-- claim: L01-executable-cache -->
+# `poptorch.load(path)` restores a wrapped model ready to run.<!-- claim: L01-export-load -->
+# `Options.enableExecutableCaching(directory)` instead keeps every executable PopTorch compiles,
+# so the next run of the same program skips compilation:<!-- claim: L01-executable-cache -->
 
 # %%
 path = os.path.join(tempfile.mkdtemp(), "classifier.poptorch")
@@ -357,7 +356,7 @@ step_explorer(DigitClassifierWithLoss, batch_size=16, device_iterations=1)
 #   (PopTorch user guide, "Constraints", SDK 3.4). The simulator freezes the same way and
 #   also warns, naming the line.
 # - On hardware a training model's weights stay on the device and are copied to the host
-#   when the host reads them <!-- claim: L01-lazy-weights -->; here they are written back
+#   when the host reads them<!-- claim: L01-lazy-weights -->; here they are written back
 #   after every call. What a program observes is the same, except that
 #   `copyWeightsToDevice()` right after training uploads the trained weights here, where
 #   PopTorch would upload the stale host copy.
@@ -367,15 +366,15 @@ step_explorer(DigitClassifierWithLoss, batch_size=16, device_iterations=1)
 #   ([docs/cost-model.md](../docs/cost-model.md)); use it
 #   to compare configurations, not as a measurement.
 #
-# **On a Bow Pod.** The same code runs; a Bow IPU has the GC200's 1,472 tiles and about
-# 900 MB of SRAM, and computes faster (the Bow-2000 datasheet: 5,888 cores, 3.6 GB and
-# 1.4 petaFLOPS of FP16.16 for its four IPUs) <!-- claim: L01-bow-chip -->, which shortens the
-# IPU's part of a call but not the host's, the larger part at this batch size.
-# `ipu_tutorials.set_system("ipu21", 16)` *(simulator extra)* simulates a Bow Pod16. The
-# name is the simulator's: in PopTorch, IPU version 21 (`useOfflineIpuTarget(21)`,
-# `POPTORCH_IPU_MODEL_VERSION=ipu21`) is "Mk2 with FP8 support", the C600 card, while a
-# Bow IPU is a Mk2 IPU, the target `ipu2` (`useOfflineIpuTarget(2)`), as is a GC200.
-# <!-- claim: L01-bow-target -->
+# **On a Bow Pod.** The same code runs; a Bow IPU has the GC200's 1,472 tiles and about 900 MB
+# of SRAM, and computes faster (the Bow-2000 datasheet: 5,888 cores, 3.6 GB and 1.4 petaFLOPS of
+# FP16.16 for its four IPUs)<!-- claim: L01-bow-chip -->, which shortens the IPU's part of a
+# call but not the host's, the larger part at this batch size.
+# `ipu_tutorials.set_system("ipu21", 16)` *(simulator extra)* simulates a Bow Pod16. The name is
+# the simulator's: in PopTorch, IPU version 21 (`useOfflineIpuTarget(21)`,
+# `POPTORCH_IPU_MODEL_VERSION=ipu21`) is "Mk2 with FP8 support", the C600 card, while a Bow IPU
+# is a Mk2 IPU, the target `ipu2` (`useOfflineIpuTarget(2)`), as is a
+# GC200.<!-- claim: L01-bow-target -->
 #
 # ## Summary
 #
@@ -448,10 +447,13 @@ exercises.which_copy.check(my_copies)
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "From PyTorch to PopTorch": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/pytorch_to_poptorch.html
+# - PopTorch user guide (SDK 3.4), "From PyTorch to PopTorch":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/pytorch_to_poptorch.html
 # - PopTorch user guide, "Features": "Model wrapping functions" (`trainingModel`,
 #   `inferenceModel`, `PoplarExecutor`, `isRunningOnIpu`) and "Precompilation and caching":
 #   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
-# - PopTorch user guide, "Constraints" (control flow is frozen when traced): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/intro.html
-# - Graphcore tutorial "Introduction to PopTorch - running a simple model": graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/basics`.
+# - PopTorch user guide, "Constraints" (control flow is frozen when traced):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/intro.html
+# - Graphcore tutorial "Introduction to PopTorch - running a simple model": graphcore/examples
+#   (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/basics`.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -46,8 +46,7 @@ print(digits, "- first image", tuple(digits[0][0].shape))
 # `deviceIterations(D)` makes one call of the model run D training steps on the IPU before
 # returning to the host. With R replicas and gradient accumulation A, one call consumes
 # micro-batch x D x R x A samples: the **combined batch**. `poptorch.DataLoader` takes the
-# micro-batch as its `batch_size` and hands out combined batches:
-# <!-- claim: L02-combined-batch -->
+# micro-batch as its `batch_size` and hands out combined batches:<!-- claim: L02-combined-batch -->
 
 # %%
 opts = poptorch.Options().deviceIterations(4).replicationFactor(2)
@@ -63,9 +62,9 @@ print(f"one batch: images {tuple(images.shape)}, labels {tuple(labels.shape)}; "
 # The model reads that batch as D x A x R micro-batches of 8: device iteration by device
 # iteration, each one's A micro-batches, each one split between the replicas. The IPU's
 # operations only ever see 8 samples at a time, so layers that depend on the batch (batch
-# norm, for example) see the micro-batch, not the combined batch.
-# <!-- claim: L02-micro-batch --> Give the model a batch of the wrong size and it says what
-# it expects: <!-- claim: L02-batch-dimension -->
+# norm, for example) see the micro-batch, not the combined batch.<!-- claim: L02-micro-batch -->
+# Give the model a batch of the wrong size and it says what
+# it expects:<!-- claim: L02-batch-dimension -->
 
 # %%
 model = DigitClassifier()
@@ -103,14 +102,14 @@ for mode, period in ((poptorch.OutputMode.All, None), (poptorch.OutputMode.Final
 
 # %% [markdown]
 # The cell above shows the rules. `All` returns every micro-batch (D x A x R of them, in
-# device-iteration order, replicas interleaved). `Final`, the training default, returns the
-# last micro-batch of each replica. `EveryN` returns every N-th device iteration's
-# micro-batches. `Sum` returns one value per replica: the sum over the call, as many bytes as
-# `Final`, but every loss counts. Divide it by D x A for the mean loss of the call.
-# <!-- claim: L02-output-modes -->
+# device-iteration order, replicas interleaved). `Final`, the training default, returns the last
+# micro-batch of each replica. `EveryN` returns every N-th device iteration's micro-batches.
+# `Sum` returns one value per replica: the sum over the call, as many bytes as `Final`, but
+# every loss counts. Divide it by D x A for the mean loss of the
+# call.<!-- claim: L02-output-modes -->
 #
-# Inference models default to `All`, because you usually want every prediction.
-# <!-- claim: L02-output-defaults -->
+# Inference models default to `All`, because you usually want every
+# prediction.<!-- claim: L02-output-defaults -->
 #
 # ## Where a call's time goes
 #
@@ -145,7 +144,7 @@ for d in (1, 2, 4, 8, 16, 32, 64):
 # Throughput climbs steeply at first and then flattens: once the fixed cost is spread thin,
 # what is left is the IPU's own work and the host's preparation of every sample. This is why
 # real training scripts set `deviceIterations` above 1 (Graphcore's pipelining tutorial: 10
-# for training, 100 for inference). <!-- claim: L02-device-iterations-practice -->
+# for training, 100 for inference).<!-- claim: L02-device-iterations-practice -->
 #
 # ## Sync or Async: who waits for whom
 #
@@ -156,7 +155,7 @@ for d in (1, 2, 4, 8, 16, 32, 64):
 # current one. PopTorch runs that loader in a separate worker process that fills a ring
 # buffer in shared memory (its user guide calls it a separate thread; its source starts a
 # process); the simulator runs it on a background thread. Either way the preparation
-# overlaps the IPU's work, which is what this lesson measures. <!-- claim: L04-async-loader -->
+# overlaps the IPU's work, which is what this lesson measures.<!-- claim: L04-async-loader -->
 # The same options, compiled on the first batch of each kind of DataLoader:
 
 # %%
@@ -205,7 +204,7 @@ plt.show()
 # %% [markdown]
 # You can also wrap any iterable yourself: `poptorch.AsynchronousDataAccessor(loader)` reads
 # it in the background and yields the same batches in the same order. It is what `mode=Async`
-# does for you. <!-- claim: L02-accessor -->
+# does for you.<!-- claim: L02-accessor -->
 
 # %%
 accessor = poptorch.AsynchronousDataAccessor(poptorch.DataLoader(opts, digits, batch_size=8))
@@ -234,7 +233,7 @@ for replicas in (1, 2, 4):
 # host's preparation, not the IPUs, sets the pace. The cures move work off the critical path:
 # an asynchronous loader (so preparation overlaps the IPU), worker processes
 # (`num_workers`), lighter per-sample transforms, and several host processes, one per group
-# of replicas (`poprun`, lesson 10). <!-- claim: L02-poprun-hosts -->
+# of replicas (`poprun`, lesson 10).<!-- claim: L02-poprun-hosts -->
 #
 # ## Explore data loading
 #
@@ -260,14 +259,14 @@ data_loading_explorer(device_iterations=4, micro_batch=32, loader="Async")
 # sample are calibrated on Graphcore's published pipelining and efficient-data-loading runs,
 # and real hosts differ widely (CPU, transforms, NUMA placement). Real PopTorch also overlaps
 # host transfers with compute when asked (`set_overlap_for_input`, I/O tiles), which the
-# simulator does not model. <!-- claim: L02-overlapped-io --> Its asynchronous loader is a
+# simulator does not model.<!-- claim: L02-overlapped-io --> Its asynchronous loader is a
 # separate process with shared-memory buffers (clone a tensor to keep it past one
-# iteration); here it is a background thread. <!-- claim: L04-async-loader --> The
+# iteration); here it is a background thread.<!-- claim: L04-async-loader --> The
 # simulator treats a loader with `num_workers > 0` as preparing ahead, but not as faster; real
 # workers also split the preparation between processes. On hardware, compare a run on
 # synthetic data (PopTorch's `enableSyntheticData`, which generates the inputs on the IPU and
 # disables host I/O) with a run on real data: the gap is the host's cost, which the simulator
-# can only estimate. <!-- claim: L02-synthetic-data -->
+# can only estimate.<!-- claim: L02-synthetic-data -->
 #
 # **On a Bow Pod.** A faster IPU does not help a host-bound run: the Bow's higher clock
 # shortens only the IPU compute of the breakdown above, so the waiting for host data grows.
@@ -323,8 +322,11 @@ exercises.summed_losses.check(my_options)
 # ## References
 #
 # - PopTorch user guide (SDK 3.4), "Efficient data batching" (`poptorch.DataLoader`,
-#   `AsynchronousDataAccessor`, `deviceIterations`, `outputMode`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
-# - PopTorch user guide, "Efficient IPU I/O" (prefetch, overlapping I/O): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/hostio_optimisation.html
+#   `AsynchronousDataAccessor`, `deviceIterations`, `outputMode`):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - PopTorch user guide, "Efficient IPU I/O" (prefetch, overlapping I/O):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/hostio_optimisation.html
 # - Graphcore tutorial "Efficient data loading with PopTorch" (the throughputs this lesson's
-#   host model is calibrated on): graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/efficient_data_loading`.
+#   host model is calibrated on): graphcore/examples (https://github.com/graphcore/examples),
+#   `tutorials/tutorials/pytorch/efficient_data_loading`.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -3,12 +3,13 @@
 #
 # A model too big for one IPU is cut into pieces, and each piece runs on its own IPU. PopTorch
 # describes the cut in two steps: **blocks** mark which layers belong together, and **stages**
-# put blocks on IPUs. <!-- claim: L03-blocks-stages --> This lesson runs real PopTorch code on
+# put blocks on IPUs.<!-- claim: L03-blocks-stages --> This lesson runs real PopTorch code on
 # simulated IPUs to show both steps, and what PopTorch says when a placement breaks one of its
 # rules.
 #
 # **What you will learn**
-# - three ways to annotate blocks: `poptorch.Block`, `poptorch.BlockFunction` and `poptorch.BeginBlock`;
+# - three ways to annotate blocks: `poptorch.Block`, `poptorch.BlockFunction` and
+#   `poptorch.BeginBlock`;
 # - how `poptorch.Stage` and `poptorch.AutoStage` turn blocks into stages on IPUs;
 # - the placement rules, and the error each one gives when broken;
 # - how to read a placement table and diagram.
@@ -26,7 +27,7 @@
 # `ipu_tutorials` provides the same `poptorch` API on top of a simulator, so the PopTorch
 # code below runs on a real IPU with only its import changed; what real PopTorch lacks (the
 # plans, reports and system description the lesson reads) is marked *simulator extra*
-# where it first appears. <!-- claim: L01-portable --> The numbers are real PyTorch; where
+# where it first appears.<!-- claim: L01-portable --> The numbers are real PyTorch; where
 # the blocks land, how much memory they take and how long they would run come from a cost
 # model of a GC200 IPU.
 
@@ -46,7 +47,7 @@ print("Simulated system:", ipu_tutorials.default_system().describe())  # simulat
 #
 # We use the network of Graphcore's pipelining tutorial: two convolution layers and two linear
 # layers for MNIST digits, each inside a `with poptorch.Block("...")` scope, which gives its
-# operations a block id: `B1` to `B4`. <!-- claim: L03-tutorial-network -->
+# operations a block id: `B1` to `B4`.<!-- claim: L03-tutorial-network -->
 
 # %%
 # show: ipu_tutorials.tutorial.models.ConvLayer
@@ -55,9 +56,9 @@ print("Simulated system:", ipu_tutorials.default_system().describe())  # simulat
 # show: ipu_tutorials.tutorial.models.Network
 
 # %% [markdown]
-# (The package ships this model as `ipu_tutorials.tutorial.models.Network`; the next lessons import it.)
-# Outside a wrapped model, blocks do nothing: the network still runs as plain PyTorch on the
-# CPU, so you can debug it there first. <!-- claim: L03-block-no-op -->
+# (The package ships this model as `ipu_tutorials.tutorial.models.Network`; the next lessons
+# import it.) Outside a wrapped model, blocks do nothing: the network still runs as plain
+# PyTorch on the CPU, so you can debug it there first.<!-- claim: L03-block-no-op -->
 
 # %%
 model = Network()
@@ -68,7 +69,7 @@ print(model(torch.randn(2, 1, 28, 28)).shape)
 #
 # A `poptorch.Stage` groups one or more blocks and `.ipu(n)` places it. The execution strategy
 # receives the stages; `PipelinedExecution` is the default strategy, and lesson 4 is about what
-# it does. <!-- claim: L03-stage-ipu --> Here we only compile, which captures the model on
+# it does.<!-- claim: L03-stage-ipu --> Here we only compile, which captures the model on
 # shapes alone and places it.
 
 # %%
@@ -87,7 +88,7 @@ print(f"simulated compile time on hardware: {inference_model.plan.compile_second
 # %% [markdown]
 # The progress bar imitates the real one, at the simulator's speed. On hardware, compiling is
 # not instant: Graphcore's published run of this tutorial compiled its training model in 1:31
-# and its inference model in 0:35. <!-- claim: L01-compile-time --> The plan estimates the
+# and its inference model in 0:35.<!-- claim: L01-compile-time --> The plan estimates the
 # time from the graph's size (`plan.compile_seconds`, calibrated on those two bars), as
 # printed above. The simulator's plan also knows what crosses between the IPUs. The arrows
 # carry the activations of one micro-batch of 8 images:
@@ -118,8 +119,8 @@ plt.show()
 #
 # `poptorch.Block` is a scope. `poptorch.BlockFunction` decorates a function so that its body
 # runs in a block. `poptorch.BeginBlock` marks a module: the block starts there and lasts until
-# the next one begins, so the model's code does not change at all.
-# <!-- claim: L03-three-annotations -->
+# the next one begins, so the model's code does not change at
+# all.<!-- claim: L03-three-annotations -->
 
 # %%
 class Decorated(Network):
@@ -146,7 +147,7 @@ for name, net, x in [("Decorated", Decorated(), torch.randn(8, 1, 28, 28)),
 # These two models gave each block an `ipu_id` and no strategy. The default strategy,
 # `PipelinedExecution(AutoStage.SameAsIpu)`, makes one stage per IPU and puts each block on the
 # IPU its `ipu_id` names. `AutoStage.AutoIncrement` instead starts a new stage with every block,
-# in the order the model runs them. <!-- claim: L03-auto-stage -->
+# in the order the model runs them.<!-- claim: L03-auto-stage -->
 #
 # ## When placement breaks a rule
 #
@@ -236,7 +237,7 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 #
 # On a real system PopTorch traces the model, PopART assigns every operation to the IPU of its
 # stage, and Poplar compiles one executable for all the IPUs, which takes longer the larger
-# the model. <!-- claim: L03-compile-flow --> The simulator
+# the model.<!-- claim: L03-compile-flow --> The simulator
 # captures the same model with PyTorch's dispatcher on meta tensors (shapes, no data) in well
 # under a second, applies PopTorch's placement rules, and plans memory with a documented cost
 # model instead of a real compiler: code size and exchange buffers are estimates, and the
@@ -249,7 +250,7 @@ memory_planner(size="350M", ipus=1, optimizer="AdamW")
 # ([docs/differences.md](../docs/differences.md)).
 #
 # **On a Bow Pod.** Placement rules and the memory per IPU are the same as on a GC200 (1,472
-# tiles, about 900 MB) <!-- claim: L01-bow-chip -->; a Bow Pod16 offers 16 IPUs, so a
+# tiles, about 900 MB)<!-- claim: L01-bow-chip -->; a Bow Pod16 offers 16 IPUs, so a
 # replica's IPU count times the replication factor must still be a power of two, at most 16.
 #
 # ## Exercises
@@ -308,8 +309,9 @@ exercises.ipus_reserved.check(my_ipu_count)
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies": "Annotations"
-#   (`Block`, `BeginBlock`, `BlockFunction`, `Stage`, `AutoStage`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
-# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining":
-#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies": "Annotations" (`Block`,
+#   `BeginBlock`, `BlockFunction`, `Stage`, `AutoStage`):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining": graphcore/examples
+#   (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

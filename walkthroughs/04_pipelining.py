@@ -40,14 +40,14 @@ _ = torch.manual_seed(0)  # the same numbers on every run
 # ## One call, many micro-batches
 #
 # A pipeline needs several micro-batches in flight, so a training call does not process one
-# batch: it runs `deviceIterations` weight updates, and each update accumulates the gradients
-# of `gradientAccumulation` micro-batches. Every call therefore consumes
+# batch: it runs `deviceIterations` weight updates, and each update accumulates the gradients of
+# `gradientAccumulation` micro-batches. Every call therefore consumes
 # `micro-batch x deviceIterations x gradientAccumulation x replicationFactor` samples: the
-# combined batch size, which `poptorch.DataLoader` uses as its batch.
-# <!-- claim: L02-combined-batch --> As in Graphcore's tutorial, the loader runs in
+# combined batch size, which `poptorch.DataLoader` uses as its
+# batch.<!-- claim: L02-combined-batch --> As in Graphcore's tutorial, the loader runs in
 # `DataLoaderMode.Async` and prepares the next call's data in the background while the IPUs
 # work: PopTorch in a separate worker process, the simulator on a thread (lesson 2 shows what
-# that overlap is worth). <!-- claim: L04-async-loader -->
+# that overlap is worth).<!-- claim: L04-async-loader -->
 
 # %%
 opts = poptorch.Options().deviceIterations(10)
@@ -68,11 +68,10 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
 # ## The schedule of one step
 #
 # Training on N = 4 IPUs has 2N-1 = 7 pipeline stages: forward on IPUs 0 to 3, where the last
-# forward runs together with the first backward, then backward on IPUs 2, 1 and 0.
-# <!-- claim: L04-2n-1-stages --> In each cycle every pipeline stage works on a different
-# micro-batch. The simulator compiles the
-# model and prints one step as a grid: a row per IPU, a column per cycle, `F3` meaning the
-# forward pass of micro-batch 3.
+# forward runs together with the first backward, then backward on IPUs 2, 1 and
+# 0.<!-- claim: L04-2n-1-stages --> In each cycle every pipeline stage works on a different
+# micro-batch. The simulator compiles the model and prints one step as a grid: a row per IPU, a
+# column per cycle, `F3` meaning the forward pass of micro-batch 3.
 #
 # The same staircase as a picture, drawn by `ipu_tutorials.profiling.diagrams` from the
 # simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more IPU
@@ -89,11 +88,11 @@ training_model.compile(images, labels)
 print(training_model.plan.grid())  # simulator extra; on IPUs: a PopVision System Analyser trace
 
 # %% [markdown]
-# Reading down a column shows the IPUs at work in that cycle. The first 2N-2 = 6 cycles
-# **fill** the pipeline, the last 6 **flush** it, and in the **main** part in between every IPU
-# has a forward and a backward to do. One step takes A + 2N - 2 cycles for A micro-batches
-# (PopTorch's user guide calls fill and flush the "ramp-up" and "ramp-down"):
-# <!-- claim: L04-fill-main-flush -->
+# Reading down a column shows the IPUs at work in that cycle. The first 2N-2 = 6 cycles **fill**
+# the pipeline, the last 6 **flush** it, and in the **main** part in between every IPU has a
+# forward and a backward to do. One step takes A + 2N - 2 cycles for A micro-batches (PopTorch's
+# user guide calls fill and flush the "ramp-up" and
+# "ramp-down"):<!-- claim: L04-fill-main-flush -->
 
 # %%
 from ipu_tutorials.simulator import pipeline_cycles
@@ -106,7 +105,7 @@ print(f"N = {n}, A = {a}: A + 2N - 2 = {a + 2 * n - 2} cycles; the schedule has 
 # The same step on a timeline, with the simulator's cost model supplying the durations.
 # Forward passes are green, backward passes red; grey boxes are the copies between IPUs at the
 # end of each cycle, purple the weight update after the flush, and the bar above marks the
-# fill, main and flush. <!-- claim: L04-cycle-copies --> The axis starts where the step does:
+# fill, main and flush.<!-- claim: L04-cycle-copies --> The axis starts where the step does:
 # before it the host synchronises with the device and hands the whole call's inputs over,
 # which takes far longer than the step itself; the note under the figure gives both times,
 # and the host row shows the step's own input transfer.
@@ -122,15 +121,15 @@ plt.show()
 
 # %% [markdown]
 # Graphcore's tutorial draws the start of this schedule with forward and backward passes in
-# separate columns, and reads "full utilisation after 2N+1 steps" off it (9 for N = 4).
-# <!-- claim: L04-tutorial-2n-plus-1 --> Both pictures show the same thing: all IPUs are busy
+# separate columns, and reads "full utilisation after 2N+1 steps" off it (9 for N =
+# 4).<!-- claim: L04-tutorial-2n-plus-1 --> Both pictures show the same thing: all IPUs are busy
 # only once the first micro-batch has gone all the way forward and started back.
 #
 # ## Utilisation grows with gradient accumulation
 #
 # Fill and flush cost 2N-2 cycles whatever A is, so the more micro-batches a step holds, the
 # smaller their share. GPipe's formula for the idle fraction of P stages and M micro-batches
-# is (P-1)/(M+P-1). <!-- claim: L04-gpipe-bubble --> Compiling only needs shapes, so we can
+# is (P-1)/(M+P-1).<!-- claim: L04-gpipe-bubble --> Compiling only needs shapes, so we can
 # try several values quickly:
 
 # %%
@@ -162,10 +161,10 @@ for accumulation in (7, 10, 20, 40, 80):
 #
 # ## The slowest stage sets the pace
 #
-# A cycle ends when its slowest IPU finishes. The plan holds each stage's simulated time for
-# one micro-batch; the backward includes recomputing the forward, which PopTorch turns on by
-# default for a pipeline over several IPUs, to save memory (lesson 7).
-# <!-- claim: L07-recompute-default -->
+# A cycle ends when its slowest IPU finishes. The plan holds each stage's simulated time for one
+# micro-batch; the backward includes recomputing the forward, which PopTorch turns on by default
+# for a pipeline over several IPUs, to save memory (lesson
+# 7).<!-- claim: L07-recompute-default -->
 
 # %%
 plan = training_model.plan
@@ -190,17 +189,17 @@ for first, second in ((["B1"], ["B2", "B3", "B4"]), (["B1", "B2"], ["B3", "B4"])
 print("fastest:", min(times, key=times.get))
 
 # %% [markdown]
-# The cut between `B2` and `B3` is fastest: it leaves the two IPUs with the most similar
-# work. Moving blocks between stages is how you balance a real pipeline too; Graphcore's
-# tutorial points to the PopVision execution trace to find unbalanced stages.
-# <!-- claim: L04-popvision-imbalance -->
+# The cut between `B2` and `B3` is fastest: it leaves the two IPUs with the most similar work.
+# Moving blocks between stages is how you balance a real pipeline too; Graphcore's tutorial
+# points to the PopVision execution trace to find unbalanced
+# stages.<!-- claim: L04-popvision-imbalance -->
 #
 # ## Training with OutputMode.All
 #
 # By default a training call returns only the last micro-batch's outputs
-# (`OutputMode.Final`). <!-- claim: L02-output-defaults --> To compute the accuracy over every
-# image, the tutorial asks for all of them, at the cost of more data sent back to the host.
-# <!-- claim: L04-tutorial-output-all -->
+# (`OutputMode.Final`).<!-- claim: L02-output-defaults --> To compute the accuracy over every
+# image, the tutorial asks for all of them, at the cost of more data sent back to the
+# host.<!-- claim: L04-tutorial-output-all -->
 
 # %%
 opts = opts.clone().outputMode(poptorch.OutputMode.All)
@@ -230,17 +229,17 @@ print(training_model.plan.breakdown_text())
 
 # %% [markdown]
 # The inference model reuses the training options with gradient accumulation 1, as PopTorch
-# requires <!-- claim: L04-inference-accumulation -->, and more device iterations to keep its
-# own pipeline full (a pipelined inference model needs at least as many as it has stages).
-# <!-- claim: L04-inference-device-iterations --> It picks up the trained weights by itself:
-# PopTorch keeps the host model and the device copies in sync.
-# <!-- claim: L01-implicit-copies -->
+# requires<!-- claim: L04-inference-accumulation -->, and more device iterations to keep its own
+# pipeline full (a pipelined inference model needs at least as many as it has
+# stages).<!-- claim: L04-inference-device-iterations --> It picks up the trained weights by
+# itself: PopTorch keeps the host model and the device copies in
+# sync.<!-- claim: L01-implicit-copies -->
 #
 # The throughput is bound by the host. Graphcore's published run of this tutorial trained at
 # about 15 calls of 4,000 images per second (about 60,000 images/s, some 66 ms a call), while
-# the PopVision trace the tutorial shows puts one pipeline cycle at about 47 µs: the IPUs'
-# share of a call is a few milliseconds, so the host set the pace there too.
-# <!-- claim: L04-published-run --> The calibration table of
+# the PopVision trace the tutorial shows puts one pipeline cycle at about 47 µs: the IPUs' share
+# of a call is a few milliseconds, so the host set the pace there
+# too.<!-- claim: L04-published-run --> The calibration table of
 # [docs/cost-model.md](../docs/cost-model.md) compares the simulator with that run.
 #
 # ## Explore the pipeline
@@ -264,7 +263,7 @@ pipeline_explorer(ipus=4, accumulation=8)
 # ## What a real IPU would do, and where the simulator differs
 #
 # PopART builds the same 2N-1-stage schedule: in every cycle each active stage does its work,
-# and then all the copies between IPUs run. <!-- claim: L04-cycle-copies --> The simulator
+# and then all the copies between IPUs run.<!-- claim: L04-cycle-copies --> The simulator
 # reproduces that structure, but its durations
 # come from a cost model: matmuls and convolutions at a fixed fraction of peak arithmetic
 # (calibrated on a published BERT-Large figure), a fixed cost per compute step, and link and
@@ -274,7 +273,7 @@ pipeline_explorer(ipus=4, accumulation=8)
 #
 # **On a Bow Pod.** The schedule is the same; each stage computes faster (a Bow-2000's four
 # IPUs give 1.4 petaFLOPS of FP16.16, about 350 TFLOPS each, against a GC200's 250), so the
-# host's share of a call grows. <!-- claim: L04-bow-peak -->
+# host's share of a call grows.<!-- claim: L04-bow-peak -->
 #
 # ## Exercises
 
@@ -320,24 +319,26 @@ exercises.balance_two_ipus.check(my_split)
 # %% [markdown]
 # ## Summary
 #
-# - Pipelined training on N IPUs runs 2N-1 pipeline stages; a step of A micro-batches takes
-#   A + 2N - 2 cycles: fill, main and flush. PopTorch needs A >= 2N-1.
-#   <!-- claim: L04-accumulation-rule -->
-# - One call consumes micro-batch x deviceIterations x gradientAccumulation x
-#   replicationFactor samples; `poptorch.DataLoader` batches data that way.
-# - More micro-batches per step shrink the fill and flush share; balanced stages shorten
-#   every cycle.
+# - Pipelined training on N IPUs runs 2N-1 pipeline stages; a step of A micro-batches takes A +
+#   2N - 2 cycles: fill, main and flush. PopTorch needs A >=
+#   2N-1.<!-- claim: L04-accumulation-rule -->
+# - One call consumes micro-batch x deviceIterations x gradientAccumulation x replicationFactor
+#   samples; `poptorch.DataLoader` batches data that way.
+# - More micro-batches per step shrink the fill and flush share; balanced stages shorten every
+#   cycle.
 # - `OutputMode.All` returns every micro-batch's outputs; the default returns the last.
 #
 # **Next:** lesson 5 (sharding) runs the same model one IPU at a time with `ShardedExecution`.
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Pipelined execution",
-#   and "Efficient data batching" (gradient accumulation, device iterations):
-#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Pipelined execution", and
+#   "Efficient data batching" (gradient accumulation, device iterations):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
 # - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining" (the published run of this
-#   lesson's model): graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+#   lesson's model): graphcore/examples (https://github.com/graphcore/examples),
+#   `tutorials/tutorials/pytorch/pipelining`.
 # - Y. Huang et al., "GPipe: Efficient Training of Giant Neural Networks using Pipeline
 #   Parallelism", NeurIPS 2019 (arXiv:1811.06965): the bubble fraction (P-1)/(M+P-1).
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

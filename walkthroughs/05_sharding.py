@@ -67,7 +67,7 @@ for name in ("sharded", "pipelined"):
 # accumulation only when it pipelines, and keeps the default output mode. Its data loader
 # still batches for accumulation 10, so its sharded model, which PopTorch splits by device
 # iterations alone, trains micro-batches of 400 images: the same 400 images per weight
-# update as ours, in one micro-batch instead of ten. <!-- claim: L05-script-options -->
+# update as ours, in one micro-batch instead of ten.<!-- claim: L05-script-options -->
 # Compile both and draw one device iteration of each on the same time axis:
 
 # %%
@@ -133,12 +133,12 @@ per_image = models["sharded"].plan.host_data_seconds / models["sharded"].plan.sp
 print(f"host: {per_image * 1e6:.1f} µs per image; {models['sharded'].plan.breakdown_text()}")
 
 # %% [markdown]
-# On hardware, Graphcore's efficient-data-loading tutorial diagnoses this the same way: time
-# the data loader alone, then the model with `opts.enableSyntheticData(True)` (no host data,
-# an upper bound of the IPUs' throughput); a loader slower than that bounds the run.
-# <!-- claim: L05-diagnose-host --> The plan's `device_samples_per_second` is the nearest
-# simulated figure to a synthetic-data run: it leaves out the wait for the host's data, not
-# the host link's transfers ([docs/differences.md](../docs/differences.md)). What moves the
+# On hardware, Graphcore's efficient-data-loading tutorial diagnoses this the same way: time the
+# data loader alone, then the model with `opts.enableSyntheticData(True)` (no host data, an
+# upper bound of the IPUs' throughput); a loader slower than that bounds the
+# run.<!-- claim: L05-diagnose-host --> The plan's `device_samples_per_second` is the nearest
+# simulated figure to a synthetic-data run: it leaves out the wait for the host's data, not the
+# host link's transfers ([docs/differences.md](../docs/differences.md)). What moves the
 # bottleneck back to the IPUs is a host that prepares data faster (on hardware: more loader
 # worker processes, `poptorch.DataLoader(..., num_workers=...)`, on more CPU cores; the
 # simulator does not model that speed-up: [docs/differences.md](../docs/differences.md)), or
@@ -182,8 +182,8 @@ print(f"largest weight difference after 2 epochs: {difference}")
 #
 # On an IPU you cannot set a breakpoint inside the model. `poptorch.ipu_print_tensor` prints a
 # tensor each time the IPU computes it, and its gradient during the backward pass. It returns
-# the tensor: use the result, or the compiler removes the print.
-# <!-- claim: L05-print-tensor --> Sharded execution with one micro-batch keeps the output
+# the tensor: use the result, or the compiler removes the print.<!-- claim: L05-print-tensor -->
+# Sharded execution with one micro-batch keeps the output
 # short and in order.
 
 # %%
@@ -211,7 +211,7 @@ _ = debug_model(images, labels)
 #   same placement as the pipeline you will run later.
 # - **A single sample, or a latency-bound service**: a pipelined inference model needs at
 #   least N micro-batches per call to fill, while a sharded one answers one micro-batch at a
-#   time. <!-- claim: L05-when-to-shard -->
+#   time.<!-- claim: L05-when-to-shard -->
 # - **A model that must be split but whose throughput does not matter**, for example during
 #   development.
 #
@@ -249,7 +249,7 @@ pipeline_explorer(ipus=4, accumulation=8, strategy="sharded")
 # ## What a real IPU would do, and where the simulator differs
 #
 # PopART runs sharded stages in model order, one IPU at a time, and merges neighbouring
-# stages that share an IPU, as the simulator does. <!-- claim: L05-sharded -->
+# stages that share an IPU, as the simulator does.<!-- claim: L05-sharded -->
 # On hardware `ipu_print_tensor` copies the tensor to the host and Poplar formats it; the
 # simulator prints it from PyTorch during the
 # numerics, once per micro-batch, in the same order. Timing differences between the two
@@ -306,7 +306,7 @@ exercises.sharded_options.check(my_options)
 #
 # - `ShardedExecution` takes the same stages as `PipelinedExecution` and runs them one after
 #   another: one IPU busy at a time, and no gradient-accumulation rule: accumulation 1 is
-#   legal. <!-- claim: L05-no-accumulation-rule -->
+#   legal.<!-- claim: L05-no-accumulation-rule -->
 # - The strategy never changes the numbers: pipelined and sharded training give identical
 #   weights.
 # - `ipu_print_tensor` prints a tensor and its gradient from inside the model.
@@ -317,8 +317,10 @@ exercises.sharded_options.check(my_options)
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Sharded execution",
-#   and "PopTorch ops", "poptorch.ipu_print_tensor": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Sharded execution", and
+#   "PopTorch ops", "poptorch.ipu_print_tensor":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
 # - Graphcore tutorial "PopTorch Parallel Execution Using Pipelining" (its sharded section):
-#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/pipelining`.
+#   graphcore/examples (https://github.com/graphcore/examples),
+#   `tutorials/tutorials/pytorch/pipelining`.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

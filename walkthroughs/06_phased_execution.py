@@ -5,7 +5,7 @@
 # weights, gradients and optimizer state outgrow the IPUs' SRAM, even with recomputation,
 # phased execution takes a different trade: the model runs as a sequence of *phases*, and
 # each phase's weights are streamed in from streaming memory (the DDR beside the IPUs) just
-# before it runs, and leave again afterwards. <!-- claim: L06-phases-stream --> Memory is
+# before it runs, and leave again afterwards.<!-- claim: L06-phases-stream --> Memory is
 # bounded by one phase; time is bounded by the streaming bandwidth.
 #
 # **What you will learn**
@@ -42,9 +42,10 @@ from ipu_tutorials.tutorial.models import parameter_count
 # ## A model too big for four IPUs
 #
 # The lesson's model is a 16-layer transformer of width 1536, built on the meta device (shapes
-# only, so nothing here is random; lesson 8 shows how) and cut into 16 blocks, `chunk0` to `chunk15`, one per layer. It
-# trains with AdamW, micro-batches of 4 sequences and 8 micro-batches per step. First, the
-# obvious plan: a pipeline of four blocks per IPU on one IPU-M2000's four IPUs.
+# only, so nothing here is random; lesson 8 shows how) and cut into 16 blocks, `chunk0` to
+# `chunk15`, one per layer. It trains with AdamW, micro-batches of 4 sequences and 8
+# micro-batches per step. First, the obvious plan: a pipeline of four blocks per IPU on one
+# IPU-M2000's four IPUs.
 
 # %%
 model = lesson.chunked_model(width=1536, layers=16, chunks=16)
@@ -58,20 +59,20 @@ for m in pipelined.memory.ipus:
 
 # %% [markdown]
 # The cell above shows that the weights and gradients alone take about all of each IPU:
-# recomputation (which the pipeline already does) cannot help, and moving the optimizer state off chip
-# (lesson 8) would still leave too much. The model needs its weights off chip too.
+# recomputation (which the pipeline already does) cannot help, and moving the optimizer state
+# off chip (lesson 8) would still leave too much. The model needs its weights off chip too.
 #
 # ## Phases and stages
 #
 # A `poptorch.Phase` groups stages that run at the same time, one stage per IPU. In
-# `SerialPhasedExecution` the phases run one after another on the same group of IPUs.
-# <!-- claim: L06-serial-phases --> Four phases of four stages cover the 16 blocks. Name each
-# stage's IPU yourself, with `Phase(...).ipus(...)`, `Stage(...).ipu(n)` or the block's
-# `ipu_id`: PopTorch has no default IPU for a phased stage (a stage without one gets IPU -1,
-# in PopTorch's `beginStage`), and its documentation and tests always name them.
-# <!-- claim: L06-no-default-ipu --> (The simulator warns and fills in IPUs 0, 1,
-# 2, 3 when you leave them out: [docs/differences.md](../docs/differences.md).) Here every
-# phase uses IPUs 0 to 3:
+# `SerialPhasedExecution` the phases run one after another on the same group of
+# IPUs.<!-- claim: L06-serial-phases --> Four phases of four stages cover the 16 blocks. Name
+# each stage's IPU yourself, with `Phase(...).ipus(...)`, `Stage(...).ipu(n)` or the block's
+# `ipu_id`: PopTorch has no default IPU for a phased stage (a stage without one gets IPU -1, in
+# PopTorch's `beginStage`), and its documentation and tests always name
+# them.<!-- claim: L06-no-default-ipu --> (The simulator warns and fills in IPUs 0, 1, 2, 3 when
+# you leave them out: [docs/differences.md](../docs/differences.md).) Here every phase uses IPUs
+# 0 to 3:
 
 # %%
 strategy = poptorch.SerialPhasedExecution(
@@ -89,9 +90,9 @@ print(always_live.memory.table())
 #
 # ![Diagram of serial phased execution, Liveness.AlwaysLive, 3 phases on 2 IPUs: each IPU computes F0, F1, F2, then B2, B1, B0, while its streaming row brings each phase's weights in before it and writes them out after](../static/diagram_phases.png)
 #
-# The weights are off chip now (the "off chip" column: phased execution puts every tensor
-# kind the user did not place into streaming memory), yet it still does not fit.
-# <!-- claim: L06-off-chip-default --> The reason is the default `Liveness.AlwaysLive`.
+# The weights are off chip now (the "off chip" column: phased execution puts every tensor kind
+# the user did not place into streaming memory), yet it still does not
+# fit.<!-- claim: L06-off-chip-default --> The reason is the default `Liveness.AlwaysLive`.
 #
 # ## Liveness: how many phases share the chip
 #
@@ -100,7 +101,7 @@ print(always_live.memory.table())
 # (loaded during the id before it, stored during the id after), so an IPU holds the phase it
 # runs, the one it is storing and the one it is loading. `OffChipAfterFwdNoOverlap` spaces the
 # phases two ids apart, `OffChipAfterEachPhase` four. `OffChipAfterFwd` keeps the spacing but
-# sends every forward activation off chip before the backward. <!-- claim: L06-liveness -->
+# sends every forward activation off chip before the backward.<!-- claim: L06-liveness -->
 # `plan.grid()` shows the ids:
 
 # %%
@@ -156,7 +157,7 @@ print(f"IPU compute {parts['IPU compute'] * 1e3:,.1f} ms of {best.call_seconds *
 # ## Parallel phases
 #
 # `ParallelPhasedExecution` alternates two groups of IPUs: even phases on even IPUs, odd
-# phases on odd IPUs. <!-- claim: L06-parallel-parity --> While one group computes, the
+# phases on odd IPUs.<!-- claim: L06-parallel-parity --> While one group computes, the
 # other loads its next phase, and each group holds at most two phases. Eight phases of two
 # stages, on IPUs 0 and 2 for even phases and 1 and 3 for odd ones (the layout of
 # PopTorch's documentation):
@@ -188,7 +189,7 @@ except poptorch.Error as error:
 # Parallel phases offer two livenesses: `AlwaysLive` and `sendTensorsOffChipAfterFwd()`
 # (`OffChipAfterFwd`); the strided ones are serial-only. `useSeparateBackwardPhase()` gives
 # the last forward phase's backward its own phase id instead of sharing it, which costs one
-# more load of its weights: <!-- claim: L06-parallel-options -->
+# more load of its weights:<!-- claim: L06-parallel-options -->
 
 # %%
 for label, variant in (("shared turn", parallel),
@@ -228,21 +229,22 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 # ## What a real IPU would do
 #
 # PopART runs each phase's stages on the IPUs you name, with the same phase ids for each
-# liveness as the simulator; but the real compiler decides tensor by tensor what to keep, load or
-# store (weights it can reuse stay on chip, and copies between IPUs can replace a trip to
-# streaming memory), uses IO tiles to overlap streaming with compute, and can serialise a
-# phase over several micro-batches (batch serialisation) so that one load serves them all.
-# <!-- claim: L06-popart-phases --> The simulator streams every phase's off-chip weights once per micro-batch
-# at one assumed bandwidth per IPU (`System.streaming_bandwidth`, a figure with no public
-# measurement behind it), and counts three phases' tensors as live at once under stride 1. So its phased times are
-# a pessimistic sketch: trust the memory comparisons (which liveness fits, how far over) more
-# than the milliseconds. Graphcore's full-size BERT in PopXL (its lower-level Python API, not
-# PopTorch) combines phases with recomputation and replicated tensor sharding, which spreads
-# the off-chip state over replicas <!-- claim: L06-bert-phased -->; the simulator does not
-# model sharding together with phases.
+# liveness as the simulator; but the real compiler decides tensor by tensor what to keep, load
+# or store (weights it can reuse stay on chip, and copies between IPUs can replace a trip to
+# streaming memory), uses IO tiles to overlap streaming with compute, and can serialise a phase
+# over several micro-batches (batch serialisation) so that one load serves them
+# all.<!-- claim: L06-popart-phases --> The simulator streams every phase's off-chip weights
+# once per micro-batch at one assumed bandwidth per IPU (`System.streaming_bandwidth`, a figure
+# with no public measurement behind it), and counts three phases' tensors as live at once under
+# stride 1. So its phased times are a pessimistic sketch: trust the memory comparisons (which
+# liveness fits, how far over) more than the milliseconds. Graphcore's full-size BERT in PopXL
+# (its lower-level Python API, not PopTorch) combines phases with recomputation and replicated
+# tensor sharding, which spreads the off-chip state over
+# replicas<!-- claim: L06-bert-phased -->; the simulator does not model sharding together with
+# phases.
 #
 # **On a Bow Pod.** A Bow-2000 has up to 256 GB of streaming memory for its four IPUs
-# (datasheet) <!-- claim: L06-bow-streaming -->; its bandwidth is not published, so phased
+# (datasheet)<!-- claim: L06-bow-streaming -->; its bandwidth is not published, so phased
 # timings stay a sketch there too.
 #
 # ## Summary
@@ -290,10 +292,12 @@ exercises.fitting_liveness.check(my_liveness)
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Phased execution"
-#   (serial and parallel phased execution, `poptorch.Liveness`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
+# - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies", "Phased execution" (serial
+#   and parallel phased execution, `poptorch.Liveness`):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
 # - PopTorch's source, `python/options.py` and `python/_options_impl.py` (`beginStage`: a
 #   stage's IPU is `Stage.ipu`, else the block's `ipu_id`, else its stage id):
 #   https://github.com/graphcore/poptorch
-# - Memory and performance optimisation guide, on streaming memory: https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - Memory and performance optimisation guide, on streaming memory:
+#   https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

@@ -22,9 +22,9 @@
 # **Prerequisites:** lesson 3 (blocks and the memory plan), lesson 4 (pipelining: the
 # 2N-1 pipeline stages and their schedule).
 #
-# **Coming from GPUs:** recomputation is activation checkpointing (`torch.utils.checkpoint`),
-# on by default in PopTorch pipelines ([the GPU bridge](../docs/coming-from-gpus.md)).
-# <!-- claim: L07-recompute-default -->
+# **Coming from GPUs:** recomputation is activation checkpointing (`torch.utils.checkpoint`), on
+# by default in PopTorch pipelines ([the GPU
+# bridge](../docs/coming-from-gpus.md)).<!-- claim: L07-recompute-default -->
 
 # %%
 import torch
@@ -63,16 +63,16 @@ print(start.memory.table())
 #
 # ## Recomputation
 #
-# A pipelined backward pass needs each micro-batch's forward activations. In a pipeline over
-# N IPUs, a micro-batch leaves stage s (counted from 0) and comes back to it for its
-# backward 2(N-1-s) cycles later, one more micro-batch entering the stage each cycle: so
-# stage s has 2(N-1-s)+1 micro-batches in flight, 7 on the first of four IPUs and 1 on the
-# last, where forward and backward run in the same cycle. PopART sizes its stashes by the
-# same count ("2*(IPUs to end) + 1", the last IPU stashing nothing); lesson 8 draws it.
-# <!-- claim: L07-stash-depth --> Keeping all their activations is what `autoRecomputation`
-# 0 does. PopTorch's default for a pipeline is different: it keeps (stashes) only each
-# stage's inputs and recomputes the stage's forward pass just before its backward pass.
-# <!-- claim: L07-pipeline-recompute --> Compare the three settings:
+# A pipelined backward pass needs each micro-batch's forward activations. In a pipeline over N
+# IPUs, a micro-batch leaves stage s (counted from 0) and comes back to it for its backward
+# 2(N-1-s) cycles later, one more micro-batch entering the stage each cycle: so stage s has
+# 2(N-1-s)+1 micro-batches in flight, 7 on the first of four IPUs and 1 on the last, where
+# forward and backward run in the same cycle. PopART sizes its stashes by the same count
+# ("2*(IPUs to end) + 1", the last IPU stashing nothing); lesson 8 draws
+# it.<!-- claim: L07-stash-depth --> Keeping all their activations is what `autoRecomputation` 0
+# does. PopTorch's default for a pipeline is different: it keeps (stashes) only each stage's
+# inputs and recomputes the stage's forward pass just before its backward
+# pass.<!-- claim: L07-pipeline-recompute --> Compare the three settings:
 
 # %%
 settings = ["off (autoRecomputation 0)", "pipeline default", "checkpoint every layer"]
@@ -93,7 +93,7 @@ print(f"IPU 0 without recomputation: {off.activations / default.activations:.0f}
 # `poptorch.recomputationCheckpoint(x)` in `forward` cuts the stage into segments: the
 # checkpointed tensors are stored between the forward and backward passes instead of being
 # recomputed (the stash grows), and only one segment is rebuilt at a time (the activations
-# shrink). <!-- claim: L07-checkpoint --> `build_model(checkpoints=True)` puts one after every
+# shrink).<!-- claim: L07-checkpoint --> `build_model(checkpoints=True)` puts one after every
 # layer:
 #
 # ```python
@@ -105,9 +105,9 @@ print(f"IPU 0 without recomputation: {off.activations / default.activations:.0f}
 # recomputation on by itself only for `PipelinedExecution` (the default strategy) over more
 # than one IPU, and only when `autoRecomputation` is unset; on a single IPU, or sharded, it
 # is off unless you ask for it with `opts._Popart.set("autoRecomputation", 1)` (PopART's
-# `RecomputationType::Standard`; 4 is `RecomputeAll`). <!-- claim: L07-recompute-default -->
+# `RecomputationType::Standard`; 4 is `RecomputeAll`).<!-- claim: L07-recompute-default -->
 # Value 3, `Pipeline`, is the one PopTorch picks for pipelines, and PopART refuses it without
-# one; so does the simulator. <!-- claim: L07-pipeline-needs-pipelining -->
+# one; so does the simulator.<!-- claim: L07-pipeline-needs-pipelining -->
 
 # %%
 checkpointed = tune("checkpoint every layer")
@@ -125,7 +125,7 @@ print(memory_tuning.describe(checkpointed))
 # temporary memory (rearranged inputs, partial sums). `availableMemoryProportion` is the
 # proportion of the IPU's memory the PopLibs planner tries to keep an operation's temporary
 # memory under (default 0.6); more of it generally means fewer cycles. It can be set per IPU,
-# or for the op that made a tensor: <!-- claim: L07-available-memory -->
+# or for the op that made a tensor:<!-- claim: L07-available-memory -->
 #
 # ```python
 # opts.setAvailableMemoryProportion({"IPU3": 0.2})
@@ -153,11 +153,11 @@ for proportion in (0.6, 0.3, 0.2, 0.1):
 #
 # `poptorch.serializedMatMul(lhs, rhs, mode, factor)` computes one matmul as `factor` smaller
 # ones, one after the other, to reduce the memory of the multiplication and its gradient.
-# `MatMulSerializationMode.OutputChannels` slices the output columns (here: the
-# vocabulary), `InputChannels` the rows, `ReducingDim` the summed dimension.
-# <!-- claim: L07-serialized-matmul --> In the simulator each slice wants a `factor`-th of
-# the temporaries, and the slices are concatenated. `build_model(head_serialization=8)`
-# slices the vocabulary projection in 8:
+# `MatMulSerializationMode.OutputChannels` slices the output columns (here: the vocabulary),
+# `InputChannels` the rows, `ReducingDim` the summed
+# dimension.<!-- claim: L07-serialized-matmul --> In the simulator each slice wants a
+# `factor`-th of the temporaries, and the slices are concatenated.
+# `build_model(head_serialization=8)` slices the vocabulary projection in 8:
 
 # %%
 serialised = tune("checkpoint every layer", 0.6, 8)
@@ -179,10 +179,10 @@ print(f"a proportion of 0.2 fits too, with a step {ratio:.2f}x as long")
 #
 # An embedding lookup is cheap forward; its gradient is not: the backward pass scatters the
 # gradient rows into a tensor the size of the whole table. optimum-graphcore's
-# `SerializedEmbedding` (what `IPUConfig(embedding_serialization_factor=4)` puts in place of
-# the model's `torch.nn.Embedding`) looks the table up in slices, one after another, to reduce
-# the memory of the embedding's gradient, so each gradient is a slice's size:
-# <!-- claim: L07-serialized-embedding -->
+# `SerializedEmbedding` (what `IPUConfig(embedding_serialization_factor=4)` puts in place of the
+# model's `torch.nn.Embedding`) looks the table up in slices, one after another, to reduce the
+# memory of the embedding's gradient, so each gradient is a slice's
+# size:<!-- claim: L07-serialized-embedding -->
 
 # %%
 sliced = tune("checkpoint every layer", 0.6, 8, 4)
@@ -216,29 +216,28 @@ memory_tuning_explorer("checkpoint every layer", 0.6, head_serialization=8)
 # %% [markdown]
 # ## What a real IPU would do
 #
-# - **Recomputation.** PopTorch sets `autoRecomputation` to `Pipeline` when the model runs
-#   under `PipelinedExecution` on more than one IPU and the option is unset; PopART then
-#   recomputes each stage from its stashed inputs and checkpoints.
-#   <!-- claim: L07-recompute-default --> PopART has other modes (`Standard` picks its own
-#   checkpoints, `NormOnly` recomputes only normalisations); <!-- claim: L07-recompute-modes -->
-#   the simulator treats every non-zero mode as "recompute every segment", and counts a
-#   segment's activations as the sum of all its ops' outputs, an upper bound (it does not
-#   track when each tensor dies).
-# - **Available memory proportion.** The real planner picks among discrete plans, so memory
-#   and cycles change in steps; the simulator caps the temporaries and stretches the op's
-#   time by how much it wanted over the cap. PopTorch applies it to convolutions, matmuls,
-#   embedding lookups and indexing operations; the simulator caps only matmuls and
-#   convolutions. <!-- claim: L07-available-memory -->
-# - **Serialisation.** PopLibs' planner decides how each slice is spread over the tiles, so
-#   the exact saving depends on tile mapping, which only the real compiler and PopVision
-#   Graph Analyser show. The simulator's temporaries are its own estimate (inputs plus
-#   float32 partial sums), not a measured figure.
-# - **What to do on real hardware:** compile with `POPLAR_ENGINE_OPTIONS=
-#   '{"autoReport.all":"true"}'` and open the report in PopVision Graph Analyser, whose
-#   memory report goes down to each tile: an IPU can fail on one overfull tile while its
-#   total looks fine. <!-- claim: L07-autoreport -->
+# - **Recomputation.** PopTorch sets `autoRecomputation` to `Pipeline` when the model runs under
+#   `PipelinedExecution` on more than one IPU and the option is unset; PopART then recomputes
+#   each stage from its stashed inputs and checkpoints.<!-- claim: L07-recompute-default -->
+#   PopART has other modes (`Standard` picks its own checkpoints, `NormOnly` recomputes only
+#   normalisations);<!-- claim: L07-recompute-modes --> the simulator treats every non-zero mode
+#   as "recompute every segment", and counts a segment's activations as the sum of all its ops'
+#   outputs, an upper bound (it does not track when each tensor dies).
+# - **Available memory proportion.** The real planner picks among discrete plans, so memory and
+#   cycles change in steps; the simulator caps the temporaries and stretches the op's time by
+#   how much it wanted over the cap. PopTorch applies it to convolutions, matmuls, embedding
+#   lookups and indexing operations; the simulator caps only matmuls and
+#   convolutions.<!-- claim: L07-available-memory -->
+# - **Serialisation.** PopLibs' planner decides how each slice is spread over the tiles, so the
+#   exact saving depends on tile mapping, which only the real compiler and PopVision Graph
+#   Analyser show. The simulator's temporaries are its own estimate (inputs plus float32 partial
+#   sums), not a measured figure.
+# - **What to do on real hardware:** compile with
+#   `POPLAR_ENGINE_OPTIONS= '{"autoReport.all":"true"}'` and open the report in PopVision Graph
+#   Analyser, whose memory report goes down to each tile: an IPU can fail on one overfull tile
+#   while its total looks fine.<!-- claim: L07-autoreport -->
 #
-# **On a Bow Pod.** Tiles and their memory are the GC200's <!-- claim: L01-bow-chip -->, so
+# **On a Bow Pod.** Tiles and their memory are the GC200's<!-- claim: L01-bow-chip -->, so
 # memory plans, available memory proportions and recomputation choices carry over unchanged.
 #
 # ## Summary
@@ -292,17 +291,18 @@ exercises.most_freed.check(my_choice)
 # - PopTorch user guide (SDK 3.4), API reference, "PopTorch ops": `poptorch.serializedMatMul`,
 #   `poptorch.set_available_memory`, `poptorch.recomputationCheckpoint`:
 #   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
-# - `Options._Popart` is not in the user guide: its docstring (`opts._Popart.set(
-#   "autoRecomputation", 3)  # RecomputationType::Pipeline`) is in PopTorch's source,
-#   `python/options.py` (`_PopartOptions`), and the default for pipelines in
+# - `Options._Popart` is not in the user guide: its docstring
+#   (`opts._Popart.set( "autoRecomputation", 3)  # RecomputationType::Pipeline`) is in
+#   PopTorch's source, `python/options.py` (`_PopartOptions`), and the default for pipelines in
 #   `popart_compiler/source/Compiler.cpp`, at the tag sdk/poptorch/3.4.0 of
 #   https://github.com/graphcore/poptorch; PopART's `RecomputationType` values are in
-#   `willow/include/popart/sessionoptions.hpp` of https://github.com/graphcore/popart
-#   (tag sdk/poplar/3.4.0).
+#   `willow/include/popart/sessionoptions.hpp` of https://github.com/graphcore/popart (tag
+#   sdk/poplar/3.4.0).
 # - Memory and performance optimisation guide, "Common memory optimisations" (recomputation,
-#   available memory proportion, partials): https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
-# - Graphcore technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls
-#   on the IPU": https://docs.graphcore.ai/projects/available-memory/
+#   available memory proportion, partials):
+#   https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
+# - Graphcore technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls on
+#   the IPU": https://docs.graphcore.ai/projects/available-memory/
 # - T. Chen et al., "Training Deep Nets with Sublinear Memory Cost", 2016 (arXiv:1604.06174):
 #   the checkpointing idea recomputation builds on.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

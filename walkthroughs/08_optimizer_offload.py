@@ -2,7 +2,7 @@
 # # Lesson 8: Optimizer state offload
 #
 # An IPU keeps everything it works on in its own SRAM, spread over its tiles (the first cell
-# prints how much a GC200 has). <!-- claim: L08-gc200-memory --> When a model's weights,
+# prints how much a GC200 has).<!-- claim: L08-gc200-memory --> When a model's weights,
 # gradients, optimizer state and activations do not fit, the compiler fails. This lesson
 # reads the simulator's per-IPU memory plan, plans a model far larger than your laptop could
 # run, and fits it by moving the optimizer state to streaming memory, then shows what that
@@ -55,11 +55,11 @@ training_model.compile(torch.randn(400, 1, 28, 28), torch.randint(0, 10, (400,))
 print(training_model.plan.memory.table())  # simulator extra; on IPUs: PopVision Graph Analyser
 
 # %% [markdown]
-# - **code**: the compiled program of each IPU, always resident (an estimate: no public
-#   figure gives its size);
+# - **code**: the compiled program of each IPU, always resident (an estimate: no public figure
+#   gives its size);
 # - **weights**, **gradients** (the accumulators that sum micro-batch gradients) and
-#   **optimizer** state: AdamW keeps two float32 moments per weight, so twice the weights;
-#   <!-- claim: L08-adamw-state -->
+#   **optimizer** state: AdamW keeps two float32 moments per weight, so twice the
+#   weights;<!-- claim: L08-adamw-state -->
 # - **activations** kept for the backward pass, and the pipeline **stash**: the first IPU holds
 #   its inputs for 2N-1 = 7 micro-batches until their backward comes back, the last for one;
 # - **exchange** buffers for data crossing to other IPUs and the host, and **temporaries**, the
@@ -105,7 +105,7 @@ print(f"{sum(p.numel() for p in transformer().parameters()) / 1e6:.0f}M paramete
 #
 # In float32 with AdamW's state on chip the plan does not fit, and compiling fails, as
 # PopTorch's compile fails when a tile runs out of memory (an error of the C++ backend, raised
-# as `poptorch.Error`), <!-- claim: L08-oom-error --> here with the simulator's whole plan in
+# as `poptorch.Error`),<!-- claim: L08-oom-error --> here with the simulator's whole plan in
 # the message:
 
 # %%
@@ -128,10 +128,10 @@ plt.show()
 # %% [markdown]
 # ## Fitting with TensorLocations
 #
-# AdamW's moments are only needed during the weight update. PopTorch can keep them in
-# streaming memory (DRAM attached to the IPU-Machine's gateway, up to 256 GB per machine)
-# <!-- claim: L08-streaming-memory --> and stream them in for the update and back out after it:
-# <!-- claim: L08-optimizer-location -->
+# AdamW's moments are only needed during the weight update. PopTorch can keep them in streaming
+# memory (DRAM attached to the IPU-Machine's gateway, up to 256 GB per
+# machine)<!-- claim: L08-streaming-memory --> and stream them in for the update and back out
+# after it:<!-- claim: L08-optimizer-location -->
 #
 # ```python
 # opts.TensorLocations.setOptimizerLocation(
@@ -158,9 +158,9 @@ plt.show()
 #
 # Streaming memory is far slower than SRAM. No public figure gives its bandwidth, so the
 # simulator assumes one, printed below (`System.streaming_bandwidth`): an assumption of ours,
-# not a measurement, so read the time it costs as an estimate.
-# <!-- claim: L08-streaming-bandwidth --> The state streams in before the update and back out
-# after it, and the step waits. To compare like with like, both plans below use float16
+# not a measurement, so read the time it costs as an
+# estimate.<!-- claim: L08-streaming-bandwidth --> The state streams in before the update and
+# back out after it, and the step waits. To compare like with like, both plans below use float16
 # weights, which fit either way.
 
 # %%
@@ -200,7 +200,7 @@ plt.show()
 #
 # With data-parallel replicas, every replica holds the same optimizer state.
 # `useReplicatedTensorSharding(True)` splits it across the replicas instead: each keeps 1/R
-# of it, and with the state off chip each streams 1/R of it <!-- claim: L08-rts --> (below:
+# of it, and with the state off chip each streams 1/R of it<!-- claim: L08-rts --> (below:
 # a small transformer on 4 replicas, from its compiled memory plans).
 #
 # ![Memory per replica for 4 replicas: without sharding each holds its weights on chip and a full copy of the optimizer state off chip, 74.8 MiB; with replicated tensor sharding each holds a quarter of it, 18.7 MiB](../static/diagram_replication.png)
@@ -237,17 +237,17 @@ memory_planner(size="760M", ipus=8, optimizer="AdamW", offload=True, half=True)
 # ## What a real IPU would do, and where the simulator differs
 #
 # Poplar's memory report distinguishes always-live from not-always-live memory and shows the
-# peak per tile; running out on a single tile fails the whole compile.
-# <!-- claim: L08-memory-report --> The simulator adds the
-# categories up per IPU, an upper bound that ignores how memory is spread over tiles, and it
-# estimates code and exchange sizes. It streams offloaded state through memory the
-# activations leave free during the update, and assumes a streaming bandwidth for which no
-# reliable public figure exists. Use it to compare configurations and to learn which knob
-# moves which bar, then confirm on hardware with PopVision.
+# peak per tile; running out on a single tile fails the whole
+# compile.<!-- claim: L08-memory-report --> The simulator adds the categories up per IPU, an
+# upper bound that ignores how memory is spread over tiles, and it estimates code and exchange
+# sizes. It streams offloaded state through memory the activations leave free during the update,
+# and assumes a streaming bandwidth for which no reliable public figure exists. Use it to
+# compare configurations and to learn which knob moves which bar, then confirm on hardware with
+# PopVision.
 #
 # **On a Bow Pod.** On-chip memory per IPU is the same (a Bow-2000's four IPUs have 3.6 GB of
 # In-Processor-Memory); its streaming memory (up to 256 GB per four IPUs) holds the offloaded
-# state, <!-- claim: L08-bow-memory --> and replicated tensor sharding across a Bow Pod16's
+# state,<!-- claim: L08-bow-memory --> and replicated tensor sharding across a Bow Pod16's
 # replicas divides it as shown.
 #
 # ## Exercises
@@ -304,13 +304,14 @@ exercises.offload_options.check(my_options)
 # - Offloading and float16 together fit a 1.3B-parameter model on 16 IPUs; the pipeline still
 #   needs its 2N-1 micro-batches per update.
 #
-# **Next:** lesson 9 (half precision) halves weights and gradients with float16, and keeps the small gradients
-# alive.
+# **Next:** lesson 9 (half precision) halves weights and gradients with float16, and keeps the
+# small gradients alive.
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "Options" (`opts.TensorLocations`,
-#   `TensorLocationSettings`): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+# - PopTorch user guide (SDK 3.4), "Options" (`opts.TensorLocations`, `TensorLocationSettings`):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html and
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
 # - Memory and performance optimisation guide, "Variable offloading" and "Replicated tensor
 #   sharding": https://docs.graphcore.ai/projects/memory-performance-optimisation/en/latest/
 # - Bow-2000 datasheet (streaming and In-Processor-Memory):

@@ -3,12 +3,12 @@
 #
 # A GC200 IPU's peak arithmetic is four times higher in float16 than in float32 (about 250
 # against 62.5 TFLOP/s: Graphcore's IPU-POD128 datasheet lists 31.955 petaFLOPS FP16.16 and
-# 7.989 petaFLOPS FP32 for its 128 GC200s), and float16 tensors take half the memory.
-# <!-- claim: L09-gc200-peak --> The catch is range: float16 cannot hold numbers below its
-# smallest subnormal (printed below), and late in training many gradients are smaller than
-# that. This lesson uses real float16 numbers to show the problem, and PopTorch's tools
-# against it. The simulator computes each float16 operation in float32 and rounds its result
-# to float16, as the IPU does, so it runs at float32 speed.
+# 7.989 petaFLOPS FP32 for its 128 GC200s), and float16 tensors take half the
+# memory.<!-- claim: L09-gc200-peak --> The catch is range: float16 cannot hold numbers below
+# its smallest subnormal (printed below), and late in training many gradients are smaller than
+# that. This lesson uses real float16 numbers to show the problem, and PopTorch's tools against
+# it. The simulator computes each float16 operation in float32 and rounds its result to float16,
+# as the IPU does, so it runs at float32 speed.
 #
 # **What you will learn**
 # - the two ways to run a PopTorch model in float16, and how PopTorch 3.x treats mixed inputs;
@@ -58,7 +58,7 @@ except RuntimeError as error:
 # its float32 weights down to the float16 input; a matrix product computes in float32 and
 # returns what PyTorch's kernels return: float32 for `nn.Linear` on a batch of vectors (its
 # float32 bias promotes), float16 otherwise; elementwise ops promote to float32 (PopTorch 3.4's
-# `ConvolutionOps.cpp` and its tests, `half_float_test.py`). <!-- claim: L09-mixed-upcast -->
+# `ConvolutionOps.cpp` and its tests, `half_float_test.py`).<!-- claim: L09-mixed-upcast -->
 # To choose what computes in float16, cast on purpose: `model.half()`, or one layer's
 # `.half()`, and inputs to match.
 
@@ -76,22 +76,21 @@ for name, net in (("float32 weights", model), ("model.half()", copy.deepcopy(mod
 # Older PopTorch code may call `opts.Precision.halfFloatCasting(...)`. Under the tracing
 # frontend, the only one before 3.0, its default cast the float32 weights *down* to float16;
 # 3.0 made the dispatcher the default frontend, which upcasts, and from 3.1 the option only
-# logs a deprecation warning. <!-- claim: L09-half-float-casting --> The simulator warns too
+# logs a deprecation warning.<!-- claim: L09-half-float-casting --> The simulator warns too
 # (it still honours `FloatDowncastToHalf`, the old default, so that old tutorials can be
 # compared: [docs/differences.md](../docs/differences.md)).
 
 # %% [markdown]
 # ## Memory saved
 #
-# Compile the training model three ways and compare the plan for the first IPU. Float16
-# weights halve the weights; the gradient accumulators follow the optimizer's `accum_type`,
-# float32 by default, so they halve only when asked. <!-- claim: L09-accum-type-default -->
-# Graphcore's mixed-precision tutorial asks for it: with a float16 model, every
-# `poptorch.optim` optimizer but SGD needs `accum_type=torch.float16`.
-# <!-- claim: L09-tutorial-accum-type --> Graphcore's own ViT pretraining configuration
-# nevertheless trains a float16 ViT with LAMB's accumulators and moments in float32, so the
-# middle row below is a real (if memory-hungry) setting; this lesson follows the tutorial from
-# here on. <!-- claim: L09-vit-float32-accum -->
+# Compile the training model three ways and compare the plan for the first IPU. Float16 weights
+# halve the weights; the gradient accumulators follow the optimizer's `accum_type`, float32 by
+# default, so they halve only when asked.<!-- claim: L09-accum-type-default --> Graphcore's
+# mixed-precision tutorial asks for it: with a float16 model, every `poptorch.optim` optimizer
+# but SGD needs `accum_type=torch.float16`.<!-- claim: L09-tutorial-accum-type --> Graphcore's
+# own ViT pretraining configuration nevertheless trains a float16 ViT with LAMB's accumulators
+# and moments in float32, so the middle row below is a real (if memory-hungry) setting; this
+# lesson follows the tutorial from here on.<!-- claim: L09-vit-float32-accum -->
 
 # %%
 def first_ipu(half_model, accum_type=torch.float32, partials=torch.float32):
@@ -114,9 +113,9 @@ for name, m in rows:
 
 # %% [markdown]
 # AdamW's two moments stay float32 unless you set `first_order_momentum_accum_type` and
-# `second_order_momentum_accum_type`. <!-- claim: L09-moment-types --> With float16
+# `second_order_momentum_accum_type`.<!-- claim: L09-moment-types --> With float16
 # accumulators PopTorch also switches the mean over micro-batches to a running mean, whose
-# buffer never grows past the largest micro-batch gradient: <!-- claim: L09-running-mean -->
+# buffer never grows past the largest micro-batch gradient:<!-- claim: L09-running-mean -->
 
 # %%
 _, half_model = first_ipu(True, torch.float16)
@@ -158,13 +157,13 @@ print(f"{result['survived'] / result['total']:.1%} of {result['total']:,} gradie
 #
 # ## Loss scaling
 #
-# Multiply the loss by a constant before the backward pass and every gradient grows by the
-# same factor, out of the underflow region (Micikevicius et al. 2018, section 3.2). PopTorch
+# Multiply the loss by a constant before the backward pass and every gradient grows by the same
+# factor, out of the underflow region (Micikevicius et al. 2018, section 3.2). PopTorch
 # multiplies the gradients by the inverse scale before it updates the optimizer state, so
-# "neither the training nor the hyper-parameters are affected" beyond fewer underflows
-# (PopTorch user guide, "Loss scaling"): `poptorch.optim.AdamW(..., loss_scaling=1024)`.
-# <!-- claim: L09-loss-scaling --> Too large a scale overflows instead, which the same paper
-# notes is the only limit on the factor:
+# "neither the training nor the hyper-parameters are affected" beyond fewer underflows (PopTorch
+# user guide, "Loss scaling"):
+# `poptorch.optim.AdamW(..., loss_scaling=1024)`.<!-- claim: L09-loss-scaling --> Too large a
+# scale overflows instead, which the same paper notes is the only limit on the factor:
 
 # %%
 print(" loss scale  survive  underflow  overflow")
@@ -183,12 +182,12 @@ print(f"float16's largest number: {torch.finfo(torch.float16).max:,.0f}; this ne
 #
 # Powers of two scale without rounding (multiplying by 2^k only changes the exponent, until
 # something overflows or underflows). Graphcore's mixed-precision tutorial uses 1024 for a
-# small image classifier <!-- claim: L09-tutorial-loss-scale -->; its BERT pretraining
+# small image classifier<!-- claim: L09-tutorial-loss-scale -->; its BERT pretraining
 # configurations (graphcore/examples, `nlp/bert/pytorch/configs_pretraining.yml`) range from
 # 16 to 32768, and some use automatic loss scaling instead
 # (`opts.Training.setAutomaticLossScaling(True)`, a preview feature in PopTorch 3.x), the
 # IPU's version of the dynamic loss scaling of Micikevicius et al. and of
-# `torch.cuda.amp.GradScaler`. <!-- claim: L09-bert-loss-scales --> Loss scaling saves the
+# `torch.cuda.amp.GradScaler`.<!-- claim: L09-bert-loss-scales --> Loss scaling saves the
 # gradients; the weights themselves are a separate question. Train the tutorial network for
 # one epoch from the same start twice, with float32 and with float16 weights and inputs (loss
 # scale 1024, and float16 accumulators with the float16 weights, as the tutorial asks; float16
@@ -228,21 +227,21 @@ report(torch.float16)  # a separate cell: each epoch takes a while on a CPU
 # stochastic-rounding demo below shows the same effect on a sum). Graphcore's float16 runs
 # turn on `opts.Precision.enableStochasticRounding(True)`, which makes each rounded update
 # right on average, and its BERT keeps both of LAMB's moments in float32 (its accumulators in
-# float16). <!-- claim: L09-bert-precision --> The
+# float16).<!-- claim: L09-bert-precision --> The
 # run above leaves stochastic rounding off, so its float16 figure is the round-to-nearest one;
 # the simulator implements both (see "Stochastic rounding" below).
 #
 # ## Velocity scaling for SGD
 #
 # SGD with momentum keeps a velocity per weight. PopTorch has two variants. The default keeps
-# separate float32 (or `accum_type`) gradient accumulators and `velocity_accum_type`
-# velocities, and ignores `velocity_scaling`. With `use_combined_accum=True` one tensor per
-# weight holds both: each micro-batch's gradient goes in with the loss scale removed and the
-# velocity scale applied, and PopTorch ignores both accumulation types.
-# <!-- claim: L09-combined-accum --> The simulator keeps that tensor in the weight's type, so
-# in a float16 model the velocity is stored in float16, where it underflows like the
-# gradients; `velocity_scaling` stores it multiplied by a constant, and the update divides it
-# back out. One update of the float16 network from gradients that loss scaling (1024) kept:
+# separate float32 (or `accum_type`) gradient accumulators and `velocity_accum_type` velocities,
+# and ignores `velocity_scaling`. With `use_combined_accum=True` one tensor per weight holds
+# both: each micro-batch's gradient goes in with the loss scale removed and the velocity scale
+# applied, and PopTorch ignores both accumulation types.<!-- claim: L09-combined-accum --> The
+# simulator keeps that tensor in the weight's type, so in a float16 model the velocity is stored
+# in float16, where it underflows like the gradients; `velocity_scaling` stores it multiplied by
+# a constant, and the update divides it back out. One update of the float16 network from
+# gradients that loss scaling (1024) kept:
 
 # %%
 def zero_velocities(velocity_scaling):
@@ -264,12 +263,12 @@ for scaling in (1.0, 1024.0):
 #
 # Matmuls and convolutions accumulate their partial sums in float32 by default, even on
 # float16 inputs: PopLibs documents `partialsType` "[=float]" (poplin's Convolution.hpp and
-# MatMul.hpp). <!-- claim: L09-partials-default --> Graphcore's mixed-precision tutorial says
+# MatMul.hpp).<!-- claim: L09-partials-default --> Graphcore's mixed-precision tutorial says
 # instead that partials default to the input's type; the library sources say float, and
 # Graphcore's published BERT configuration sets half partials explicitly
-# (`enable_half_partials: True`). <!-- claim: L09-tutorial-partials -->
+# (`enable_half_partials: True`).<!-- claim: L09-tutorial-partials -->
 # `opts.Precision.setPartialsType(torch.half)` reduces the memory those sums take "at the cost
-# of precision", as its docstring says: <!-- claim: L09-set-partials-type -->
+# of precision", as its docstring says:<!-- claim: L09-set-partials-type -->
 
 # %%
 for partials in (torch.float32, torch.float16):
@@ -301,11 +300,11 @@ for partials in (torch.float32, torch.float16):
 # ## Stochastic rounding
 #
 # Adding a small number to a large one in float16 rounds the small one away: an addend below
-# half of float16's step at 1.0 rounds back to 1.0 every time. The IPU can round up or down
-# at random instead, with chances proportional to the distance, so that the sum is right on
-# average (`opts.Precision.enableStochasticRounding(True)`; PopTorch recommends it for
-# training, not for inference, where its randomness is unwanted).
-# <!-- claim: L09-stochastic-rounding --> Many additions of a small addend to 1.0:
+# half of float16's step at 1.0 rounds back to 1.0 every time. The IPU can round up or down at
+# random instead, with chances proportional to the distance, so that the sum is right on average
+# (`opts.Precision.enableStochasticRounding(True)`; PopTorch recommends it for training, not for
+# inference, where its randomness is unwanted).<!-- claim: L09-stochastic-rounding --> Many
+# additions of a small addend to 1.0:
 
 # %%
 addend, count = 1e-4, 10_000
@@ -333,10 +332,10 @@ print(f"the loss in float64: {small_loss():.2g}; in bfloat16: {small_loss(torch.
 
 # %% [markdown]
 # bfloat16 is there for comparison with other accelerators only: the IPU computes in IEEE
-# float16 and float32 (the IPU programmer's guide), <!-- claim: L09-ipu-float-types -->
+# float16 and float32 (the IPU programmer's guide),<!-- claim: L09-ipu-float-types -->
 # and PopTorch 3.4 converts a bfloat16 input to float32 on the host before copying it to the
 # IPU (`PoplarExecutable.cpp`; its `CastUnsupportedInputs` pass, which would cast it to
-# float16, is defined but no longer called). <!-- claim: L09-bfloat16-input --> On an IPU the
+# float16, is defined but no longer called).<!-- claim: L09-bfloat16-input --> On an IPU the
 # choice is float16 with loss scaling. The simulator runs a bfloat16 model in bfloat16, as
 # PyTorch does on a CPU, which no IPU does ([docs/differences.md](../docs/differences.md)).
 
@@ -364,7 +363,7 @@ precision_explorer(loss_scale_log2=0, dtype="float16")
 #
 # On a Bow Pod the numbers above would be the same (float16 is IEEE binary16 on every IPU);
 # what changes is speed (a Bow-2000's four IPUs give 1.4 petaFLOPS FP16.16, about 350
-# TFLOP/s each against a GC200's 250) <!-- claim: L09-bow-peak --> and the loss scale a large
+# TFLOP/s each against a GC200's 250)<!-- claim: L09-bow-peak --> and the loss scale a large
 # model needs, which is found by trying, or by `opts.Training.setAutomaticLossScaling(True)`.
 #
 # ## Exercises

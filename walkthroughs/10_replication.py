@@ -4,8 +4,8 @@
 # A replica is a full copy of the model on its own IPUs. With R replicas, every weight update
 # uses R times as many samples: each replica computes gradients on its own data, an all-reduce
 # adds them up, and every replica applies the same update. On a Pod the replicas are driven by
-# several host processes ("instances"), launched by `poprun` and written against `popdist`.
-# <!-- claim: L10-poprun-instances -->
+# several host processes ("instances"), launched by `poprun` and written against
+# `popdist`.<!-- claim: L10-poprun-instances -->
 #
 # **What you will learn**
 # - `replicationFactor` in one process: batch sizes, IPU count, and identical numerics;
@@ -49,9 +49,9 @@ train_set = load_mnist(train=True, source="embedded")
 #
 # ![Memory per replica for 4 replicas: without sharding each holds its weights on chip and a full copy of the optimizer state off chip, 74.8 MiB; with replicated tensor sharding each holds a quarter of it, 18.7 MiB](../static/diagram_replication.png)
 #
-# Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add `replicationFactor(2)`.
-# <!-- claim: L10-combined-batch --> The DataLoader's combined batch now holds a share for
-# each replica, and the model takes twice the IPUs:
+# Start from lesson 4's pipeline (B1..B4 on 4 IPUs) and add
+# `replicationFactor(2)`.<!-- claim: L10-combined-batch --> The DataLoader's combined batch now
+# holds a share for each replica, and the model takes twice the IPUs:
 
 # %%
 def replicated(replicas, accumulation=8, seed=0):
@@ -76,10 +76,10 @@ print(f"IPUs: {model.plan.placement.ipus_per_replica} per replica x "  # simulat
 # %% [markdown]
 # ## The same weights as plain PyTorch
 #
-# Replication changes where the work runs, not the math: with `ReductionType.Mean` (the
-# default) the update uses the mean gradient over every micro-batch of every replica.
-# <!-- claim: L10-reduction-mean --> A plain
-# PyTorch loop over the same 16 micro-batches gives the same weights:
+# Replication changes where the work runs, not the math: with `ReductionType.Mean` (the default)
+# the update uses the mean gradient over every micro-batch of every
+# replica.<!-- claim: L10-reduction-mean --> A plain PyTorch loop over the same 16 micro-batches
+# gives the same weights:
 
 # %%
 def plain_step(seed, images, labels, micro_batches):
@@ -166,9 +166,9 @@ plt.show()
 #
 # On a Pod, one host process cannot feed every replica: `poprun` starts several instances and
 # each drives its share. The program asks `popdist` which share is its own, and
-# `popdist.poptorch.Options()` sets the local replication factor and the process id.
-# <!-- claim: L10-popdist-options --> Here is a
-# small program that trains on fixed data; each instance feeds only its replicas' rows:
+# `popdist.poptorch.Options()` sets the local replication factor and the process
+# id.<!-- claim: L10-popdist-options --> Here is a small program that trains on fixed data; each
+# instance feeds only its replicas' rows:
 
 # %%
 PROGRAM = '''
@@ -285,7 +285,7 @@ replication_explorer("40M", depth=4)
 # ## What a real IPU would do, and where the simulator differs
 #
 # Real `poprun` starts the instances through MPI (`mpirun`) on the hosts of a Pod, with a
-# V-IPU partition of IPUs for the run; <!-- claim: L10-poprun-mpi --> here `poprun` starts
+# V-IPU partition of IPUs for the run;<!-- claim: L10-poprun-mpi --> here `poprun` starts
 # them itself and they meet over gloo on the loopback interface (or, with a shared secret, at
 # a store on the first host listed in `--host`). On hardware the gradients of all replicas
 # are reduced by the IPUs themselves; here the IPU time of that all-reduce is simulated and
@@ -295,7 +295,7 @@ replication_explorer("40M", depth=4)
 #
 # **On a Bow Pod.** IPU-Links join the IPUs of a Pod: a Bow Pod16's four Bow-2000s, and the
 # sixteen of a Bow Pod64 rack. GW-Links, two 100 Gbit/s ports per machine, join Pod64 racks
-# into a Pod128 or larger. <!-- claim: L10-gw-links --> The simulator's all-reduce models both
+# into a Pod128 or larger.<!-- claim: L10-gw-links --> The simulator's all-reduce models both
 # (`simulator/collectives.py`): a ring over the IPU-Links among the replicas of each group of
 # 16 IPUs, then the GW-Links between the groups. It starts the GW-Link stage at 16 IPUs, not
 # at 64, so its Pod64 all-reduce is slower than a Pod64's IPU-Links would make it
@@ -363,10 +363,13 @@ exercises.instance_options.check(options_for)
 #
 # - PopTorch user guide (SDK 3.4), "Efficient data batching",
 #   "poptorch.Options.replicationFactor", and "Distributed execution without PopRun":
-#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html and https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/experimental.html
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html and
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/experimental.html
 # - PopRun and PopDist user guide: https://docs.graphcore.ai/projects/poprun-user-guide/
 # - GW-Links: Graphcore, "Switched GW-Links in large scale Pod systems",
 #   https://docs.graphcore.ai/projects/switched-gwlinks/, and the IPU-POD128 datasheet,
 #   https://docs.graphcore.ai/projects/ipu-pod128-datasheet/en/latest/product-description.html
-# - Graphcore example "Distributed Training using PopDist Example", `tutorials/feature_examples/pytorch/popdist` in graphcore/examples (https://github.com/graphcore/examples).
+# - Graphcore example "Distributed Training using PopDist Example",
+#   `tutorials/feature_examples/pytorch/popdist` in graphcore/examples
+#   (https://github.com/graphcore/examples).
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

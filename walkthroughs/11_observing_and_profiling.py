@@ -20,7 +20,8 @@
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
 #
 # **Coming from GPUs:** anchors and `ipu_print_tensor` replace hooks and prints inside a
-# compiled program; PopVision plays the part of Nsight ([the GPU bridge](../docs/coming-from-gpus.md)).
+# compiled program; PopVision plays the part of Nsight ([the GPU
+# bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import contextlib
@@ -46,7 +47,7 @@ images, labels = torch.stack([train_set[i][0] for i in range(16)]), torch.arange
 # ## The log and the environment
 #
 # PopTorch logs to stderr at the level `poptorch.setLogLevel` sets (`TRACE`, `DEBUG`,
-# `INFO`, `WARN`, the default, `ERR` or `OFF`). <!-- claim: L11-log-levels --> At `INFO` a
+# `INFO`, `WARN`, the default, `ERR` or `OFF`).<!-- claim: L11-log-levels --> At `INFO` a
 # compile says what it built; at `DEBUG` it also lists each stage and each anchored tensor.
 # (The cell sends stderr to stdout, so that the log shows beside the other prints.)
 
@@ -72,10 +73,10 @@ with contextlib.redirect_stderr(sys.stdout):
 print(pipelined.plan.breakdown_text())  # simulator extra; on IPUs: getPerfCounters(), PopVision
 
 # %% [markdown]
-# The level can also come from the environment: `POPTORCH_LOG_LEVEL=INFO python train.py`.
-# <!-- claim: L11-env-vars --> These are the variables the library reads, each at the
-# moment the user acts (importing poptorch, creating `Options`, compiling), listed from
-# `ipu_tutorials.environment` itself:
+# The level can also come from the environment:
+# `POPTORCH_LOG_LEVEL=INFO python train.py`.<!-- claim: L11-env-vars --> These are the variables
+# the library reads, each at the moment the user acts (importing poptorch, creating `Options`,
+# compiling), listed from `ipu_tutorials.environment` itself:
 
 # %%
 for line in environment.__doc__.splitlines():
@@ -87,8 +88,8 @@ for line in environment.__doc__.splitlines():
 #
 # A `print` in `forward` runs once, when PopTorch traces the model. `poptorch.ipu_print_tensor`
 # instead becomes an op of the graph: it prints every time the IPU computes the tensor, and in
-# training its gradient too. Use its return value, or the print is optimised away:
-# <!-- claim: L11-print-tensor -->
+# training its gradient too. Use its return value, or the print is optimised
+# away:<!-- claim: L11-print-tensor -->
 
 # %%
 class Printed(torch.nn.Module):
@@ -116,9 +117,9 @@ outputs = poptorch.trainingModel(printed, poptorch.Options().showCompilationProg
 # A training model returns its outputs and loss; its gradients and updated weights stay on the
 # device. `opts.anchorTensor(short_name, long_name)` asks the device to keep one, by its PopART
 # name (`Gradient___<parameter>` or `UpdatedVar___<parameter>`), and `getAnchoredTensor` reads
-# it after each call. <!-- claim: L11-anchor-tensor --> In PopTorch, `getTensorNames()` lists
+# it after each call.<!-- claim: L11-anchor-tensor --> In PopTorch, `getTensorNames()` lists
 # every tensor name of the compiled graph: inputs, weights, their `Gradient___` and
-# `UpdatedVar___` tensors, the optimizer's scalars and more. <!-- claim: L11-tensor-names -->
+# `UpdatedVar___` tensors, the optimizer's scalars and more.<!-- claim: L11-tensor-names -->
 # The simulator has no PopART graph: it lists the module's parameter names (and `output0`...),
 # from which the anchor names are built ([docs/differences.md](../docs/differences.md)):
 
@@ -194,11 +195,11 @@ loss = replay(PrintedLogSoftmax(), run["weights_before"], run["batch"], exceptio
 print(f"the loss of the replayed step: {loss.item()}")
 
 # %% [markdown]
-# The print marks the images past the limit printed above: each of them makes `exp`
-# return infinity, and infinity / infinity is NaN. To know which op fails first without
-# guessing, turn on floating-point exceptions: the IPU then stops at the first op that overflows, divides
-# by zero or computes an invalid value, and PopTorch raises an error (a `RuntimeError`, its
-# docstring says). <!-- claim: L11-fp-exceptions-option --> The simulator checks every op's
+# The print marks the images past the limit printed above: each of them makes `exp` return
+# infinity, and infinity / infinity is NaN. To know which op fails first without guessing, turn
+# on floating-point exceptions: the IPU then stops at the first op that overflows, divides by
+# zero or computes an invalid value, and PopTorch raises an error (a `RuntimeError`, its
+# docstring says).<!-- claim: L11-fp-exceptions-option --> The simulator checks every op's
 # float16 result and raises `poptorch.Error` (a `RuntimeError` too), naming the op and the
 # module that ran it:
 
@@ -232,10 +233,10 @@ for name in ("grad", "weight"):
 # ## Profiling reports
 #
 # On hardware, `POPLAR_ENGINE_OPTIONS='{"autoReport.all":"true", "autoReport.directory":"..."}'`
-# makes every compile write a profile for the PopVision Graph Analyser.
-# <!-- claim: L11-autoreport --> Here the same variable
-# (or `opts.enableProfiling(directory)`) writes the simulator's report: a JSON summary and a
-# Chrome trace, in a directory named after the model:
+# makes every compile write a profile for the PopVision Graph
+# Analyser.<!-- claim: L11-autoreport --> Here the same variable (or
+# `opts.enableProfiling(directory)`) writes the simulator's report: a JSON summary and a Chrome
+# trace, in a directory named after the model:
 
 # %%
 report_root = tempfile.mkdtemp()
@@ -305,25 +306,24 @@ report_explorer("pipelined", device_iterations=1, accumulation=8)
 # %% [markdown]
 # ## What a real IPU would do
 #
-# - PopTorch's log also carries PopART's own (`POPART_LOG_LEVEL`) and Poplar's, with a
-#   timestamp on every line; the simulator logs only its own
-#   summary, without timestamps, so that a notebook's output is the same every run.
-#   <!-- claim: L11-log-sources -->
-# - `ipu_print_tensor` and anchors move data to the host during the step: on hardware they
-#   cost host-link time and can change the schedule; the simulator prints and keeps them for
-#   free. Real anchors can return a value per iteration (`OutputMode.All`); here they keep the
-#   last update's.
+# - PopTorch's log also carries PopART's own (`POPART_LOG_LEVEL`) and Poplar's, with a timestamp
+#   on every line; the simulator logs only its own summary, without timestamps, so that a
+#   notebook's output is the same every run.<!-- claim: L11-log-sources -->
+# - `ipu_print_tensor` and anchors move data to the host during the step: on hardware they cost
+#   host-link time and can change the schedule; the simulator prints and keeps them for free.
+#   Real anchors can return a value per iteration (`OutputMode.All`); here they keep the last
+#   update's.
 # - A real autoReport is a Poplar profile (`profile.pop`) read by the PopVision Graph Analyser
-#   (memory per tile, vertices, exchanges). The PopVision System Analyser reads something
-#   else: a trace of the host's side of the run that the PopVision trace instrumentation
-#   library (libpvti) writes when `PVTI_OPTIONS='{"enable":"true"}'` is set.
-#   <!-- claim: L11-system-analyser --> The simulator's report is its cost model's plan:
+#   (memory per tile, vertices, exchanges). The PopVision System Analyser reads something else:
+#   a trace of the host's side of the run that the PopVision trace instrumentation library
+#   (libpvti) writes when `PVTI_OPTIONS='{"enable":"true"}'` is
+#   set.<!-- claim: L11-system-analyser --> The simulator's report is its cost model's plan:
 #   memory per IPU by category and a timeline of compute, copies and host I/O, not per-tile
 #   liveness.
-# - Floating-point exceptions are hardware traps (the IPU's floating-point status register);
-#   the simulator checks results after each op instead, with the rule "finite inputs, infinite
-#   or NaN result", so it names the same op but cannot see inside a fused codelet.
-#   <!-- claim: L11-fp-exceptions -->
+# - Floating-point exceptions are hardware traps (the IPU's floating-point status register); the
+#   simulator checks results after each op instead, with the rule "finite inputs, infinite or
+#   NaN result", so it names the same op but cannot see inside a fused
+#   codelet.<!-- claim: L11-fp-exceptions -->
 #
 # **On a Bow Pod.** The same PopVision tools read Bow profiles; the simulator's report
 # stands in for them here and is not a PopVision file.
@@ -390,12 +390,14 @@ exercises.compute_share.check(my_share)
 #
 # ## References
 #
-# - PopTorch user guide (SDK 3.4), "Debugging your model" (inspecting and anchoring
-#   tensors): https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/debugging.html; "Environment variables" (logging, profiling):
+# - PopTorch user guide (SDK 3.4), "Debugging your model" (inspecting and anchoring tensors):
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/debugging.html;
+#   "Environment variables" (logging, profiling):
 #   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html
-# - Graphcore tutorial "Observing Tensors in PopTorch":
-#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/observing_tensors`.
-# - PopVision Graph Analyser user guide: https://docs.graphcore.ai/projects/graph-analyser-userguide/
+# - Graphcore tutorial "Observing Tensors in PopTorch": graphcore/examples
+#   (https://github.com/graphcore/examples), `tutorials/tutorials/pytorch/observing_tensors`.
+# - PopVision Graph Analyser user guide:
+#   https://docs.graphcore.ai/projects/graph-analyser-userguide/
 # - PopVision System Analyser user guide, "Capturing execution information":
 #   https://docs.graphcore.ai/projects/system-analyser-userguide/en/latest/user-guide.html
 # - Perfetto, the Chrome JSON trace format: https://perfetto.dev/docs/

@@ -57,7 +57,7 @@ except poptorch.Error as error:
 
 # %% [markdown]
 # Wrapping the total in `poptorch.identity_loss(total, reduction)` marks it: backward starts
-# there with a gradient of ones. <!-- claim: L12-identity-loss --> One step then gives the
+# there with a gradient of ones.<!-- claim: L12-identity-loss --> One step then gives the
 # weights plain PyTorch gives:
 
 # %%
@@ -103,7 +103,7 @@ print(f"sum / mean = {steps['sum'] / steps['mean']:.1f}; the error has {target.n
 # ## nop: an op that stays
 #
 # PopART removes ops that do nothing, such as a copy. `poptorch.nop(t)` returns `t`
-# unchanged but is never removed by PopART's patterns or inlining: <!-- claim: L12-nop --> a
+# unchanged but is never removed by PopART's patterns or inlining:<!-- claim: L12-nop --> a
 # fixed point in the graph to attach a debug print or an anchor to, or to keep two ops from
 # being fused. Its values are its input's:
 
@@ -114,12 +114,11 @@ print(poptorch.nop(t), torch.equal(poptorch.nop(t), t))
 # %% [markdown]
 # ## custom_op: an op of your own
 #
-# On an IPU, a custom op is a C++ PopART op with a Poplar implementation, compiled into a
-# shared library and loaded with `ctypes.cdll.LoadLibrary`; the model calls it with
-# `poptorch.custom_op(inputs, name, domain, domain_version, example_outputs, attributes)`.
-# <!-- claim: L12-custom-op -->
-# The simulator has no Poplar, so you give the op a Python implementation instead. Calling an
-# op nobody registered says so:
+# On an IPU, a custom op is a C++ PopART op with a Poplar implementation, compiled into a shared
+# library and loaded with `ctypes.cdll.LoadLibrary`; the model calls it with
+# `poptorch.custom_op(inputs, name, domain, domain_version, example_outputs, attributes)`.<!-- claim: L12-custom-op -->
+# The simulator has no Poplar, so you give the op a Python implementation instead. Calling an op
+# nobody registered says so:
 
 # %%
 class LeakyModel(nn.Module):
@@ -167,7 +166,7 @@ print("custom op == nn.LeakyReLU after one step (within 1e-5):",
 # An Inception-style block convolves one input with several kernels side by side. Planned one
 # by one, each small convolution may not fill the IPU's tiles; inside
 # `with poptorch.MultiConv():` Poplar plans them as one multi-convolution, executed in
-# parallel <!-- claim: L12-multiconv -->, and the simulator's Parallel plan runs them side by
+# parallel<!-- claim: L12-multiconv -->, and the simulator's Parallel plan runs them side by
 # side. `Branches` is such a block, a branch per kernel size:
 
 # %%
@@ -183,9 +182,9 @@ for channels in (32, 128):
 # %% [markdown]
 # `MultiConv()` also takes per-convolution settings: `.availableMemoryProportions([...])`,
 # `.partialsTypes([...])`, `.planType(poptorch.MultiConvPlanType.Parallel or Serial)`,
-# `.perConvReservedTiles(n)`, `.cycleBackOff(f)`, `.enableConvDithering([...])`.
-# <!-- claim: L12-multiconv-options --> The simulator
-# records them; only the plan type changes its cost model. Try the branches and widths:
+# `.perConvReservedTiles(n)`, `.cycleBackOff(f)`,
+# `.enableConvDithering([...])`.<!-- claim: L12-multiconv-options --> The simulator records
+# them; only the plan type changes its cost model. Try the branches and widths:
 
 # %%
 from ipu_tutorials.classroom.explorers.custom_ops import multiconv_explorer
@@ -228,7 +227,7 @@ print("for_loop == Python loop:", torch.allclose(a, b, atol=1e-6))
 
 # %% [markdown]
 # PopTorch supports `for_loop` in inference only; inside a `trainingModel` it refuses, and so
-# does the simulator: <!-- claim: L12-for-loop-inference -->
+# does the simulator:<!-- claim: L12-for-loop-inference -->
 
 # %%
 class LoopLoss(nn.Module):
@@ -256,7 +255,7 @@ except poptorch.Error as error:
 #   The simulator runs your Python function instead and costs it like any elementwise op; it
 #   cannot tell you how fast your Poplar code would be.
 # - PopTorch traces a `for_loop` body once, so Python side effects in the body (prints,
-#   counters) happen once <!-- claim: L12-for-loop-once -->; the simulator runs the body in
+#   counters) happen once<!-- claim: L12-for-loop-once -->; the simulator runs the body in
 #   Python `count` times, and its cost model charges `count` bodies of time. Code size is
 #   the same either way here, because the simulator already shares the code of identical ops
 #   (PopART's outlining); on hardware, outlining is a heuristic and `for_loop` is the
@@ -270,7 +269,7 @@ except poptorch.Error as error:
 # **On a Bow Pod.** A custom op's Poplar code is compiled for the IPU architecture at hand. A
 # Bow IPU runs the GC200's `ipu2` code unchanged (Graphcore sells the Bow-2000 as backwards
 # compatible with the IPU-M2000, "with no code changes"); `ipu21` is the C600 card's
-# architecture, Mk2 with FP8 support. <!-- claim: L12-bow-arch --> Here the op runs its
+# architecture, Mk2 with FP8 support.<!-- claim: L12-bow-arch --> Here the op runs its
 # Python implementation on any simulated IPU.
 #
 # ## Summary
@@ -321,8 +320,10 @@ exercises.newton_body.check(body)
 # ## References
 #
 # - PopTorch user guide (SDK 3.4), "PopTorch ops" (`identity_loss`, `MultiConv`, `nop`),
-#   "Creating custom ops": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `for_loop`: https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
+#   "Creating custom ops":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `for_loop`:
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
 # - PopART user guide, "Custom operators": https://docs.graphcore.ai/projects/popart-user-guide/
-# - Graphcore example "Using Custom Operators in PyTorch":
-#   graphcore/examples (https://github.com/graphcore/examples), `tutorials/feature_examples/pytorch/custom_op`.
+# - Graphcore example "Using Custom Operators in PyTorch": graphcore/examples
+#   (https://github.com/graphcore/examples), `tutorials/feature_examples/pytorch/custom_op`.
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

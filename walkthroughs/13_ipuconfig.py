@@ -8,14 +8,14 @@
 # with `optimum.graphcore` replaced by `ipu_tutorials.optimum.graphcore`.
 #
 # **Which release.** optimum-graphcore changed its defaults between releases. This lesson
-# follows **v0.7.1**, the last release (tagged July 2023), as the package does: its
-# attributes, its defaults (`matmul_proportion` 0.2, `optimizer_state_offchip` False) and its
-# module layout. <!-- claim: L13-v071-defaults --> The older releases differ: up to v0.5.0
-# `matmul_proportion` defaulted to 0.6, and up to v0.6.0 `optimizer_state_offchip` to True.
-# <!-- claim: L13-old-defaults --> From v0.2.1 to v0.6.0 any value could also be given per POD
-# type (`for_pod_type`); v0.6.1 removed that in favour of a trainer's `n_ipu`, deprecating the
-# trainer's own `pod_type` argument, which v0.7.0 removed. <!-- claim: L13-pod-type -->
-# One section below uses that older POD-type API, which the simulator keeps beside v0.7.1's
+# follows **v0.7.1**, the last release (tagged July 2023), as the package does: its attributes,
+# its defaults (`matmul_proportion` 0.2, `optimizer_state_offchip` False) and its module
+# layout.<!-- claim: L13-v071-defaults --> The older releases differ: up to v0.5.0
+# `matmul_proportion` defaulted to 0.6, and up to v0.6.0 `optimizer_state_offchip` to
+# True.<!-- claim: L13-old-defaults --> From v0.2.1 to v0.6.0 any value could also be given per
+# POD type (`for_pod_type`); v0.6.1 removed that in favour of a trainer's `n_ipu`, deprecating
+# the trainer's own `pod_type` argument, which v0.7.0 removed.<!-- claim: L13-pod-type --> One
+# section below uses that older POD-type API, which the simulator keeps beside v0.7.1's
 # ([docs/ipuconfig.md](../docs/ipuconfig.md) lists what it adds).
 #
 # **What you will learn**
@@ -72,7 +72,7 @@ print("ipus_per_replica:", ipu_config.ipus_per_replica,
 #
 # `to_options()` builds the training options (pipelined) and `to_options(for_inference=True)`
 # the inference ones (sharded). Both use `AutoStage.AutoIncrement`, so each block that
-# `parallelize()` begins is a stage on the IPU it names. <!-- claim: L13-to-options -->
+# `parallelize()` begins is a stage on the IPU it names.<!-- claim: L13-to-options -->
 
 # %%
 for name, opts in [("training", ipu_config.to_options()),
@@ -92,7 +92,7 @@ print("optimizer state:", ipu_config.to_options().TensorLocations.location("opti
 # `parallelize()` places it: the embeddings begin block `Embedding` on IPU 0, encoder layer `i`
 # begins `Encoder{i}` on the IPU `get_layer_ipu` names, the classifier goes to the last IPU.
 # Both functions live in `optimum.graphcore.modeling_utils`: no release exports them from the
-# package itself. <!-- claim: L13-modeling-utils -->
+# package itself.<!-- claim: L13-modeling-utils -->
 
 # %%
 tiny = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=4,
@@ -133,7 +133,7 @@ print(f"vocabulary: {transformers.BertConfig(**BERT_BASE).vocab_size:,} tokens")
 # %% [markdown]
 # The masked-LM head projects onto the whole vocabulary (its size is the cell's last line)
 # and shares its weight with the word embedding, so optimum-graphcore keeps it on IPU 0,
-# beside the embedding. <!-- claim: L13-mlm-head --> IPU 0 ends up with more memory and more
+# beside the embedding.<!-- claim: L13-mlm-head --> IPU 0 ends up with more memory and more
 # work than the others, which the timeline shows:
 
 # %%
@@ -162,7 +162,7 @@ plt.show()
 # by `"default"` or a POD type (`"pod4"`, `"pod8"`, `"pod16"`, `"pod32"`, `"pod64"` from
 # v0.2.3; v0.2.1 and v0.2.2 had `"pod4"`, `"pod16"`, `"pod64"`, `"pod128"`, `"pod256"`).
 # `for_pod_type`, `to_options(pod_type=...)` and `batch_size_factor(pod_type=...)` pick the
-# values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`). <!-- claim: L13-pod-values -->
+# values (v0.6.1 replaced them by `IPUTrainingArguments.n_ipu`).<!-- claim: L13-pod-values -->
 # With more IPUs the same pipeline is replicated more, and accumulates less. Those releases
 # took `ipus_per_replica` as 1 when it was left out (v0.6 derives it from `layers_per_ipu`), so
 # their files give it.
@@ -251,15 +251,15 @@ ipuconfig_explorer(first=3, second=3, third=3)
 #
 # On an IPU system `to_options()` refuses to run ("This requires an IPU Mk2 system to run")
 # unless `poptorch.ipuHardwareVersion()` is 2 or 21 or `compile_only=True`; here the IPUs are
-# simulated and nothing asks for hardware. <!-- claim: L13-mk2-check --> optimum-graphcore also
+# simulated and nothing asks for hardware.<!-- claim: L13-mk2-check --> optimum-graphcore also
 # swaps BERT's attention for a fused-QKV version and sets PopART outlining and scheduling
-# flags: <!-- claim: L13-fused-qkv --> the flags are recorded in the options but not
+# flags:<!-- claim: L13-fused-qkv --> the flags are recorded in the options but not
 # simulated, and the attention is left as transformers wrote it (the same math). Times and
 # memory come from the simulator's cost model, so compare configurations with them rather
 # than quoting them as hardware figures. On a Bow Pod the same `ipu_config.json` applies
 # unchanged: Graphcore sells the Bow-2000 as backwards compatible with the IPU-M2000, "with no
 # code changes" (the 21 that `to_options()` also accepts is the C600's `ipu21`, Mk2 with
-# FP8); <!-- claim: L12-bow-arch --> the faster Bow clock shortens the compute parts of the
+# FP8);<!-- claim: L12-bow-arch --> the faster Bow clock shortens the compute parts of the
 # timeline, not the layer split.
 #
 # ## Exercises

@@ -7,7 +7,7 @@
 # and `pytorch_lightning` from 1.4); Lightning 2.1.0 moved it to the separate
 # `lightning-graphcore` package (the old classes, when built, raise an error that says so),
 # kept the hooks for that package through 2.2.x, and removed the integration entirely in
-# 2.3.0 (PR #19405, February 2024). <!-- claim: L14-history --> This package brings it back on
+# 2.3.0 (PR #19405, February 2024).<!-- claim: L14-history --> This package brings it back on
 # simulated IPUs, on a current Lightning: Lightning 2.0's IPU examples run with one import
 # changed.
 #
@@ -94,12 +94,12 @@ print(f"Lightning: {trainer.global_step} steps (one per IPU call); largest weigh
 #
 # ## What the strategy builds for you
 #
-# Without `training_opts`, the strategy builds the options from the Trainer: `devices` is
-# the replication factor, `accumulate_grad_batches` the gradient accumulation and the
-# strategy's `device_iterations` the device iterations; `seed_everything` sets the seed.
-# <!-- claim: L14-default-options --> With `training_opts`, it trains with those options as
-# they are, whatever the Trainer's `accumulate_grad_batches` says.
-# Here a small linear classifier is enough to see it.
+# Without `training_opts`, the strategy builds the options from the Trainer: `devices` is the
+# replication factor, `accumulate_grad_batches` the gradient accumulation and the strategy's
+# `device_iterations` the device iterations; `seed_everything` sets the
+# seed.<!-- claim: L14-default-options --> With `training_opts`, it trains with those options as
+# they are, whatever the Trainer's `accumulate_grad_batches` says. Here a small linear
+# classifier is enough to see it.
 
 # %%
 class Linear(pl.LightningModule):
@@ -133,7 +133,7 @@ print(f"each batch: {trainer.train_dataloader.combinedBatchSize} images = 8 x 4 
 # `pl.Trainer(accelerator="ipu", devices=8, precision=16)` picks this strategy and Lightning
 # 2.0.9's precision plugin for IPUs, `IPUPrecisionPlugin` (not DDP, which Lightning would pick
 # for 8 devices of an unknown accelerator), and `devices="auto"` means 4 IPUs, "the minimal
-# unit they are shipped in": <!-- claim: L14-auto-strategy -->
+# unit they are shipped in":<!-- claim: L14-auto-strategy -->
 
 # %%
 bare = pl.Trainer(accelerator="ipu", devices=8, precision=16, **QUIET)
@@ -147,7 +147,7 @@ print(f"{type(bare.strategy).__name__}, {type(bare.precision_plugin).__name__}"
 #
 # `precision=16` (Lightning's `"16-mixed"` on IPUs) keeps the weights float32 and casts each
 # batch to float16 on the host, which halves the bytes sent to the IPU (Lightning 1.7's
-# changelog, PR #13880). <!-- claim: L14-precision-16 --> With PopTorch 3.0 and later
+# changelog, PR #13880).<!-- claim: L14-precision-16 --> With PopTorch 3.0 and later
 # `nn.Linear` on a batch of float16 vectors promotes to its float32 weights and bias, so the
 # layer still computes in float32 (lesson 9 has PopTorch's rules for mixed types). Call
 # `model.half()` as well and the weights, and the arithmetic, are float16: pure 16-bit.
@@ -174,7 +174,7 @@ for name, half in (("precision=16", False), ("precision=16 + model.half()", True
 # On hardware the step functions are traced into one graph that runs forward, backward and
 # the update in a single call, so some Lightning features cannot work: Lightning 2.0.9
 # refuses gradient clipping, a second optimizer and a step that returns `None`, and its
-# documentation asks for a power-of-two device count. <!-- claim: L14-limits --> The
+# documentation asks for a power-of-two device count.<!-- claim: L14-limits --> The
 # strategy here refuses all four up front, saying what to do instead:
 
 # %%
@@ -200,7 +200,7 @@ for name, (module, flags) in cases.items():
 
 # %% [markdown]
 # `self.log` inside a step is different: real IPUs could not run it (the step is traced, and
-# Lightning 2.0.9's documentation lists it as unsupported), <!-- claim: L14-self-log --> but
+# Lightning 2.0.9's documentation lists it as unsupported),<!-- claim: L14-self-log --> but
 # the simulator runs each step in PyTorch, so it works here. You get a `RealIPUWarning` once
 # per stage, naming the hook to log in on hardware (`on_train_batch_end`).
 
@@ -222,11 +222,10 @@ print(f"train_loss {trainer.callback_metrics['train_loss']:.4f}; warning: "
 # %% [markdown]
 # ## Reports
 #
-# `IPUStrategy(autoreport_dir=...)` writes the simulator's report of each stage there when
-# the stage ends (Lightning 2.0.9's code also needed `autoreport=True`, though its
-# documentation shows `autoreport_dir` alone; both spellings work here).
-# <!-- claim: L14-autoreport -->
-# Each report is a `summary.json` and a Chrome `trace.json`, loaded back with
+# `IPUStrategy(autoreport_dir=...)` writes the simulator's report of each stage there when the
+# stage ends (Lightning 2.0.9's code also needed `autoreport=True`, though its documentation
+# shows `autoreport_dir` alone; both spellings work here).<!-- claim: L14-autoreport --> Each
+# report is a `summary.json` and a Chrome `trace.json`, loaded back with
 # `ipu_tutorials.profiling.load_report`.
 
 # %%
@@ -349,10 +348,11 @@ exercises.log_outside_the_step.check(LoggedOnHost)
 #
 # - Lightning's in-tree IPU support, 1.4 to 2.0.x: `src/lightning/pytorch/strategies/ipu.py`,
 #   `accelerators/ipu.py`, `plugins/precision/ipu.py` at tag 2.0.9 of
-#   https://github.com/Lightning-AI/lightning, and its "Accelerator: IPU training" pages in
-#   the 2.0 documentation (`docs/source-pytorch/accelerators/ipu_basic.rst` at 2.0.9).
+#   https://github.com/Lightning-AI/lightning, and its "Accelerator: IPU training" pages in the
+#   2.0 documentation (`docs/source-pytorch/accelerators/ipu_basic.rst` at 2.0.9).
 # - Lightning 2.1.0, `src/lightning/pytorch/_graveyard/ipu.py` (the move to
 #   lightning-graphcore); PR #19405 (removal, in 2.3.0).
 # - lightning-graphcore: https://github.com/Lightning-AI/lightning-Graphcore
-# - PopTorch user guide (SDK 3.4), "Efficient data batching": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
+# - PopTorch user guide (SDK 3.4), "Efficient data batching":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/batching.html
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

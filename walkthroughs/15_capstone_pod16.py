@@ -56,16 +56,16 @@ print("one layer:", model.layers[0])
 #
 # Graphcore's BERT-Large phase 1 on a Bow Pod16 (`pretrain_large_128`) runs 4 replicas of a
 # 4-IPU pipeline, accumulates 2048 micro-batches of 8 sequences per update, keeps LAMB's state
-# in streaming memory sharded over the replicas, scales the loss by 4096 and computes in
-# float16 with half partials. <!-- claim: L15-recipe --> The cell below writes that in
-# PopTorch options; Graphcore's script also turns on stochastic rounding, returns the outputs
-# summed (`OutputMode.Sum`) and sets PopART flags, none of which changes the plan here.
-# <!-- claim: L15-script-options --> `useOfflineIpuTarget` compiles for an offline target,
+# in streaming memory sharded over the replicas, scales the loss by 4096 and computes in float16
+# with half partials.<!-- claim: L15-recipe --> The cell below writes that in PopTorch options;
+# Graphcore's script also turns on stochastic rounding, returns the outputs summed
+# (`OutputMode.Sum`) and sets PopART flags, none of which changes the plan
+# here.<!-- claim: L15-script-options --> `useOfflineIpuTarget` compiles for an offline target,
 # without running anything. In PopTorch's docstring its 21 is "Mk2 with FP8 support" (the C600
 # card's `ipu21`), and a Bow IPU compiles for 2, the GC200's target: Graphcore's BERT script
-# calls `useOfflineIpuTarget()`, 2 by default, for its Bow Pod runs. <!-- claim: L15-offline-21 -->
-# The simulator reads 21 as its Bow chip, which it needs for the Bow's clock
-# ([docs/differences.md](../docs/differences.md)):
+# calls `useOfflineIpuTarget()`, 2 by default, for its Bow Pod
+# runs.<!-- claim: L15-offline-21 --> The simulator reads 21 as its Bow chip, which it needs for
+# the Bow's clock ([docs/differences.md](../docs/differences.md)):
 
 # %%
 opts = poptorch.Options().replicationFactor(4)
@@ -124,12 +124,13 @@ _ = plot_memory(plan.memory.ipus, title="BERT-Large, one replica of 4 Bow IPUs")
 # %% [markdown]
 # ## Throughput: simulated against published
 #
-# The simulator's cost model is calibrated on this very run (the calibration table of [docs/cost-model.md](../docs/cost-model.md)).
-# Graphcore's Performance Results page lists 5,600 sequences/s for this run (Bow Pod16, SDK
-# 3.3, PyTorch; https://www.graphcore.ai/performance-results, an SDK 3.3 row of mid-2023).
-# <!-- claim: L15-published-throughput --> Graphcore counts packed sequences (several short
-# ones per 128-token row, 1.17 on average in its configuration); the simulator counts rows,
-# and multiplies by the run's packing ratio: <!-- claim: L15-packing -->
+# The simulator's cost model is calibrated on this very run (the calibration table of
+# [docs/cost-model.md](../docs/cost-model.md)). Graphcore's Performance Results page lists 5,600
+# sequences/s for this run (Bow Pod16, SDK 3.3, PyTorch;
+# https://www.graphcore.ai/performance-results, an SDK 3.3 row of
+# mid-2023).<!-- claim: L15-published-throughput --> Graphcore counts packed sequences (several
+# short ones per 128-token row, 1.17 on average in its configuration); the simulator counts
+# rows, and multiplies by the run's packing ratio:<!-- claim: L15-packing -->
 
 # %%
 print(f"packed sequences per row: {capstone.BERT_PACKING_RATIO}")
@@ -249,18 +250,17 @@ print(f"Pod16 recipe, shrunk == plain PyTorch (rtol and atol 1e-5): {same}")
 #
 # Graphcore's run packs several short sequences into each 128-token row, serialises the
 # embedding and its tied head (`embedding_serialization_factor: 2`), and sets the matmuls'
-# available memory per IPU; the simulator
-# plans the rows with a per-op cost model, so its memory plan is an estimate of what the Poplar
-# compiler would allocate tile by tile, and only the published configuration is calibrated:
-# other rows of the table above are the model's extrapolation. Compiling BERT-Large for real
-# takes tens of minutes (executable caching then skips it); here it takes seconds because no
-# Poplar program is built. Real float16 training needs loss scaling that keeps gradients
-# representable; the plan shows the memory and the time, but only a real run shows whether
-# the loss goes down at this scale. A Pod16's replicas reduce their gradients over IPU-Links,
-# as do a Pod64 rack's; GW-Links join Pod64 racks into larger Pods. The simulator models both
-# kinds, but puts the GW-Links between groups of 16 IPUs (lesson 10,
-# [docs/differences.md](../docs/differences.md)); this lesson's Pod16 uses IPU-Links only.
-# <!-- claim: L10-gw-links -->
+# available memory per IPU; the simulator plans the rows with a per-op cost model, so its memory
+# plan is an estimate of what the Poplar compiler would allocate tile by tile, and only the
+# published configuration is calibrated: other rows of the table above are the model's
+# extrapolation. Compiling BERT-Large for real takes tens of minutes (executable caching then
+# skips it); here it takes seconds because no Poplar program is built. Real float16 training
+# needs loss scaling that keeps gradients representable; the plan shows the memory and the time,
+# but only a real run shows whether the loss goes down at this scale. A Pod16's replicas reduce
+# their gradients over IPU-Links, as do a Pod64 rack's; GW-Links join Pod64 racks into larger
+# Pods. The simulator models both kinds, but puts the GW-Links between groups of 16 IPUs (lesson
+# 10, [docs/differences.md](../docs/differences.md)); this lesson's Pod16 uses IPU-Links
+# only.<!-- claim: L10-gw-links -->
 #
 # In lesson 13's terms (optimum-graphcore's `IPUConfig`) the recipe is
 # `IPUConfig(layers_per_ipu=[3, 7, 7, 7], replication_factor=4,
@@ -339,13 +339,14 @@ exercises.pod16_setup.check(setup)
 # ## References
 #
 # - PopTorch user guide (SDK 3.4), "Multi-IPU execution strategies" (pipelined execution,
-#   `AutoStage`), "Optimizers" (LAMB, loss scaling, accumulation types), "16-bit float
-#   support": https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html; `TensorLocationSettings`, `recomputationCheckpoint`:
+#   `AutoStage`), "Optimizers" (LAMB, loss scaling, accumulation types), "16-bit float support":
+#   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/overview.html;
+#   `TensorLocationSettings`, `recomputationCheckpoint`:
 #   https://docs.graphcore.ai/projects/poptorch-user-guide/en/latest/reference.html
-# - The published run: graphcore/examples (https://github.com/graphcore/examples), `nlp/bert/pytorch` (`configs_pretraining.yml`,
-#   `pretrain_large_128`), and Graphcore's performance results page,
-#   https://www.graphcore.ai/performance-results
-# - Y. You et al., "Large Batch Optimization for Deep Learning: Training BERT in 76
-#   minutes", ICLR 2020 (arXiv:1904.00962), for LAMB.
+# - The published run: graphcore/examples (https://github.com/graphcore/examples),
+#   `nlp/bert/pytorch` (`configs_pretraining.yml`, `pretrain_large_128`), and Graphcore's
+#   performance results page, https://www.graphcore.ai/performance-results
+# - Y. You et al., "Large Batch Optimization for Deep Learning: Training BERT in 76 minutes",
+#   ICLR 2020 (arXiv:1904.00962), for LAMB.
 # - J. Devlin et al., "BERT", NAACL 2019 (arXiv:1810.04805).
 # - Coming from GPUs: [docs/coming-from-gpus.md](../docs/coming-from-gpus.md).

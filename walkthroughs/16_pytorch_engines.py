@@ -68,7 +68,7 @@ print(inspect.getsource(jobs.pipeline))
 
 # %% [markdown]
 # The example tensors give torch the shapes between the stages up front, so no process has to
-# send another a description of its tensors. <!-- claim: L16-torch-pipelining-static-shapes -->
+# send another a description of its tensors.<!-- claim: L16-torch-pipelining-static-shapes -->
 # `run_pipeline` starts four processes that meet over gloo on 127.0.0.1 (a free port, or one
 # you pass), runs that function in each, collects what they return (plain numbers, sent as
 # JSON) and stops them, also on an error or Ctrl-C. The first run also starts the server the
@@ -86,12 +86,11 @@ for run in (gpipe, one_f_one_b):
 # %% [markdown]
 # ## The same losses
 #
-# The maths is the same wherever it runs: each micro-batch's forward and backward, the
-# gradients averaged over the 10 micro-batches (torch's schedules divide by the micro-batch
-# count by default, as PopTorch's `ReductionType.Mean` does), then one AdamW step.
-# <!-- claim: L16-torch-pipelining-mean-gradients -->
-# The simulator runs lesson 4's pipelined options on the same digits, and a plain PyTorch
-# loop accumulates the same gradients:
+# The maths is the same wherever it runs: each micro-batch's forward and backward, the gradients
+# averaged over the 10 micro-batches (torch's schedules divide by the micro-batch count by
+# default, as PopTorch's `ReductionType.Mean` does), then one AdamW
+# step.<!-- claim: L16-torch-pipelining-mean-gradients --> The simulator runs lesson 4's
+# pipelined options on the same digits, and a plain PyTorch loop accumulates the same gradients:
 
 # %%
 def simulated_losses():
@@ -129,12 +128,12 @@ for name, losses in (("simulated IPU", simulated_losses()), ("torch GPipe", gpip
 # ## The order of work on each stage
 #
 # Each process recorded the order in which its stage ran forwards (`F3`: micro-batch 3) and
-# backwards (`B3`) in the first step. `torch_orders` writes torch's rule for each schedule
-# down as data, and predicts exactly what the processes did:
-# <!-- claim: L16-torch-pipelining-orders --> (torch's own dry run of a schedule, its
-# `pipeline_order`, numbers 1F1B's forwards on the last stage one too high in torch 2.14, so
-# the order here is recorded from the processes, not read from it.)
-# <!-- claim: L16-torch-1f1b-dry-run -->
+# backwards (`B3`) in the first step. `torch_orders` writes torch's rule for each schedule down
+# as data, and predicts exactly what the processes
+# did:<!-- claim: L16-torch-pipelining-orders --> (torch's own dry run of a schedule, its
+# `pipeline_order`, numbers 1F1B's forwards on the last stage one too high in torch 2.14, so the
+# order here is recorded from the processes, not read from
+# it.)<!-- claim: L16-torch-1f1b-dry-run -->
 
 # %%
 for run in (gpipe, one_f_one_b):
@@ -146,7 +145,7 @@ for run in (gpipe, one_f_one_b):
 # 0, 1 on the last), then a backward and a forward in turn, then the backwards left over.
 # The IPU runs neither: PopTorch's pipeline is a grid of cycles with 2N-1 pipeline stages
 # (lesson 4), and each IPU runs a forward and a backward of different micro-batches in the
-# same cycle: <!-- claim: L16-poptorch-pipeline-stages -->
+# same cycle:<!-- claim: L16-poptorch-pipeline-stages -->
 
 # %%
 times = unit_stages(4)  # every stage alike: forward 1 unit, backward 2 units
@@ -177,31 +176,30 @@ for title, _, events in panels:
           f"(simulated), {held} micro-batches in flight on stage 0")
 
 # %% [markdown]
-# With equal stages all three are idle for (P-1)/(M+P-1) = 3/13 = 23% of the time: the bubble
-# is set by the number of micro-batches, not by the schedule. The IPU's A + 2N - 2 = 16 cycles
-# take no longer than torch's step: only its first N-1 = 3 cycles run forwards alone and its
-# last 3 backwards alone, and those are short; in every other cycle, lesson 4's fill and
-# flush included, some IPU runs both a forward and a backward. What differs is memory: GPipe
-# keeps the activations of all 10 micro-batches on stage 0 until the backwards start, 1F1B
-# keeps 4 (one per stage), and IPU 0 keeps 7 micro-batches in flight but stashes only their
-# inputs, because PopTorch's pipelines recompute the forward during the backward (lesson 4).
-# <!-- claim: L16-poptorch-pipeline-recomputes -->
-# One more difference the equal stages hide: the IPU's cycles are synchronous, each ending
-# with the copies between IPUs, so the slowest stage sets every cycle (lesson 4's timeline)
-# <!-- claim: L16-ipu-pipeline-sync -->; a torch process starts as soon as its input has
-# arrived. <!-- claim: L16-torch-pipelining-receive -->
+# With equal stages all three are idle for (P-1)/(M+P-1) = 3/13 = 23% of the time: the bubble is
+# set by the number of micro-batches, not by the schedule. The IPU's A + 2N - 2 = 16 cycles take
+# no longer than torch's step: only its first N-1 = 3 cycles run forwards alone and its last 3
+# backwards alone, and those are short; in every other cycle, lesson 4's fill and flush
+# included, some IPU runs both a forward and a backward. What differs is memory: GPipe keeps the
+# activations of all 10 micro-batches on stage 0 until the backwards start, 1F1B keeps 4 (one
+# per stage), and IPU 0 keeps 7 micro-batches in flight but stashes only their inputs, because
+# PopTorch's pipelines recompute the forward during the backward (lesson
+# 4).<!-- claim: L16-poptorch-pipeline-recomputes --> One more difference the equal stages hide:
+# the IPU's cycles are synchronous, each ending with the copies between IPUs, so the slowest
+# stage sets every cycle (lesson 4's timeline);<!-- claim: L16-ipu-pipeline-sync --> a torch
+# process starts as soon as its input has arrived.<!-- claim: L16-torch-pipelining-receive -->
 #
 # ## Sharded optimizer state
 #
-# Lesson 8 moved AdamW's state off chip and, with replicas, split it between them:
-# replicated tensor sharding (RTS). On GPUs the idea is ZeRO (Rajbhandari et al. 2020), and
-# torch has two forms of it. `ZeroRedundancyOptimizer` shards the optimizer state only (ZeRO
-# stage 1, as RTS does): weights and gradients stay whole on every process and DDP's
-# all-reduce is unchanged. FSDP2's `fully_shard` shards weights and gradients too (ZeRO
-# stage 3) and gathers each layer's weights when it runs. <!-- claim: L16-zero-stages -->
-# <!-- claim: L16-torch-zero-shards-state --> <!-- claim: L16-torch-fsdp2-dim0 -->
-# Both run on the CPU with gloo here, so the lesson runs both: lesson 4's network, data
-# parallel over four processes, two steps of 160 digits (40 per process):
+# Lesson 8 moved AdamW's state off chip and, with replicas, split it between them: replicated
+# tensor sharding (RTS). On GPUs the idea is ZeRO (Rajbhandari et al. 2020), and torch has two
+# forms of it. `ZeroRedundancyOptimizer` shards the optimizer state only (ZeRO stage 1, as RTS
+# does): weights and gradients stay whole on every process and DDP's all-reduce is unchanged.
+# FSDP2's `fully_shard` shards weights and gradients too (ZeRO stage 3) and gathers each layer's
+# weights when it
+# runs.<!-- claim: L16-zero-stages --><!-- claim: L16-torch-zero-shards-state --><!-- claim: L16-torch-fsdp2-dim0 -->
+# Both run on the CPU with gloo here, so the lesson runs both: lesson 4's network, data parallel
+# over four processes, two steps of 160 digits (40 per process):
 
 # %%
 batch = images[:320], labels[:320]
@@ -243,15 +241,15 @@ for what, key in (("AdamW state", "optimizer"), ("weights", "weights")):
 
 # %% [markdown]
 # RTS splits a tensor's state over the replicas when the tensor has at least 8,192 elements,
-# PopART's default `minElementsForReplicatedTensorSharding` (written out above: the
-# simulator's own default splits every tensor, [docs/differences.md](../docs/differences.md)).
-# <!-- claim: L16-rts-splits-every-tensor --> Here only layer 3's weight is that large, so
-# each IPU holds a quarter of its state and the whole state of the seven small tensors.
-# `fully_shard` splits every tensor, row by row (its last process gets the rows left over),
-# and holds a quarter of the weights too. `ZeroRedundancyOptimizer` gives each parameter's
-# state, whole, to one process, largest first, each to the process with the fewest elements
-# so far. Layer 3's weight is most of this network, so one process holds most of the state:
-# <!-- claim: L16-torch-zero-partition -->
+# PopART's default `minElementsForReplicatedTensorSharding` (written out above: the simulator's
+# own default splits every tensor,
+# [docs/differences.md](../docs/differences.md)).<!-- claim: L16-rts-splits-every-tensor -->
+# Here only layer 3's weight is that large, so each IPU holds a quarter of its state and the
+# whole state of the seven small tensors. `fully_shard` splits every tensor, row by row (its
+# last process gets the rows left over), and holds a quarter of the weights too.
+# `ZeroRedundancyOptimizer` gives each parameter's state, whole, to one process, largest first,
+# each to the process with the fewest elements so far. Layer 3's weight is most of this network,
+# so one process holds most of the state:<!-- claim: L16-torch-zero-partition -->
 
 # %%
 from ipu_tutorials.tutorial.torch_engines.partition import parameter_sizes, zero_partition
@@ -265,19 +263,21 @@ print("what zero_partition predicts:",
 
 # %% [markdown]
 # Which one to use: `ZeroRedundancyOptimizer` shards what RTS shards (the state only, weights
-# whole), in whole tensors, and drops into a DDP program unchanged; `fully_shard` divides
-# evenly whatever the layers' sizes and saves the weights and gradients too, at the price of
-# gathering each layer's weights for every forward and backward. On a model of many similar
-# layers ZeRO's whole tensors even out; on this one they cannot. Lesson 8's other half, state
-# off the device, has its counterpart too: `fully_shard(..., offload_policy=CPUOffloadPolicy())`
-# keeps the shards in host memory and runs the optimizer step there. <!-- claim: L16-torch-fsdp2-cpu-offload -->
+# whole), in whole tensors, and drops into a DDP program unchanged; `fully_shard` divides evenly
+# whatever the layers' sizes and saves the weights and gradients too, at the price of gathering
+# each layer's weights for every forward and backward. On a model of many similar layers ZeRO's
+# whole tensors even out; on this one they cannot. Lesson 8's other half, state off the device,
+# has its counterpart too: `fully_shard(..., offload_policy=CPUOffloadPolicy())` keeps the
+# shards in host memory and runs the optimizer step
+# there.<!-- claim: L16-torch-fsdp2-cpu-offload -->
 #
 # ## Mixed precision
 #
 # Lesson 9 trained in float16 with a fixed loss scale, because float16 cannot hold small
 # gradients. torch's mixed precision also offers bfloat16 (`torch.autocast`'s default type on
-# the CPU): 16 bits with float32's exponent, and fewer significant bits
-# <!-- claim: L16-torch-autocast-cpu-bfloat16 -->. The three types' ranges, from `torch.finfo`:
+# the CPU): 16 bits with float32's exponent, and fewer significant
+# bits.<!-- claim: L16-torch-autocast-cpu-bfloat16 --> The three types' ranges, from
+# `torch.finfo`:
 
 # %%
 print(f"{'':>15}{'smallest subnormal':>20}{'smallest normal':>17}{'largest':>11}{'bits':>6}")
@@ -317,8 +317,8 @@ print(f"under autocast in bfloat16, the loss in {str(loss.dtype).replace('torch.
 
 # %% [markdown]
 # That is why an IPU needed a loss scale: its 16-bit type is float16, the IPU computing in
-# float32 and IEEE float16 only <!-- claim: L16-ipu-float-types --> (PyTorch Lightning's IPU
-# precision plugin offers no bfloat16 either <!-- claim: L16-lightning-ipu-no-bf16 -->), and
+# float32 and IEEE float16 only<!-- claim: L16-ipu-float-types --> (PyTorch Lightning's IPU
+# precision plugin offers no bfloat16 either<!-- claim: L16-lightning-ipu-no-bf16 -->), and
 # float16 loses small gradients unless the loss is scaled up first. bfloat16 reaches down to
 # 1e-38, so no gradient here is too small for it; what it gives up is precision, 8
 # significant bits against float16's 11. A whole backward pass in bfloat16 still loses some
@@ -326,13 +326,13 @@ print(f"under autocast in bfloat16, the loss in {str(loss.dtype).replace('torch.
 # 8 bits, and the gradient through it is exactly 0. No loss scale undoes rounding; autocast
 # avoids it by computing the loss in float32, and loses none.
 #
-# torch's mixed precision is `torch.autocast`: the weights stay float32, and each op on its
-# list for lower precision (convolutions, matmuls) runs in bfloat16 on bfloat16 copies of its
-# inputs, while precision-sensitive ops such as the loss run in float32.
-# <!-- claim: L16-torch-autocast-float32-weights --> `GradScaler` scales the loss as PopTorch's
-# `loss_scaling` does, but chooses the scale itself: it starts at 65,536, halves it and skips
-# the step when a gradient overflows, and doubles it after 2,000 steps without one.
-# <!-- claim: L16-torch-gradscaler-dynamic --> Ten steps of lesson 4's network, both ways:
+# torch's mixed precision is `torch.autocast`: the weights stay float32, and each op on its list
+# for lower precision (convolutions, matmuls) runs in bfloat16 on bfloat16 copies of its inputs,
+# while precision-sensitive ops such as the loss run in
+# float32.<!-- claim: L16-torch-autocast-float32-weights --> `GradScaler` scales the loss as
+# PopTorch's `loss_scaling` does, but chooses the scale itself: it starts at 65,536, halves it
+# and skips the step when a gradient overflows, and doubles it after 2,000 steps without
+# one.<!-- claim: L16-torch-gradscaler-dynamic --> Ten steps of lesson 4's network, both ways:
 
 # %%
 def train_mixed(low_precision):
@@ -366,26 +366,25 @@ print(f"loss scale after 10 steps: {scale:,.0f}; bfloat16 losses within 0.05 of 
 # matmuls and convolutions that make them) are bfloat16; weights, gradients, the loss and
 # AdamW's state stay float32, and the scale never had to move. On the IPU you chose what is
 # float16 yourself (`model.half()` makes the weights float16 too), and the loss scale was a
-# fixed optimizer argument, or automatic loss scaling, a preview feature (lesson 9).
-# <!-- claim: L16-poptorch-loss-scaling -->
+# fixed optimizer argument, or automatic loss scaling, a preview feature (lesson
+# 9).<!-- claim: L16-poptorch-loss-scaling -->
 #
 # ## Replicas and the all-reduce
 #
 # Lesson 10's replicas are DDP's processes: each computes gradients on its own share of the
-# batch, and an all-reduce combines them before every step. DDP all-reduces during the
-# backward, bucket by bucket, and divides by the number of processes: the mean, PopTorch's
-# default `ReductionType.Mean`. <!-- claim: L16-torch-ddp-averages --> A communication hook
-# replaces that all-reduce; this one sums, as `ReductionType.Sum` does:
-# <!-- claim: L16-torch-ddp-comm-hook -->
+# batch, and an all-reduce combines them before every step. DDP all-reduces during the backward,
+# bucket by bucket, and divides by the number of processes: the mean, PopTorch's default
+# `ReductionType.Mean`.<!-- claim: L16-torch-ddp-averages --> A communication hook replaces that
+# all-reduce; this one sums, as `ReductionType.Sum` does:<!-- claim: L16-torch-ddp-comm-hook -->
 
 # %%
 print(inspect.getsource(jobs.sum_hook))
 
 # %% [markdown]
 # Lesson 10's setup, with 4 replicas where lesson 10 has 2: micro-batch 10, 8 micro-batches
-# accumulated per replica (inside DDP's `no_sync`, forward included, until the last), SGD
-# with learning rate 0.05, one step; the simulator replicates lesson 4's pipeline 4 times:
-# <!-- claim: L16-torch-ddp-averages -->
+# accumulated per replica (inside DDP's `no_sync`, forward included, until the last), SGD with
+# learning rate 0.05, one step; the simulator replicates lesson 4's pipeline 4
+# times:<!-- claim: L16-torch-ddp-averages -->
 
 # %%
 batch = images[:320], labels[:320]  # 4 replicas x 8 micro-batches x 10 digits
