@@ -372,10 +372,12 @@ precision_explorer(loss_scale_log2=0, dtype="float16")
 from ipu_tutorials.classroom.exercises import half_precision as exercises
 
 # %% [markdown]
-# ### Exercise 9.1: choose a loss scale
+# ### Exercise 9.1: the smallest loss scale that saves every gradient
 #
-# Pick a loss scale for the small-loss network such that at least 99% of its gradients survive
-# a float16 backward pass and none overflow.
+# The table above shows one gradient of this network still underflowing at a loss scale of
+# 1,024 and none at 8,192. Which is the smallest power of two at which every gradient survives
+# a float16 backward pass (and none overflows)? The precision explorer answers it: move its
+# slider.
 
 # %% tags=["answer"]
 # starting code: exercises.loss_scale.starting_code

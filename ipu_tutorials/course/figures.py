@@ -138,19 +138,6 @@ def write_figures(nb: nbformat.NotebookNode, name: str, static: str) -> None:
             f.write(data)
 
 
-def inline_static_images(nb: nbformat.NotebookNode, static: str) -> nbformat.NotebookNode:
-    """Markdown images from static/ (the diagrams) as data URIs, so an HTML page shows them
-    wherever it is written, offline."""
-    def data_uri(match: re.Match) -> str:
-        with open(os.path.join(static, match.group(2)), "rb") as f:
-            return f"{match.group(1)}(data:image/png;base64,{base64.b64encode(f.read()).decode()})"
-
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            cell.source = re.sub(r"(!\[[^\]]*\])\(\.\./static/([^)]+\.png)\)", data_uri, cell.source)
-    return nb
-
-
 def write_html(name: str, directory: str, checkout: Checkout) -> str:
     """Export notebooks/<name>.ipynb to DIR/<name>.html, explorers as their static pictures.
 
@@ -162,7 +149,7 @@ def write_html(name: str, directory: str, checkout: Checkout) -> str:
     """
     nb = nbformat.read(os.path.join(checkout.notebooks, f"{name}.ipynb"), as_version=4)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(
-        inline_static_images(figures_with_alt(static_explorers(nb)), checkout.static))
+        figures_with_alt(static_explorers(nb)))
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{name}.html")
     with open(path, "w", encoding="utf-8") as f:

@@ -19,6 +19,7 @@ import nbformat
 from .checkout import Checkout, choose
 from .editions import ANSWER, learner_edition
 from .notebook_form import kernelspec
+from .portable import travelling
 from .shown_code import LessonCodeError, drift, expand, hand_copies, shown
 
 # The study-time estimate of the course map (assumptions, not measurements): technical prose
@@ -70,6 +71,8 @@ def read_source(path: str, checkout: Checkout) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = expand(cell.source, checkout.root)
+        else:
+            travelling(cell, checkout, repository(checkout))
     nb = learner_edition(nb)
     nb.cells.insert(1, setup_cell(nb, checkout))
     for index, cell in enumerate(nb.cells):
@@ -107,10 +110,13 @@ def stale(path: str, checkout: Checkout) -> list[str]:
     problems = []
     if built.metadata.get("ipu_tutorials", {}).get("source_sha256") != source_hash(path):
         problems.append(f"{name}.ipynb was built from an older walkthroughs/{name}.py")
-    expected = [(c.cell_type, c.source) for c in read_source(path, checkout).cells]
-    cells = [(c.cell_type, c.source) for c in built.cells]
+    def seen(cells):  # what a reader sees of each cell: its source, and its figures
+        return [(c.cell_type, c.source, c.get("attachments")) for c in cells]
+
+    expected, cells = seen(read_source(path, checkout).cells), seen(built.cells)
     if cells != expected:
-        problems += drifted(path, expected, cells, checkout) or [
+        problems += drifted(path, [e[:2] for e in expected], [c[:2] for c in cells],
+                            checkout) or [
             f"{name}.ipynb cells differ from walkthroughs/{name}.py (edited by hand?)"]
     if any(c.cell_type == "code" and c.execution_count is None and c.source.strip()
            for c in built.cells):

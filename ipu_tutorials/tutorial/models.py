@@ -1,5 +1,6 @@
 """The lessons' models: lesson 1's digit classifier, the tutorial's MNIST network in four blocks,
-and a transformer for planning large models. Lessons show these classes with `# show:` lines
+lesson 3's three-block model for the placement rules, and a transformer for planning large
+models. Lessons show these classes with `# show:` lines
 (ipu_tutorials/course/shown_code.py), so what a learner reads is what the package runs."""
 from __future__ import annotations
 
@@ -79,6 +80,24 @@ class TrainingModelWithLoss(nn.Module):
         with poptorch.Block(self.block):
             loss = self.loss(output, labels)
         return output, loss
+
+
+class ThreeBlocks(nn.Module):
+    """Three linear layers in blocks "A", "B" and "C", on the IPUs `ipus` names (None: no
+    ipu_id); with `share_weights`, C uses A's weight."""
+
+    def __init__(self, ipus, share_weights=False):
+        super().__init__()
+        self.ipus = ipus
+        self.a, self.b, self.c = nn.Linear(16, 16), nn.Linear(16, 16), nn.Linear(16, 16)
+        if share_weights:
+            self.c.weight = self.a.weight
+
+    def forward(self, x):
+        for name, layer, ipu in zip("ABC", (self.a, self.b, self.c), self.ipus):
+            with poptorch.Block(name, ipu_id=ipu):
+                x = layer(x)
+        return x
 
 
 class WithMSELoss(nn.Module):

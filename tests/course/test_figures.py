@@ -47,13 +47,6 @@ def test_an_explorer_output_splits_into_its_summary_then_its_figure():
                                                {"image/png": "iVBOR"}]
 
 
-def test_html_pages_carry_the_diagrams_inline():
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("![Staircase](../static/diagram_pipeline.png)")]
-    source = lesson_figures.inline_static_images(nb, CHECKOUT.static).cells[0].source
-    assert source.startswith("![Staircase](data:image/png;base64,iVBORw0KGgo")
-
-
 def test_alt_markers_give_each_figure_its_text_in_order():
     source = ("x = 1\n# alt: Two bars: the first\n#   taller than the second.\nplot(x)\n"
               "# a comment that is not alt text\n# alt: A line rising.\nplot(2 * x)\n")

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import html
+import logging
 import math
 import numbers
 import os
 import re
 import sys
 import textwrap
-from typing import Callable
+import warnings
+from typing import Callable, Iterator
 
 # Set by nbgrader while it autogrades or validates a notebook (its documented way for a
 # notebook to tell): a "Not yet" then goes to stderr, which nbgrader scores as a failed test.
@@ -132,13 +135,20 @@ class Exercise:
         if any(value is Ellipsis for value in (*answer, *named.values())):
             return wrong("replace the `...` in the answer cell above with your answer, run "
                          "that cell, then run this check again.")
-        try:
-            feedback = self._checker(*answer, **named)
-        except Exception as error:  # the learner's answer, or code it runs, broke the check
-            return wrong(f"the check expected {self.expects}, got {_describe(answer, named)}; "
-                         f"using it raised {type(error).__name__}: {_first_line(error)}")
+        with _warnings_caught() as warned:
+            try:
+                feedback = self._checker(*answer, **named)
+            except Exception as error:  # the learner's answer, or code it runs, broke the check
+                return wrong(f"the check expected {self.expects}, got {_describe(answer, named)}; "
+                             f"using it raised {type(error).__name__}: {_first_line(error)}")
         if not isinstance(feedback, Feedback):
             raise TypeError(f"the checker of {self.title!r} returned {feedback!r}, not Feedback")
+        if feedback.correct and warned:
+            # A warning is the simulator or PopTorch saying the answer leans on something real
+            # hardware would not do (a phased stage with no IPU named, a default filled in).
+            said = warned[0].rstrip(".")
+            return wrong(f"the check passes, but running your answer warned: {said}. A right "
+                         f"answer runs without warnings.")
         return feedback
 
     def hint(self) -> Text:
@@ -192,6 +202,28 @@ class Exercise:
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}): call .check(answer), .hint() or .solution()"
+
+
+@contextlib.contextmanager
+def _warnings_caught() -> Iterator[list[str]]:
+    """The warnings raised and the warnings logged (PopTorch's "poptorch" logger) while the block
+    runs, one line each; neither is shown: the feedback says them."""
+    caught: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append(record.getMessage())
+
+    logger = logging.getLogger("poptorch")
+    kept = logger.handlers[:], logger.propagate
+    logger.handlers, logger.propagate = [Catch(logging.WARNING)], False
+    try:
+        with warnings.catch_warnings(record=True) as raised:
+            warnings.simplefilter("always")
+            yield caught
+            caught += [str(w.message) for w in raised]
+    finally:
+        logger.handlers, logger.propagate = kept
 
 
 def _describe(answer: tuple, named: dict) -> str:

@@ -1,6 +1,9 @@
 """Exercises of lesson 3: blocks and stages."""
+import torch
+
 from ... import poptorch
 from ...errors import Error
+from ...tutorial.models import ThreeBlocks
 from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 from ..plans import tutorial_plan
 
@@ -53,27 +56,52 @@ my_strategy = poptorch.PipelinedExecution(
     writes_code=True)
 
 
-def _check_auto_stage(answer) -> Feedback:
-    if answer is poptorch.AutoStage.AutoIncrement:
-        return right("AutoIncrement gives each block its own stage (0, 1, 2) in the order the "
-                     "model runs them, so the stage ids ascend even though the IPUs go 0, 1, 0.")
-    if answer is poptorch.AutoStage.SameAsIpu:
-        return wrong("SameAsIpu is the rule that failed: it makes block C's stage 0, after B's "
-                     "stage 1.")
-    if isinstance(answer, str):
-        return wrong(f"{answer!r} is a string: answer with the enum member itself, "
-                     f"poptorch.AutoStage.<name>.")
-    return wrong(f"answer with a poptorch.AutoStage member, got {answer!r}.")
+MOVED = {"A": 0, "B": 1, "C": 1}  # exercise 3.2: ThreeBlocks([0, 1, 0]) with C moved to IPU 1
 
 
-fix_descending_stages = Exercise(
-    "Fix the descending stages", _check_auto_stage,
-    expects='a poptorch.AutoStage member',
-    skill='choose the AutoStage rule',
-    hint="one AutoStage rule numbers stages by IPU, the other counts blocks as they run.",
-    solution="my_auto_stage = poptorch.AutoStage.AutoIncrement",
-    mistakes=(Mistake("poptorch.AutoStage.SameAsIpu", "SameAsIpu is the rule that failed"),
-              Mistake('"AutoIncrement"', "is a string")))
+def _check_moved_block(strategy) -> Feedback:
+    """Judged by where each block of ThreeBlocks([0, 1, 0]) runs under the strategy."""
+    if not isinstance(strategy, poptorch.PipelinedExecution):
+        return wrong(f"expected a poptorch.PipelinedExecution, got {type(strategy).__name__}.")
+    opts = poptorch.Options().deviceIterations(4).showCompilationProgressBar(False)
+    model = poptorch.inferenceModel(ThreeBlocks([0, 1, 0]), opts.setExecutionStrategy(strategy))
+    try:
+        model.compile(torch.randn(8, 16))
+    except (Error, AssertionError) as error:
+        return wrong(f"the strategy does not compile: {type(error).__name__}: {error}")
+    placed = model.plan.placement.block_ipu
+    misplaced = [f"{b} runs on IPU {placed[b]}, not IPU {ipu}" for b, ipu in MOVED.items()
+                 if placed[b] != ipu]
+    if misplaced:
+        hint = (" A block keeps its ipu_id unless a Stage that holds it names another with "
+                ".ipu(...)." if placed["C"] == 0 else "")
+        return wrong("; ".join(misplaced) + "." + hint)
+    return right("A runs on IPU 0, B and C on IPU 1: a Stage's .ipu(...) overrides the ipu_id of "
+                 "the blocks it holds, and the stages ascend along the model.")
+
+
+move_a_block = Exercise(
+    "Move a block with a stage", _check_moved_block,
+    expects='a poptorch.PipelinedExecution',
+    skill="override a block's ipu_id with a Stage",
+    hint="name the blocks in Stages yourself: a Stage can hold two blocks, and its .ipu(...) "
+         "decides where they run.",
+    solution="""
+my_strategy = poptorch.PipelinedExecution(
+    poptorch.Stage("A").ipu(0),
+    poptorch.Stage("B", "C").ipu(1),
+)""",
+    mistakes=(
+        Mistake("poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement)",
+                "C runs on IPU 0, not IPU 1"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("A", "C").ipu(0), '
+                'poptorch.Stage("B").ipu(1))', "does not compile"),
+        Mistake('poptorch.PipelinedExecution(poptorch.Stage("A").ipu(1), '
+                'poptorch.Stage("B", "C").ipu(0))', "A runs on IPU 1, not IPU 0"),
+        Mistake('poptorch.ShardedExecution(poptorch.Stage("A").ipu(0), '
+                'poptorch.Stage("B", "C").ipu(1))', "expected a poptorch.PipelinedExecution"),
+    ),
+    writes_code=True)
 
 IPUS_PER_REPLICA, REPLICAS = 3, 2
 

@@ -7,39 +7,51 @@ from .base import Exercise, Feedback, Mistake, as_number, right, wrong
 from ..explorers.precision import survival
 
 
+def lesson_namespace() -> dict:
+    """The names the lesson defines before its exercises."""
+    return {"survival": survival}
+
+
 def _check_loss_scale(answer) -> Feedback:
     scale = as_number(answer)  # an int, a float, a NumPy number or a one-element tensor
     if scale is None or not scale > 0:
         return wrong(f"a loss scale is a positive number, got {answer!r}.")
+    if not float(scale).is_integer() or int(scale) & (int(scale) - 1):
+        return wrong(f"{scale:,} is not a power of two: powers of two scale and unscale without "
+                     f"rounding; try 2 ** k.")
     result = survival(float(scale), torch.float16)
-    kept = result["survived"] / result["total"]
     largest = torch.finfo(torch.float16).max
     if result["scale_overflows"]:
         return wrong(f"a loss scale of {scale:,} is itself past float16's largest number, "
                      f"{largest:,.0f}: the backward pass starts from inf and all "
                      f"{result['overflowed']:,} gradients overflow; scale down.")
     if result["overflowed"]:
-        return wrong(f"{result['overflowed']:,} gradients overflow at {scale:,}: the largest "
-                     f"scaled gradient passes float16's maximum, {largest:,.0f} (an inf poisons "
-                     f"the whole update); scale down.")
-    if scale <= 1:
-        return wrong(f"a loss scale of {scale:,} does not lift anything: only {kept:.1%} of the "
-                     f"gradients survive; multiply the loss by a large power of two.")
-    if kept < 0.99:
-        return wrong(f"only {kept:.1%} of the gradients survive at {scale:,}: scale up.")
-    return right(f"{kept:.2%} survive and none overflow at loss scale {scale:,}.")
+        return wrong(f"{result['overflowed']:,} gradients overflow at {scale:,}; scale down.")
+    if result["lost"]:
+        return wrong(f"{result['lost']:,} gradient(s) still underflow to zero at {scale:,}: "
+                     f"scale up.")
+    if not survival(scale / 2, torch.float16)["lost"]:
+        return wrong(f"every gradient survives at {scale:,}, but also at {scale // 2:,}: find the "
+                     f"smallest such power of two.")
+    return right(f"at {scale:,} every one of the {result['total']:,} gradients survives and none "
+                 f"overflow, while at {scale // 2:,} {survival(scale / 2, torch.float16)['lost']:,} "
+                 f"still underflow.")
 
 
 loss_scale = Exercise(
-    "Choose a loss scale", _check_loss_scale,
+    "The smallest loss scale that saves every gradient", _check_loss_scale,
     expects='a positive number',
     skill='choose a loss scale from a gradient histogram',
-    hint="move the precision explorer's slider until the histogram sits between the red and the "
-         "purple regions; powers of two are exact to undo.",
-    solution="my_loss_scale = 1024  # anything from 16 (2**4) to 32768 (2**15) works for this network",
-    mistakes=(Mistake("1", "does not lift anything"),
+    hint="the table above shows 1,024 loses one gradient and 8,192 none: set the precision "
+         "explorer's slider to the powers of two between them and watch the underflow count.",
+    solution="""
+my_loss_scale = next(2 ** k for k in range(16)
+                     if survival(2.0 ** k, torch.float16)["lost"] == 0)  # 2,048""",
+    mistakes=(Mistake("1", "still underflow"),
+              Mistake("1024", "still underflow"),
+              Mistake("8192", "but also at 4,096"),
               Mistake("2 ** 16", "is itself past float16's largest number"),
-              Mistake("8", "scale up")))
+              Mistake("3000", "not a power of two")))
 
 
 def first_ipu_temporaries(options: poptorch.Options) -> int:

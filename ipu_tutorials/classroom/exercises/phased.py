@@ -82,32 +82,39 @@ def _check_phases(strategy) -> Feedback:
                  f"{lesson.streaming_seconds(plan) * 1e3:,.1f} ms of it streaming.")
 
 
-_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\") for i in range(4)])"
-                  ".ipus(0, 1, 2, 3) for p in range(4)]")
+# Four phases of four stages, each stage on its own IPU. Stage.ipu() returns the stage in PopTorch,
+# so it chains; Phase.ipus() returns None there, so it does not.
+_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\").ipu(i) for i in range(4)])"
+                  " for p in range(4)]")
 
 write_the_phases = Exercise(
     "Phases for a model too big for four IPUs", _check_phases,
     expects='a poptorch.SerialPhasedExecution or ParallelPhasedExecution',
     skill='write phases and a liveness that fit a model too big for the IPUs',
-    hint="One poptorch.Stage per block, four stages per phase (one per IPU), four phases; the "
-         "default liveness holds three phases on chip at once: setTensorsLiveness() can lower "
-         "that.",
-    solution=f"""
-strategy = poptorch.SerialPhasedExecution({_SERIAL_PHASES}).setTensorsLiveness(
-    poptorch.Liveness.OffChipAfterFwdNoOverlap)""",
+    hint="One poptorch.Stage per block, four stages per phase (one per IPU, named with "
+         ".ipu(i)), four phases; the default liveness holds three phases on chip at once: "
+         "setTensorsLiveness() can lower that.",
+    solution="""
+phases = [poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}").ipu(i) for i in range(4)])
+          for p in range(4)]
+strategy = poptorch.SerialPhasedExecution(*phases)
+strategy.setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)""",
     mistakes=(
         Mistake("poptorch.SerialPhasedExecution(*[poptorch.Phase(*[f\"chunk{4 * p + i}\" for i "
                 "in range(4)]) for p in range(4)]).setTensorsLiveness("
                 "poptorch.Liveness.OffChipAfterEachPhase)", "is one Stage"),
         Mistake(f"poptorch.SerialPhasedExecution({_SERIAL_PHASES})", "setTensorsLiveness"),
         Mistake("poptorch.ParallelPhasedExecution(*[poptorch.Phase(poptorch.Stage(f\"chunk{2 * p}"
-                "\"), poptorch.Stage(f\"chunk{2 * p + 1}\")).ipus(0, 1) for p in range(8)])",
+                "\").ipu(0), poptorch.Stage(f\"chunk{2 * p + 1}\").ipu(1)) for p in range(8)])",
                 "odd phases on odd IPUs"),
         Mistake("poptorch.PipelinedExecution(*[poptorch.Stage(*[f\"chunk{4 * i + j}\" for j in "
                 "range(4)]).ipu(i) for i in range(4)])", "keeps every weight"),
         Mistake("poptorch.SerialPhasedExecution(poptorch.Phase(*[poptorch.Stage(f\"chunk{i}\") "
                 "for i in range(4)])).setTensorsLiveness(poptorch.Liveness.OffChipAfterEachPhase)",
                 "every block must be in a phase"),
+        Mistake("poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p "
+                "+ i}\") for i in range(4)]) for p in range(4)]).setTensorsLiveness("
+                "poptorch.Liveness.OffChipAfterFwdNoOverlap)", "name no IPU"),
     ),
     writes_code=True)
 

@@ -124,10 +124,14 @@ ANSWERS = {
                f'[{S}("B1", "B2").ipu(0), {S}("B3", "B4").ipu(1)]',
                f'poptorch.PipelinedExecution({S}("B1").ipu(0), {S}("B2", "B3").ipu(1), '
                f'{S}("B4").ipu(1))']),
-    "blocks.fix_descending_stages": dict(
-        right=["poptorch.AutoStage['AutoIncrement']",
-               "[a for a in poptorch.AutoStage if a.name == 'AutoIncrement'][0]"],
-        wrong=["poptorch.AutoStage.SameAsIpu", "'AutoIncrement'", "1", "poptorch.AutoStage"]),
+    "blocks.move_a_block": dict(
+        right=[f'poptorch.PipelinedExecution({S}("A").ipu(0), {S}("B").ipu(1), {S}("C").ipu(1))',
+               f'poptorch.PipelinedExecution(*[{S}(*blocks).ipu(i) for i, blocks in '
+               f'enumerate([["A"], ["B", "C"]])])'],
+        wrong=[f'poptorch.PipelinedExecution({S}("A", "B").ipu(0), {S}("C").ipu(1))',
+               f'poptorch.PipelinedExecution({S}("A").ipu(0), {S}("B").ipu(1), {S}("C").ipu(0))',
+               f'poptorch.PipelinedExecution({S}("C").ipu(1), {S}("A").ipu(0), {S}("B").ipu(1))',
+               'poptorch.PipelinedExecution(poptorch.AutoStage.SameAsIpu)']),
     "blocks.ipus_reserved": dict(
         right=["2 ** 3", "8.0", "torch.tensor(8)", "1 << (3 * 2 - 1).bit_length()"],
         wrong=["6", "3 * 2 + 2 - 1", "16", "7.5"]),
@@ -184,11 +188,17 @@ ANSWERS = {
                "f'chunk{4 * p + i}')"
                ".ipu(i) for i in range(4)]) for p in range(4)]).setTensorsLiveness("
                "poptorch.Liveness.OffChipAfterEachPhase)",
+               "phases = []\nfor p in range(4):\n    phase = poptorch.Phase(*[poptorch.Stage("
+               "'chunk' + str(4 * p + i)) for i in range(4)])\n    phase.ipus(0, 1, 2, 3)\n"
+               "    phases.append(phase)\n"
+               "strategy = poptorch.SerialPhasedExecution(*phases)\n"
+               "strategy.setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)\nstrategy"],
+        wrong=[# was wrong: passed although PopTorch gives a phased stage no IPU by default
                "phases = []\nfor p in range(4):\n    phases.append(poptorch.Phase(*[poptorch.Stage("
                "'chunk' + str(4 * p + i)) for i in range(4)]))\n"
                "strategy = poptorch.SerialPhasedExecution(*phases)\n"
-               "strategy.setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)\nstrategy"],
-        wrong=["poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage("
+               "strategy.setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap)\nstrategy",
+               "poptorch.SerialPhasedExecution(*[poptorch.Phase(*[poptorch.Stage("
                "f'chunk{4 * p + i}')"
                " for i in range(4)]) for p in range(3)]).setTensorsLiveness("
                "poptorch.Liveness.OffChipAfterEachPhase)",
@@ -240,9 +250,10 @@ ANSWERS = {
                f"{OFF}"]),
     # --- lesson 9 ---------------------------------------------------------------------------
     "half_precision.loss_scale": dict(
-        right=["2 ** 10", "512.0", "4096", "import numpy\nnumpy.int64(2 ** 15)",
-               "torch.tensor(1024.0)"],
-        wrong=["2 ** 20", "0.5", "-1024", "float('inf')", "2.0 ** 16", "float('nan')"]),
+        right=["2 ** 11", "2048.0", "import numpy\nnumpy.int64(2048)", "torch.tensor(2048.0)",
+               "1 << 11"],
+        wrong=["2 ** 20", "0.5", "-1024", "float('inf')", "2.0 ** 16", "float('nan')",
+               "1024", "4096", "2 ** 15", "2047", "2048.5"]),
     "half_precision.half_partials": dict(
         right=["opts = poptorch.Options()\nopts.Precision.setPartialsType(torch.float16)\nopts",
                "poptorch.Options().Precision.setPartialsType(torch.half) or None\n"

@@ -5,7 +5,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from ipu_tutorials.classroom.exercises import offload, pipelining
 from ipu_tutorials.classroom.exercises.base import (GRADING, Exercise, Feedback, answer_names,
-                                                  is_verdict)
+                                                  is_verdict, right)
 
 
 def test_an_unanswered_exercise_asks_for_an_answer_and_says_which_cell_to_run():
@@ -102,3 +102,25 @@ def test_hints_wrap_as_prose_and_solutions_show_as_code():
 def test_a_verdict_is_told_from_what_a_check_printed_before_it():
     assert is_verdict(repr(Feedback(True, "4 IPUs"))) and is_verdict(repr(Feedback(False, "no")))
     assert not is_verdict("Graph compilation: 100%|##########| 100/100")
+
+
+def test_a_right_answer_that_warns_is_not_yet_and_the_warning_is_said_not_shown(capsys):
+    import logging
+    import warnings
+
+    def warns_then_passes(answer):
+        warnings.warn("a default was filled in")
+        return right("fine")
+
+    def logs_then_passes(answer):
+        logging.getLogger("poptorch").warning("stage 3 names no IPU.")
+        return right("fine")
+
+    for checker, said in ((warns_then_passes, "a default was filled in"),
+                          (logs_then_passes, "stage 3 names no IPU")):
+        feedback = Exercise("T", checker, hint="h", solution="x = 1").check(1)
+        assert not feedback.correct
+        assert feedback.message == (f"the check passes, but running your answer warned: {said}. "
+                                    f"A right answer runs without warnings.")
+    assert capsys.readouterr().err == ""
+    assert Exercise("T", lambda a: right("fine"), hint="h", solution="x = 1").check(1).correct
