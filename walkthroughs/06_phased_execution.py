@@ -274,11 +274,12 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 exercises.write_the_phases.check(strategy)
 
 # %% [markdown]
-# ### Exercise 6.2: the fastest liveness that fits
+# ### Exercise 6.2: the fastest liveness that fits a wider model
 #
-# For the four serial phases of four stages, which `poptorch.Liveness` fits and gives the
-# shortest step? Answer with the enum value (compute it; `lesson.plan_model` and
-# `lesson.phased_strategy(lesson.SERIAL, 16, name)` help).
+# The model grows from a hidden size of 1,536 to 2,048 (`lesson.chunked_model(2048, 16, 16)`).
+# In the same four serial phases of four stages, which `poptorch.Liveness` fits and gives the
+# shortest step now? Answer with the enum value (compute it with `lesson.plan_model` and
+# `lesson.phased_strategy(lesson.SERIAL, 16, name)`, or try it in the phase planner).
 
 # %% tags=["answer"]
 # starting code: exercises.fitting_liveness.starting_code

@@ -483,11 +483,13 @@ from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe
 exercises.pick_a_schedule.check(my_schedule, my_micro_batches, my_options)
 
 # %% [markdown]
-# ### Exercise 16.2: the fullest rank
+# ### Exercise 16.2: the fullest rank with SGD
 #
-# With `ZeroRedundancyOptimizer` over 4 processes, how many bytes of AdamW state (its two
-# float32 moments) does the fullest process hold for lesson 4's network? Work it out from the
-# network's parameters, without running anything.
+# The table above shows what `ZeroRedundancyOptimizer` over 4 processes held of AdamW's state.
+# Wrap `torch.optim.SGD(..., momentum=0.9)` instead, which keeps one float32 momentum buffer
+# per parameter element (a copy of the gradient's shape).<!-- claim: L16-torch-sgd-momentum-buffer -->
+# How many bytes of optimizer state does the fullest process hold for lesson 4's network?
+# Work it out without running anything.
 
 # %% tags=["answer"]
 # starting code: exercises.zero_fullest_rank.starting_code

@@ -11,9 +11,11 @@ three significant digits (a "4 IPUs" printed above is no spoiler), and code answ
 models, strategies), which no printed value can be.
 """
 import enum
+import numbers
 import re
 
 import pytest
+from bs4 import BeautifulSoup
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.course import editions
@@ -25,20 +27,24 @@ ENUMS = [value for value in vars(poptorch).values()
          if isinstance(value, type) and issubclass(value, enum.Enum)]
 
 
-def shown_text(cell) -> str:
-    """What a code cell's outputs show a reader: their text, their HTML, a figure's alt text."""
-    parts = []
+def shown_texts(cell) -> list[str]:
+    """What each of a code cell's outputs shows a reader: its text, its HTML's text, a figure's
+    alt text."""
+    texts = []
     for output in cell.get("outputs", []):
-        parts.append("".join(output.get("text", "")))
-        for kind in ("text/plain", "text/html", "text/markdown"):
-            parts.append("".join(output.get("data", {}).get(kind, "")))
-        parts.append(str(output.get("metadata", {}).get("image/png", {}).get("alt", "")))
-    return "\n".join(parts)
+        data = output.get("data", {})
+        html = "".join(data.get("text/html", ""))
+        texts.append("\n".join(["".join(output.get("text", "")), "".join(data.get("text/plain", "")),
+                                 BeautifulSoup(html, "html.parser").get_text(" ") if html else "",
+                                 str(output.get("metadata", {}).get("image/png", {}).get("alt", ""))]))
+    return texts
 
 
 def candidates(text: str) -> list:
-    """The values in a text that could be an exercise's answer: numbers of three significant
-    digits or more, and the members of PopTorch's enums that it names."""
+    """The values in one output that could be an exercise's answer: numbers of three
+    significant digits or more, and a member of one of PopTorch's enums when the output names
+    it alone of its enum (a table of every liveness lists the choices; a title naming one
+    liveness singles it out)."""
     found = []
     for token in NUMBER.findall(text):
         digits = token.replace(",", "").lstrip("-")
@@ -48,20 +54,32 @@ def candidates(text: str) -> list:
         value = float(digits) if re.search(r"[.eE]", digits) else int(digits)
         found.append(-value if token.startswith("-") else value)
     for kind in ENUMS:
-        found += [member for member in kind if re.search(rf"\b{member.name}\b", text)]
+        named = [member for member in kind if re.search(rf"\b{member.name}\b", text)]
+        found += named if len(named) == 1 else []
     return list(dict.fromkeys(found))
+
+
+def kind_of(exercise) -> type | None:
+    """The kind of value an exercise's answer is, as its `expects` says: a number, one of
+    PopTorch's enums, or None for the answers no printed value can be (code, choices, names)."""
+    if "number" in exercise.expects:
+        return numbers.Number
+    return next((kind for kind in ENUMS if f"poptorch.{kind.__name__} member" in exercise.expects),
+                None)
 
 
 def spoilers(lesson: str) -> list[str]:
     nb = notebook(lesson)
     found = []
     for graded in editions.exercises_of(nb):
-        if graded.exercise.writes_code:
+        kind = kind_of(graded.exercise)
+        if kind is None:
             continue
-        above = "\n".join(shown_text(cell) for cell in nb.cells[:graded.answer_cell]
-                          if cell.cell_type == "code")
-        for value in candidates(above):
-            if graded.exercise.check(value).correct:
+        shown = [value for cell in nb.cells[:graded.answer_cell] if cell.cell_type == "code"
+                 for text in shown_texts(cell) for value in candidates(text)]
+        for value in dict.fromkeys(shown):
+            right_kind = isinstance(value, enum.Enum) == (kind is not numbers.Number)
+            if right_kind and isinstance(value, kind) and graded.exercise.check(value).correct:
                 found.append(f"{graded.name}: {value!r} is shown above its answer cell")
     return found
 
@@ -74,3 +92,13 @@ def test_no_output_above_an_exercise_gives_its_answer(lesson):
 def test_a_number_and_an_enum_shown_above_are_found():
     text = "rank 0 holds 655,360 bytes; plan: Liveness.OffChipAfterFwdNoOverlap; 4 IPUs, 0.5 s"
     assert candidates(text) == [655360, poptorch.Liveness.OffChipAfterFwdNoOverlap]
+    # a list of the choices singles none out
+    assert candidates("AlwaysLive: 1.1 GiB\nOffChipAfterEachPhase: 0.5 GiB") == []
+
+
+def test_the_lessons_answers_the_test_can_look_for_are_of_known_kinds():
+    kinds = {graded.name: kind_of(graded.exercise) for lesson in LESSONS
+             for graded in editions.exercises_of(notebook(lesson))}
+    assert kinds["zero_fullest_rank"] is numbers.Number
+    assert kinds["fitting_liveness"] is poptorch.Liveness
+    assert kinds["two_ipus"] is None

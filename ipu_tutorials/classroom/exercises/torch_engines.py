@@ -135,41 +135,41 @@ my_schedule, my_micro_batches, my_options = Schedule1F1B, 12, options""",
     writes_code=True)
 
 
+SGD_BYTES = 4  # torch.optim.SGD(momentum=...) keeps one momentum buffer, a copy of the gradient
+
+
 def _check_fullest_rank(answer) -> Feedback:
     net, ranks = Network(), STAGES
-    expected = max(zero_state_bytes(net, ranks))
+    adamw = max(zero_state_bytes(net, ranks))
+    expected = adamw // 2  # one float32 buffer per element, where AdamW keeps two
     biggest = zero_partition({n: p.numel() for n, p in net.named_parameters()}, ranks)[0]
     return check_number(
-        answer, expected, "the fullest rank's AdamW state",
+        answer, expected, "the fullest rank's SGD momentum",
         f"ZeroRedundancyOptimizer hands out whole parameters, largest first, to the emptiest "
-        f"rank: rank 0 gets {', '.join(biggest)} alone, {expected:,} bytes (two float32 moments "
-        f"per element), where splitting every tensor evenly, as fully_shard does near enough, "
-        f"would give each {even_state_bytes(net, ranks):,}, and replicated tensor sharding "
-        f"(only the tensors of {RTS_MIN_ELEMENTS:,} elements or more) "
-        f"{rts_state_bytes(net, ranks):,}.",
+        f"rank, whatever the optimizer: rank 0 gets {', '.join(biggest)} alone, and SGD's one "
+        f"float32 momentum buffer per element makes {expected:,} bytes (AdamW's two moments, in "
+        f"the table above, make twice that).",
         typical={
-            even_state_bytes(net, ranks): "that is an even split of every tensor, what fully_shard "
-                                          "gives near enough; ZeroRedundancyOptimizer keeps each "
-                                          "parameter whole.",
-            rts_state_bytes(net, ranks): f"that is replicated tensor sharding on the IPUs (a "
-                                         f"quarter of each tensor of {RTS_MIN_ELEMENTS:,} "
-                                         f"elements or more, the small ones whole); "
-                                         f"ZeroRedundancyOptimizer keeps each parameter whole.",
-            ranks * even_state_bytes(net, ranks): "that is the whole state, what every rank "
-                                                  "would hold without sharding.",
-            expected // 2: "count both of AdamW's moments (exp_avg and exp_avg_sq).",
-            expected // 8: "that is elements; AdamW keeps two float32 moments, 8 bytes, each.",
+            adamw: "that is AdamW's state, two float32 moments per element: SGD with momentum "
+                   "keeps one buffer.",
+            even_state_bytes(net, ranks) // 2: "that is an even split of every tensor, what "
+                                               "fully_shard gives near enough; "
+                                               "ZeroRedundancyOptimizer keeps each parameter "
+                                               "whole.",
+            ranks * even_state_bytes(net, ranks) // 2: "that is the whole state, what every "
+                                                       "rank would hold without sharding.",
+            expected // SGD_BYTES: "that is elements; each momentum element is a 4-byte float32.",
         })
 
 
 zero_fullest_rank = Exercise(
-    "The fullest rank", _check_fullest_rank,
+    "The fullest rank with SGD", _check_fullest_rank,
     expects="a number of bytes",
     skill="predict ZeroRedundancyOptimizer's partition of optimizer state",
-    hint="sort the network's parameters by size, largest first, and give each to the rank "
-         "holding the fewest elements so far; then count 8 bytes per element on the fullest rank.",
-    solution="my_bytes = 2 * 4 * Network().layer3.weight.numel()  # 655,360: layer3's weight alone",
-    mistakes=(Mistake("2 * 4 * sum(p.numel() for p in Network().parameters()) // 4",
+    hint="the partition does not depend on the optimizer: the fullest rank is the one in the "
+         "table above; count 4 bytes of momentum per element of what it holds.",
+    solution="my_bytes = 4 * Network().layer3.weight.numel()  # 327,680: layer3's weight alone",
+    mistakes=(Mistake("2 * 4 * Network().layer3.weight.numel()", "that is AdamW's state"),
+              Mistake("4 * sum(p.numel() for p in Network().parameters()) // 4",
                       "what fully_shard gives"),
-              Mistake("4 * Network().layer3.weight.numel()", "both of AdamW's moments"),
               Mistake("Network().layer3.weight.numel()", "that is elements")))

@@ -41,8 +41,7 @@ def pod16_result(config: PodConfig) -> dict:
 
 def _head(config: PodConfig) -> str:
     return (f"BERT-Large, {config.replicas} replica(s) x {config.ipus_per_replica} IPU(s) = "
-            f"{config.ipus} of {POD_IPUS} IPUs, accumulation {config.accumulation} "
-            f"({config.samples_per_update():,} sequences per update): ")
+            f"{config.ipus} of {POD_IPUS} IPUs, accumulation {config.accumulation}: ")
 
 
 def _fits(plan) -> str:

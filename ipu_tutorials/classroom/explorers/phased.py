@@ -29,7 +29,7 @@ def compare(width: int, layers: int, phases: int, kind: str, liveness: str) -> d
     model = lesson.chunked_model(width, layers, chunks)
     return {"phased": lesson.plan_model(model, strategy),
             "pipelined": lesson.plan_model(model, lesson.pipelined_strategy(chunks)),
-            "parameters": parameter_count(model), "chunks": chunks}
+            "parameters": parameter_count(model), "chunks": chunks, "layers": layers}
 
 
 def _fullest(outcome: lesson.Outcome) -> str:
@@ -52,7 +52,9 @@ def _timing(outcome: lesson.Outcome) -> str:
 def describe(result: dict, phases: int, kind: str, liveness: str) -> str:
     phased, pipelined = result["phased"], result["pipelined"]
     off_chip = max(sum(m.off_chip.values()) for m in phased.memory.ipus)
-    return (f"{result['parameters'] / 1e9:.2f}B parameters in {result['chunks']} blocks. "
+    stages = result["chunks"] // phases
+    return (f"{result['parameters'] / 1e9:.2f}B parameters; {result['layers']} layers in "
+            f"{result['chunks']} blocks, one per stage ({phases} phases x {stages} stages). "
             f"<b>{kind}</b>, {phases} phases, Liveness.{liveness}: {_fullest(phased)}; "
             f"{_timing(phased)}; up to {format_bytes(off_chip)} per IPU in streaming memory. "
             f"<br><b>PipelinedExecution</b> on the same {lesson.IPUS} IPUs: "

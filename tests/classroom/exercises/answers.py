@@ -208,9 +208,10 @@ ANSWERS = {
                " for i in range(4)])) for p in range(4)]).setTensorsLiveness("
                "poptorch.Liveness.OffChipAfterEachPhase)"]),
     "phased.fitting_liveness": dict(
-        right=["poptorch.Liveness['OffChipAfterFwdNoOverlap']",
-               "getattr(poptorch.Liveness, 'OffChipAfterFwdNoOverlap')"],
-        wrong=["poptorch.Liveness.OffChipAfterFwd", "'AlwaysLive'", "3"]),
+        right=["poptorch.Liveness['OffChipAfterEachPhase']",
+               "getattr(poptorch.Liveness, 'OffChipAfterEachPhase')"],
+        wrong=["poptorch.Liveness.OffChipAfterFwd", "'AlwaysLive'", "3",
+               "poptorch.Liveness.OffChipAfterFwdNoOverlap"]),
     # --- lesson 7 ---------------------------------------------------------------------------
     "memory_tuning.fit_without_offloading": dict(
         right=["model = build_model()\nmodel.head_serialization = 16\n"
@@ -427,8 +428,8 @@ ANSWERS = {
                "o.setExecutionStrategy(poptorch.ShardedExecution())\n"
                "exercises.pick_a_schedule.check(Schedule1F1B, 12, o)"]),
     "torch_engines.zero_fullest_rank": dict(
-        right=["655360", "8 * 320 * 256", "max(2 * 4 * p.numel() for p in Network().parameters())"],
-        wrong=["2 * 4 * sum(p.numel() for p in Network().parameters())",
-               "2 * 4 * Network().layer2.conv.weight.numel()", "655359",
-               "2 * 4 * Network().layer3.weight.numel() // 4 + 2 * 4 * (90026 - 81920)"]),
+        right=["327680", "4 * 320 * 256", "max(4 * p.numel() for p in Network().parameters())"],
+        wrong=["4 * sum(p.numel() for p in Network().parameters())", "655360",
+               "4 * Network().layer2.conv.weight.numel()", "327679",
+               "4 * Network().layer3.weight.numel() // 4 + 4 * (90026 - 81920)"]),
 }
