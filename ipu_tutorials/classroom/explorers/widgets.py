@@ -119,10 +119,17 @@ def _png_output(figure: Figure) -> dict:
                      "text/plain": f"<Figure size {figure.get_figwidth():g}x{figure.get_figheight():g} in>"}}
 
 
+# The track's share of a slider, in ems: the slider's width is its description's and this, so a
+# long description never squeezes the track to nothing (lesson 16's was 0 px wide).
+TRACK_EMS = 16
+
+
 def slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+    # about 0.6 em per character of the description's font
+    width = round(0.6 * len(description)) + TRACK_EMS
     return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
                              continuous_update=False, style={"description_width": "initial"},
-                             layout=widgets.Layout(width="26em"))
+                             layout=widgets.Layout(width=f"{max(width, 26)}em"))
 
 
 def _with_number_box(control: widgets.Widget) -> widgets.Widget:
