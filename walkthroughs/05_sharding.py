@@ -203,7 +203,10 @@ _ = debug_model(images, labels)
 
 # %% [markdown]
 # The forward pass printed the logits of two images; the backward pass printed their gradient.
-# Each row of the gradient sums to zero: that is what cross-entropy's gradient does.
+# Each row of the gradient sums to zero: that is what cross-entropy's gradient does. Both were
+# written to stderr, as on an IPU (PopTorch's own test of `ipu_print_tensor` reads them
+# there),<!-- claim: L05-print-tensor-stderr --> so the notebook shows them in the pale red box
+# it keeps for stderr: the box holds the print, not an error.
 #
 # ## When sharding is the right choice
 #

@@ -110,7 +110,8 @@ outputs = poptorch.trainingModel(printed, poptorch.Options().showCompilationProg
 
 # %% [markdown]
 # The first line is the forward pass, the second the gradient of the loss with respect to
-# `fc_out` (2 (y - 0) / 4 for a mean-squared error over 4 numbers).
+# `fc_out` (2 (y - 0) / 4 for a mean-squared error over 4 numbers). Both are on stderr, in the
+# notebook's pale red box, as lesson 5 explains: printed output, not an error.
 #
 # ## Anchoring tensors you did not return
 #
