@@ -127,6 +127,8 @@ def write_figures(nb: nbformat.NotebookNode, name: str, static: str) -> None:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = split_explorer_outputs(cell.outputs)
+        else:
+            cell.pop("attachments", None)  # the diagrams it shows are static/'s own files
     _, resources = MarkdownExporter().from_notebook_node(
         nb, resources={"output_files_dir": "figures", "unique_key": name})
     for old in os.listdir(static) if os.path.isdir(static) else []:

@@ -170,8 +170,7 @@ def stop_server(process: subprocess.Popen) -> None:
 
 
 def write_instructor_editions(folder: Path) -> None:
-    """Each stored lesson as the instructor edition, its solutions in the answer cells, beside
-    notebooks/ (so its Markdown finds ../static/ as the lesson does)."""
+    """Each stored lesson as the instructor edition, its solutions in the answer cells."""
     import nbformat
 
     from ipu_tutorials.course import editions
@@ -184,15 +183,14 @@ def write_instructor_editions(folder: Path) -> None:
 
 @pytest.fixture(scope="session")
 def lab(chromium_path, tmp_path_factory):
-    """JupyterLab serving a copy of the checkout's notebooks/ and static/ (so that saving in
-    the browser never touches the repository), and each lesson's instructor edition in
-    instructor/. Yields (base URL, served root)."""
+    """JupyterLab serving a copy of the checkout's notebooks/ as its root, as the README opens
+    it (`jupyter lab notebooks/`: nothing else of the checkout is served, and saving in the
+    browser never touches the repository), with each lesson's instructor edition in
+    instructor/ under it. Yields (base URL, served root)."""
     home = tmp_path_factory.mktemp("jupyter-home")
-    served = tmp_path_factory.mktemp("served")
-    shutil.copytree(NOTEBOOKS, served / "notebooks")
+    served = tmp_path_factory.mktemp("served") / "notebooks"
+    shutil.copytree(NOTEBOOKS, served)
     write_instructor_editions(served / "instructor")
-    if (ROOT / "static").is_dir():
-        shutil.copytree(ROOT / "static", served / "static")
     lab_settings(home / "lab-settings")
     port = free_port()
     base = f"http://127.0.0.1:{port}"

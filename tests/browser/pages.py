@@ -90,9 +90,10 @@ def lab_command(page, command: str, args: dict | None = None):
                          [command, args or {}])
 
 
-def open_in_lab(page, base: str, name: str, outputs: int, folder: str = "notebooks") -> None:
-    """Open one notebook alone (?reset: no tabs restored from an earlier test)."""
-    page.goto(f"{base}/lab/tree/{folder}/{name}.ipynb?reset")
+def open_in_lab(page, base: str, name: str, outputs: int, folder: str = "") -> None:
+    """Open one notebook of the served root (or of a folder under it) alone (?reset: no tabs
+    restored from an earlier test)."""
+    page.goto(f"{base}/lab/tree/{folder + '/' if folder else ''}{name}.ipynb?reset")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && document.querySelector('.jp-NotebookPanel .jp-Cell')")
     page.wait_for_function(

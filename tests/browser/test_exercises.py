@@ -39,7 +39,7 @@ def run_cell(page, index: int) -> None:
 def test_a_lesson_says_correct_only_once_the_learner_has_answered(lab, lesson_page, tmp_path):
     base, served = lab
     page, lesson = lesson_page, "03_blocks_and_stages"
-    path = served / "notebooks" / f"{lesson}.ipynb"
+    path = served / f"{lesson}.ipynb"
     nb = nbformat.read(path, as_version=4)
     graded = editions.exercises_of(nb)
     open_in_lab(page, base, lesson, expected_outputs(path)["outputs"])
@@ -75,7 +75,7 @@ def test_the_pipeline_explorer_reaches_any_accumulation_and_names_the_lessons_bl
         lab, lesson_page, tmp_path):
     base, served = lab
     page, lesson = lesson_page, "04_pipelining"
-    path = served / "notebooks" / f"{lesson}.ipynb"
+    path = served / f"{lesson}.ipynb"
     nb = nbformat.read(path, as_version=4)
     explorer_cell = next(i for i, c in enumerate(nb.cells) if "pipeline_explorer(" in c.source)
     # The stored picture says how to get the controls. It is read from the file: JupyterLab shows

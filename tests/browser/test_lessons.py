@@ -111,6 +111,54 @@ def assert_widgets_drawn_from_stored_state(page, explorers: int) -> None:
     assert ERROR not in page.inner_text("body")
 
 
+def refused_requests(page) -> list[str]:
+    """Each request the server answers with an error from now on (a figure or file the lesson
+    names that is not under the root the README serves, notebooks/)."""
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(f"{r.status} {r.url.split('?')[0]}")
+            if r.status >= 400 else None)
+    return refused
+
+
+def assert_text_resolves(page, notebook: nbformat.NotebookNode) -> None:
+    """Every figure of the lesson's text shows (each travels in its cell as an attachment),
+    and every link to a file the server serves (a sibling lesson, a file under notebooks/)
+    answers; links elsewhere on the web are not followed (offline)."""
+    attached = sum(len(c.get("attachments", {})) for c in notebook.cells
+                   if c.cell_type == "markdown")
+    diagrams = loaded_images(page, ".jp-RenderedMarkdown img")
+    assert len(diagrams) == attached
+    assert all(d["natural_width"] > 0 and d["visible"] for d in diagrams), diagrams
+    hrefs = page.eval_on_selector_all(".jp-RenderedMarkdown a[href]", "as => as.map(a => a.href)")
+    served = [href for href in hrefs if href.startswith(page.url.split("/lab/")[0])
+              and "/files/" in href]
+    statuses = page.evaluate("hrefs => Promise.all(hrefs.map(h => fetch(h).then(r => r.status)))",
+                             served)
+    assert [h for h, status in zip(served, statuses) if status != 200] == []
+
+
+def assert_every_control_is_usable(page, explorer: LiveExplorer) -> None:
+    """Each slider has a track to drag and a drag to its middle lands between its ends; each
+    dropdown and checkbox is visible at a size a pointer can use."""
+    sliders = explorer.root.locator(".widget-slider")
+    for index in range(sliders.count()):
+        slider = sliders.nth(index)
+        track, handle = slider.locator(".noUi-target"), slider.locator(".noUi-handle")
+        box, grip = track.bounding_box(), handle.bounding_box()
+        assert box and box["width"] >= 100, (explorer.title, index, box)
+        page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+        page.mouse.up()
+        low, high, value = slider.evaluate(
+            "s => { const t = s.querySelector('.noUi-target').noUiSlider;"
+            "       const r = t.options.range; return [r.min, r.max, Number(t.get())]; }")
+        assert low < value < high, (explorer.title, index, low, value, high)
+    for selector in (".widget-dropdown select", ".widget-checkbox input"):
+        for box in [c.bounding_box() for c in explorer.root.locator(selector).all()]:
+            assert box and box["width"] >= 12 and box["height"] >= 12, (explorer.title, selector)
+
+
 @pytest.fixture
 def lesson_page(page):
     """The page; the lesson's kernel is shut down afterwards, so lessons do not add up."""
@@ -122,13 +170,16 @@ def lesson_page(page):
 def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
     base, served = lab
     page = lesson_page
-    path = served / "notebooks" / f"{lesson}.ipynb"
+    path = served / f"{lesson}.ipynb"
     original = path.read_bytes()
     expected = expected_outputs(path)
 
-    # The learner's notebook, as cloned.
+    # The learner's notebook, as cloned, served as the README serves it.
+    refused = refused_requests(page)
     open_in_lab(page, base, lesson, expected["outputs"])
     assert_pictures_show(page, expected)
+    assert_text_resolves(page, nbformat.read(path, as_version=4))
+    assert refused == []
     assert_no_check_says_correct(page, expected)
     assert ERROR not in page.inner_text("body")
     page.locator(".ipu-explorer-static").first.screenshot(path=str(tmp_path / "untrusted.png"))
@@ -156,4 +207,5 @@ def test_lesson_in_jupyterlab(lesson, lab, lesson_page, tmp_path):
         explorer = LiveExplorer(live.nth(index))
         explorer.root.scroll_into_view_if_needed()
         check_explorer_reacts(explorer)
+        assert_every_control_is_usable(page, explorer)
         explorer.root.screenshot(path=str(tmp_path / f"live-{index}.png"))
