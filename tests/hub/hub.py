@@ -287,6 +287,8 @@ def running_hub(learners: int, lessons: list[str], *, idle_seconds: int = 3600,
 TEST_CONFIG = '''\
 load_subconfig({main!r})
 c.JupyterHub.services.append({{"name": "class-test", "api_token": {token!r}}})
+# The browser test reads JupyterLab's state through window.jupyterapp, as tests/browser does.
+c.Spawner.args = ["--LabApp.expose_app_in_browser=True"]
 c.JupyterHub.load_roles.append({{
     "name": "class-test", "services": ["class-test"],
     "scopes": ["admin:users", "admin:servers", "list:users", "read:users", "access:servers",
