@@ -98,7 +98,7 @@ class Hub:
     passwords: dict[str, str]
     process: subprocess.Popen | None = None
     log_path: str = ""
-    starts: list[float] = field(default_factory=list)
+    starts: list[float] = field(default_factory=list)  # when the hub answered, each start
 
     # -- the hub's process -------------------------------------------------------------------
     def start(self) -> None:
@@ -258,7 +258,9 @@ def running_hub(learners: int, lessons: list[str], *, idle_seconds: int = 3600,
         env = {**os.environ, "IPU_HUB_ROOT": root, "IPU_HUB_URL": f"http://127.0.0.1:{port}",
                "IPU_HUB_PORTS": f"{hub_port},{proxy_port}", "IPU_HUB_IDLE_SECONDS": str(idle_seconds),
                "IPU_KERNEL_IDLE_SECONDS": str(kernel_idle_seconds),
-               "PYTHONPATH": CHECKOUT.root,  # this checkout's package, in every kernel too
+               # this checkout's package in every kernel, where the accounts can read it (else
+               # the environment's own copy: .ci/hub installs it not editable)
+               "PYTHONPATH": CHECKOUT.root if readable_by_all(CHECKOUT.root) else "",
                "PATH": os.path.join(sys.prefix, "bin") + os.pathsep + os.environ.get("PATH", "")}
         hub = Hub(url=f"http://127.0.0.1:{port}", token=token, root=root, config=config, env=env,
                   instructor=instructor, learners=names, passwords=passwords,
