@@ -9,6 +9,7 @@ when the test fails or times out.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import importlib.util
 import json
@@ -216,6 +217,11 @@ def accounts_uid(user: str) -> int:
     return pwd.getpwnam(user).pw_uid
 
 
+def stop_quietly(hub: Hub, user: str) -> None:
+    with contextlib.suppress(Exception):
+        hub.stop_server(user)
+
+
 def end_processes_of(users: list[str]) -> list[int]:
     """End, by process id, every process still run by the test's accounts; their ids."""
     uids = set()
@@ -269,9 +275,8 @@ def running_hub(learners: int, lessons: list[str], *, idle_seconds: int = 3600,
         yield hub
     finally:
         if hub is not None and hub.process is not None and hub.process.poll() is None:
-            for user in [instructor, *names]:
-                with contextlib.suppress(Exception):
-                    hub.stop_server(user)
+            with concurrent.futures.ThreadPoolExecutor(16) as pool:
+                list(pool.map(lambda user: stop_quietly(hub, user), [instructor, *names]))
         if hub is not None:
             hub.stop()
         end_processes_of([instructor, *names])
