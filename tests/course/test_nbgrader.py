@@ -73,7 +73,7 @@ def course(tmp_path_factory):
             mine = command.replace(f"/{PAGE_LEARNER}/", f"/{learner}/")
             logs[f"{verb} {learner}" if verb == "validate" else verb] = run(
                 mine, course, COMMAND_SECONDS)
-    (grading,) = commands("Running a class")
+    (grading,) = [c for c in commands("Running a class") if c.startswith("ipu-course grade")]
     logs["grading"] = run(grading, course.parent, COMMAND_SECONDS)
     return course, ours, release, logs
 
