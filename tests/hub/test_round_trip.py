@@ -25,14 +25,15 @@ LESSON = LESSONS[1]
 S = "poptorch.Stage"
 RIGHT = {"two_ipus": f'my_strategy = poptorch.PipelinedExecution(\n    {S}("B1", "B2").ipu(0), '
                      f'{S}("B3", "B4").ipu(1))',
-         "fix_descending_stages": "my_auto_stage = poptorch.AutoStage.AutoIncrement",
+         "move_a_block": f'my_strategy = poptorch.PipelinedExecution({S}("A").ipu(0), '
+                         f'{S}("B", "C").ipu(1))',
          "ipus_reserved": "my_ipu_count = 2 * 4"}
 WRONG = {"two_ipus": f'my_strategy = poptorch.PipelinedExecution({S}("B1", "B2", "B3", "B4").ipu(0))',
-         "fix_descending_stages": "my_auto_stage = poptorch.AutoStage.SameAsIpu",
+         "move_a_block": "my_strategy = poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement)",
          "ipus_reserved": "my_ipu_count = 6"}
-POINTS = {"two_ipus": 2, "fix_descending_stages": 1, "ipus_reserved": 1}
+POINTS = {"two_ipus": 2, "move_a_block": 2, "ipus_reserved": 1}
 # Each learner: (the exercise answered right, the one answered wrong); the third is untouched.
-PLANS = [("two_ipus", "fix_descending_stages"), ("fix_descending_stages", "ipus_reserved"),
+PLANS = [("two_ipus", "move_a_block"), ("move_a_block", "ipus_reserved"),
          ("ipus_reserved", "two_ipus")]
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -197,7 +198,8 @@ def expected_score(plan: tuple[str, str]) -> int:
 def test_each_learner_sees_their_score_in_the_feedback(class_run):
     hub, seen, _, _ = class_run
     for user, plan in zip(hub.learners, PLANS):
-        assert f"{LESSON} (Score: {float(expected_score(plan))} / 4.0)" in seen[user], seen[user][:500]
+        score = f"Score: {float(expected_score(plan))} / {float(sum(POINTS.values()))}"
+        assert f"{LESSON} ({score})" in seen[user], seen[user][:500]
 
 
 def test_nbgrader_and_the_projects_grader_agree(class_run):
