@@ -24,9 +24,12 @@ CRASH = {**RIGHT, "combined_batch-answer": "import os\nos._exit(1)  # the kernel
 LOOP = {**RIGHT, "smallest_accumulation-answer": "import time\nwhile True:\n    time.sleep(0.1)"}
 STUBBORN = {**RIGHT, "smallest_accumulation-answer": "import signal, time\n"
             "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.1)"}
-# Seconds: a cell of the others takes a few (importing poptorch, the checks); LOOP's
-# notebook, its cell interrupted at CELL, ends well inside NOTEBOOK, which ends STUBBORN's.
-CELL, NOTEBOOK = 12, 40
+# Seconds: CELL interrupts LOOP's endless cell. The others' cells take a few seconds on an
+# idle machine, many more on a loaded one, so their notebooks get a generous NOTEBOOK. STUBBORN
+# ignores interrupts, so only a notebook's limit ends it: it is graded alone, under STUBBORN_LIMIT
+# (a time limit the test waits out; its notebook scores nothing however slow the machine is).
+# was wrong: one limit of 40 s for every notebook failed LOOP's later checks on a loaded machine
+CELL, NOTEBOOK, STUBBORN_LIMIT = 12, 600, 20
 
 
 def stored() -> nbformat.NotebookNode:
@@ -50,6 +53,7 @@ def submission(answers: dict) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
+    """The class graded: {(learner, exercise): score} and the grader's output folder."""
     course = tmp_path_factory.mktemp("course")
     editions.build([LESSON], str(course), CHECKOUT)
     folder = course / "submitted"
@@ -58,10 +62,13 @@ def graded(tmp_path_factory):
         os.makedirs(folder / learner / LESSON)
         nbformat.write(submission(answers), folder / learner / LESSON / f"{LESSON}.ipynb")
     (folder / "notes.ipynb").write_text("not a notebook")
+    stubborn = folder / "eve" / LESSON / f"{LESSON}.ipynb"
+    alone = grading.grade_one("eve", str(stubborn), str(course), CELL, STUBBORN_LIMIT)
+    stubborn.unlink()
     out = tmp_path_factory.mktemp("grades")
     # the course directory: the folder's parent, by default
     scores = grading.grade(str(folder), str(out), cell_timeout=CELL, timeout=NOTEBOOK)
-    return {(s.learner, s.exercise): s for s in scores}, out
+    return {(s.learner, s.exercise): s for s in scores + alone}, out
 
 
 def points(graded, learner) -> dict:
@@ -92,15 +99,16 @@ def test_an_endless_cell_is_interrupted_and_the_next_exercises_still_count(grade
 
 def test_an_endless_cell_that_ignores_interrupts_is_killed_at_the_time_limit(graded):
     assert set(points(graded, "eve").values()) == {0}
-    assert f"did not finish within {NOTEBOOK} s" in graded[0][("eve", "combined_batch")].feedback
+    assert f"did not finish within {STUBBORN_LIMIT} s" in \
+        graded[0][("eve", "combined_batch")].feedback
 
 
 def test_the_gradebook_and_its_summary(graded):
     scores, out = graded
     with open(out / "gradebook.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == len(scores) == 15
-    assert {r["learner"] for r in rows} == {"ada", "bo", "cy", "dee", "eve"}
+    assert len(rows) == len(scores) - 3 == 12  # eve was graded alone
+    assert {r["learner"] for r in rows} == {"ada", "bo", "cy", "dee"}
     page = (out / "summary.html").read_text()
     assert page.count("class='bar'") == 3  # a bar per exercise
     assert "multiply by the replicationFactor too" in page and "<script" not in page
