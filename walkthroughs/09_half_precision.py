@@ -54,13 +54,17 @@ except RuntimeError as error:
     print(f"PyTorch: {error}")
 
 # %% [markdown]
-# PopTorch 3.0 and later (Poplar SDK 3.0+) type each mixed op instead. A convolution casts
-# its float32 weights down to the float16 input; a matrix product computes in float32 and
-# returns what PyTorch's kernels return: float32 for `nn.Linear` on a batch of vectors (its
-# float32 bias promotes), float16 otherwise; elementwise ops promote to float32 (PopTorch 3.4's
-# `ConvolutionOps.cpp` and its tests, `half_float_test.py`).<!-- claim: L09-mixed-upcast -->
-# To choose what computes in float16, cast on purpose: `model.half()`, or one layer's
-# `.half()`, and inputs to match.
+# PopTorch 3.0 and later (Poplar SDK 3.0+) type each mixed op instead, giving it the type
+# torch's *meta* kernels give it (shapes and types only; PopTorch 3.4 runs torch 2.0.1's),
+# where the CPU kernels above refuse. A convolution casts its float32 weights down to the
+# float16 input. A matrix product computes in float32 and returns the meta kernel's type:
+# `nn.Linear` with a bias on a batch of vectors (a 2-D input) is `addmm`, whose meta kernel
+# promotes to float32; on one vector, or without a bias, it is a plain product, which keeps the
+# input's float16. Elementwise ops promote to float32. PopTorch's own `half_float_test.py`
+# checks the float16 cases (a `Conv1d`, a `Linear` on one vector); no PopTorch test checks the
+# `addmm` case, whose float32 we read from the sources, not from an
+# IPU.<!-- claim: L09-mixed-upcast --> To choose what computes in float16, cast on purpose:
+# `model.half()`, or one layer's `.half()`, and inputs to match.
 
 # %%
 opts = poptorch.Options().setExecutionStrategy(sharded).showCompilationProgressBar(False)
@@ -224,8 +228,8 @@ report(torch.float16)  # a separate cell: each epoch takes a while on a CPU
 # first epoch of a run is far below the later epochs of lesson 4). Over long runs float16
 # weights do lose something: every weight update is rounded to float16, and an update smaller
 # than half the spacing between float16 numbers near the weight rounds away entirely (the
-# stochastic-rounding demo below shows the same effect on a sum). Graphcore's float16 runs
-# turn on `opts.Precision.enableStochasticRounding(True)`, which makes each rounded update
+# stochastic-rounding demo below shows the same effect on a sum). Graphcore's BERT turns on
+# `opts.Precision.enableStochasticRounding(True)`, which makes each rounded update
 # right on average, and its BERT keeps both of LAMB's moments in float32 (its accumulators in
 # float16).<!-- claim: L09-bert-precision --> The
 # run above leaves stochastic rounding off, so its float16 figure is the round-to-nearest one;
@@ -250,7 +254,7 @@ def zero_velocities(velocity_scaling):
                              use_combined_accum=True, velocity_scaling=velocity_scaling)
     grads = {p: p.grad for p in net.parameters()}
     sgd.apply_gradients(grads, scale=1 / 1024.0)  # simulator extra: the update an IPU call makes
-    return sum(int(((sgd.state[p]["momentum_buffer"] == 0) & (g != 0)).sum())
+    return sum(int(((sgd.state[p]["momentum_buffer"] == 0) & (g != 0)).sum())  # simulator extra
                for p, g in grads.items())
 
 
@@ -331,8 +335,9 @@ for stochastic in (False, True):
 print(f"the loss in float64: {small_loss():.2g}; in bfloat16: {small_loss(torch.bfloat16)}")
 
 # %% [markdown]
-# bfloat16 is there for comparison with other accelerators only: the IPU computes in IEEE
-# float16 and float32 (the IPU programmer's guide),<!-- claim: L09-ipu-float-types -->
+# bfloat16 is there for comparison with other accelerators only: the GC200 and Bow IPUs
+# compute in IEEE float16 and float32 (the IPU programmer's guide; the C600's IPU, PopTorch's
+# version 21, adds FP8),<!-- claim: L09-ipu-float-types -->
 # and PopTorch 3.4 converts a bfloat16 input to float32 on the host before copying it to the
 # IPU (`PoplarExecutable.cpp`; its `CastUnsupportedInputs` pass, which would cast it to
 # float16, is defined but no longer called).<!-- claim: L09-bfloat16-input --> On an IPU the
@@ -402,8 +407,8 @@ exercises.half_partials.check(my_options)
 #
 # - To compute in float16, cast on purpose: `model.half()` (or one layer's `.half()`) and
 #   float16 inputs. Since PopTorch 3.0 a float16 input meeting float32 weights is typed op by
-#   op (convolutions cast their weights to float16, `nn.Linear` on a batch of vectors promotes
-#   to float32); `halfFloatCasting` is deprecated.
+#   op as torch's meta kernels type it (convolutions cast their weights to float16, `nn.Linear`
+#   with a bias on a batch of vectors promotes to float32); `halfFloatCasting` is deprecated.
 # - Float16 halves weights; `accum_type=torch.float16` (which Graphcore's tutorial asks for
 #   with a float16 model) halves the gradient accumulators and switches to a running mean;
 #   half partials shrink matmul working memory.

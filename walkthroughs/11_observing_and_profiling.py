@@ -15,7 +15,7 @@
 #   for Perfetto;
 # - `opts.Precision.enableFloatingPointExceptions`: stop at the op that makes the first inf.
 #
-# **Time:** about 60 minutes.
+# **Time:** about 70 minutes.
 #
 # **Prerequisites:** lessons 3 and 4 (blocks, pipelining) and lesson 9 (half precision).
 #
@@ -32,6 +32,7 @@ import tempfile
 
 import matplotlib.pyplot as plt
 import torch
+import torch.nn.functional as F
 
 from ipu_tutorials import environment, poptorch, tutorial
 from ipu_tutorials.profiling import load_report
@@ -41,7 +42,8 @@ from ipu_tutorials.tutorial.overflow import SharpClassifier, replay, train_until
 
 torch.manual_seed(0)
 train_set = load_mnist(train=True, source="embedded")
-images, labels = torch.stack([train_set[i][0] for i in range(16)]), torch.arange(16) % 10
+images = torch.stack([train_set[i][0] for i in range(128)])  # 8 micro-batches of 16 digits
+labels = torch.stack([train_set[i][1] for i in range(128)])
 
 # %% [markdown]
 # ## The log and the environment
@@ -54,7 +56,8 @@ images, labels = torch.stack([train_set[i][0] for i in range(16)]), torch.arange
 # %%
 opts = tutorial.training_options("pipelined", device_iterations=1, gradient_accumulation=8,
                                  output_all=False).showCompilationProgressBar(False)
-opts.anchorTensor("grad_b4", "Gradient___model.layer4.bias")
+opts.anchorTensor("grad_b4", "Gradient___model.layer4.bias")  # the model's output mode
+opts.anchorTensor("grads_b4", "Gradient___model.layer4.bias", poptorch.OutputMode.All)
 opts.anchorTensor("new_b4", "UpdatedVar___model.layer4.bias", poptorch.OutputMode.Final)
 net = Network()
 pipelined = poptorch.trainingModel(TrainingModelWithLoss(net), opts,
@@ -128,28 +131,39 @@ outputs = poptorch.trainingModel(printed, poptorch.Options().showCompilationProg
 before = Network()
 before.load_state_dict(net.state_dict())  # the weights before the step, for the check below
 print(pipelined.getTensorNames()[:4], "...")
-pipelined(images.repeat(8, 1, 1, 1), labels.repeat(8))
-gradient = pipelined.getAnchoredTensor("grad_b4")
-print("Gradient___model.layer4.bias after one step:", gradient.numpy().round(4))
+pipelined(images, labels)  # one step: 8 micro-batches of 16 different digits
+last, each = pipelined.getAnchoredTensor("grad_b4"), pipelined.getAnchoredTensor("grads_b4")
+print(f"the Final anchor: shape {tuple(last.shape)}; the All anchor: shape {tuple(each.shape)}")
 
 # %% [markdown]
-# The anchored gradient is the one the update used: the mean over the step's 8 micro-batches
-# (here 8 copies of one batch). A plain PyTorch loss on the weights before the step gives the
-# same numbers, and the `UpdatedVar___` anchor holds the weight after SGD's update:
+# Which gradient is that? PopART computes `Gradient___<w>` once per micro-batch and adds each
+# into an accumulator of its own (`Accum___<w>`); the update then uses the accumulated
+# gradient, divided by 8 under the default `ReductionType.Mean`. So an anchored gradient is one
+# micro-batch's, and its output mode picks which: `Final` (a training model's default, so the
+# first anchor's) the last micro-batch's, `All` every micro-batch's, one after another along
+# the first dimension (80 = 8 x 10).<!-- claim: L11-anchor-gradient-micro-batch --> Plain
+# PyTorch on the weights before the step tells them apart, because the 8 micro-batches differ;
+# the `UpdatedVar___` anchor holds the weight after SGD's update:
 
 # %%
-plain = torch.autograd.grad(torch.nn.functional.cross_entropy(before(images), labels),
-                            before.layer4.bias)[0]
+per_micro_batch = torch.stack([
+    torch.autograd.grad(F.cross_entropy(before(x), y), before.layer4.bias)[0]
+    for x, y in zip(images.chunk(8), labels.chunk(8))])  # (8, 10)
+mean = per_micro_batch.mean(dim=0)
 updated = pipelined.getAnchoredTensor("new_b4")
-print("anchored gradient == plain PyTorch (within 1e-5):",
-      torch.allclose(gradient, plain, atol=1e-5))
-print("anchored weight == weight - 0.05 x gradient:",
-      torch.allclose(updated, before.layer4.bias - 0.05 * plain, atol=1e-5))
+print("Final anchor == the last micro-batch's gradient (within 1e-5):",
+      torch.allclose(last, per_micro_batch[-1], atol=1e-5))
+print("Final anchor == the mean over the 8 micro-batches:", torch.allclose(last, mean, atol=1e-5))
+print("All anchor == every micro-batch's gradient:",
+      torch.allclose(each.view(8, -1), per_micro_batch, atol=1e-5))
+print("anchored weight == weight - 0.05 x the mean:",
+      torch.allclose(updated, before.layer4.bias - 0.05 * mean, atol=1e-5))
 
 # %% [markdown]
-# `anchorTensor` also takes an output mode and a return period, like the model's outputs
-# (`OutputMode.Final` above). The simulator keeps the value of the call's last weight update
-# whatever the mode; [docs/differences.md](../docs/differences.md) says so.
+# `anchorTensor` also takes a return period, for `OutputMode.EveryN`, like the model's
+# outputs. The simulator returns gradients as PopART does, but keeps an `UpdatedVar___` anchor
+# at the weight after the call's last update whatever its mode;
+# [docs/differences.md](../docs/differences.md) says so.
 #
 # ## A NaN hunt in float16
 #
@@ -199,16 +213,18 @@ print(f"the loss of the replayed step: {loss.item()}")
 # The print marks the images past the limit printed above: each of them makes `exp` return
 # infinity, and infinity / infinity is NaN. To know which op fails first without guessing, turn
 # on floating-point exceptions: the IPU then stops at the first op that overflows, divides by
-# zero or computes an invalid value, and PopTorch raises an error (a `RuntimeError`, its
-# docstring says).<!-- claim: L11-fp-exceptions-option --> The simulator checks every op's
-# float16 result and raises `poptorch.Error` (a `RuntimeError` too), naming the op and the
-# module that ran it:
+# zero or computes an invalid value, and PopTorch raises an error: its docstring says a
+# `RuntimeError`, but its code turns every Poplar and PopART error into `poptorch.Error` (or
+# its subclasses `RecoverableError` and `UnrecoverableError`), which derives from `Exception`
+# and carries `message`, `type` and `location`.<!-- claim: L11-fp-exceptions-option --> The
+# simulator checks every op's float16 result and raises `poptorch.Error` too, naming the op and
+# the module that ran it (its `op` and `module` attributes are the simulator's own):
 
 # %%
 try:
     replay(PrintedLogSoftmax(), run["weights_before"], run["batch"], exceptions=True)
 except poptorch.Error as error:
-    print(type(error).__name__, f"(op {error.op!r}, module {error.module!r}):")
+    print(type(error).__name__, f"(op {error.op!r}, module {error.module!r}):")  # simulator extra
     print(str(error).split(". Rule")[0])
 
 # %% [markdown]
@@ -312,8 +328,8 @@ report_explorer("pipelined", device_iterations=1, accumulation=8)
 #   notebook's output is the same every run.<!-- claim: L11-log-sources -->
 # - `ipu_print_tensor` and anchors move data to the host during the step: on hardware they cost
 #   host-link time and can change the schedule; the simulator prints and keeps them for free.
-#   Real anchors can return a value per iteration (`OutputMode.All`); here they keep the last
-#   update's.
+#   A weight anchor (`UpdatedVar___`) keeps the last update's weight here, whatever its output
+#   mode.
 # - A real autoReport is a Poplar profile (`profile.pop`) read by the PopVision Graph Analyser
 #   (memory per tile, vertices, exchanges). The PopVision System Analyser reads something else:
 #   a trace of the host's side of the run that the PopVision trace instrumentation library
@@ -336,7 +352,8 @@ report_explorer("pipelined", device_iterations=1, accumulation=8)
 # - `ipu_print_tensor(t, title)` prints a tensor, and its gradient, every time the IPU computes
 #   it; use its result.
 # - `anchorTensor("name", "Gradient___<param>")` / `"UpdatedVar___<param>"` and
-#   `getAnchoredTensor("name")` read what the step did not return.
+#   `getAnchoredTensor("name")` read what the step did not return; a gradient anchor holds one
+#   micro-batch's gradient (`Final`: the last; `All`: each), not the mean the update used.
 # - `POPLAR_ENGINE_OPTIONS` autoReport (or `enableProfiling`) writes a report: memory per IPU,
 #   a timeline and a Chrome trace for Perfetto.
 # - A NaN is where an infinity arrived, not where it was made: replay the failing step with
@@ -383,6 +400,20 @@ exercises.fix_the_softmax.check(stable_log_softmax)
 
 # %%
 exercises.compute_share.check(my_share)
+
+# %% [markdown]
+# ### Exercise 11.4: the gradient the update used
+#
+# The lesson's pipelined step anchors `Gradient___model.layer4.bias` with `OutputMode.All` on
+# 8 different micro-batches. Write `update_gradient(each)`, which takes that anchor (80
+# numbers) and returns the gradient SGD's update used. The check runs the step and compares
+# your result with (weight before - weight after) / learning rate.
+
+# %% tags=["answer"]
+# starting code: exercises.update_gradient.starting_code
+
+# %%
+exercises.update_gradient.check(update_gradient)
 
 # %% [markdown]
 # **Next:** lesson 12 (custom operations) writes losses with `identity_loss`, groups

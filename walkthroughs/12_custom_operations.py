@@ -267,7 +267,7 @@ except poptorch.Error as error:
 #   PopVision Graph Analyser, with its own (tiny) cost.
 #
 # **On a Bow Pod.** A custom op's Poplar code is compiled for the IPU architecture at hand. A
-# Bow IPU runs the GC200's `ipu2` code unchanged (Graphcore sells the Bow-2000 as backwards
+# Bow IPU runs the GC200's `ipu2` code unchanged (the Bow-2000 datasheet calls it backwards
 # compatible with the IPU-M2000, "with no code changes"); `ipu21` is the C600 card's
 # architecture, Mk2 with FP8 support.<!-- claim: L12-bow-arch --> Here the op runs its
 # Python implementation on any simulated IPU.

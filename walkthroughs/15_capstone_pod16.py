@@ -22,7 +22,8 @@
 # 9 (half precision), 10 (replication); lesson 7 (memory tuning) helps.
 #
 # **Coming from GPUs:** the recipe combines pipeline parallelism, DDP, ZeRO-1-style sharded
-# optimizer state and fixed-scale mixed precision ([the GPU bridge](../docs/coming-from-gpus.md)).
+# optimizer state (replicated tensor sharding set on the optimizer state only) and fixed-scale
+# mixed precision ([the GPU bridge](../docs/coming-from-gpus.md)).
 
 # %%
 import torch
@@ -295,8 +296,10 @@ from ipu_tutorials.classroom.exercises import capstone as exercises
 # %% [markdown]
 # ### Exercise 15.1: sequences per update
 #
-# How many sequences does one weight update of the published recipe use (micro-batch 8,
-# `gradientAccumulation(2048)`, 4 replicas of a 4-IPU pipeline)?
+# How many 128-token rows does one weight update of the published recipe use (micro-batch 8
+# rows, `gradientAccumulation(2048)`, 4 replicas of a 4-IPU pipeline)? The check calls them
+# sequences, as the simulator counts them; packed, each row holds 1.17 of Graphcore's
+# sequences on average.
 
 # %% tags=["answer"]
 # starting code: exercises.samples_per_update.starting_code

@@ -1,12 +1,12 @@
 # %% [markdown]
 # # Lesson 16: The same ideas with PyTorch's own engines
 #
-# Graphcore's IPUs are no longer sold, and most learners who finish this course will train on
-# GPUs. Everything the course taught has a counterpart in PyTorch's own distributed engines:
-# pipelining with its fill and drain, sharded optimizer state, 16-bit arithmetic with a loss
-# scale, replicas and their all-reduce. This lesson takes lesson 4's network and its split
-# into four blocks and runs it for real with `torch.distributed`: four processes on your CPU,
-# talking over the gloo backend, beside the simulated IPU, with the same numbers.
+# Everything the course taught has a counterpart in PyTorch's own distributed engines, the
+# ones a GPU cluster runs: pipelining with its fill and drain, sharded optimizer state (and
+# sharded weights), 16-bit arithmetic with a loss scale, replicas and their all-reduce. This
+# lesson takes lesson 4's network and its split into four blocks and runs it for real with
+# `torch.distributed`: four processes on your CPU, talking over the gloo backend, beside the
+# simulated IPU, with the same numbers.
 #
 # **Measured or simulated.** Times marked *host time* are wall time measured on this
 # machine: four processes sharing your CPU's cores, starting included; not what a GPU would
@@ -19,8 +19,8 @@
 #   `ScheduleGPipe`, `Schedule1F1B`) over four processes, with the simulator's own losses;
 # - torch's order of forwards and backwards on each stage beside the IPU's pipeline, and what
 #   each keeps in memory;
-# - how `ZeroRedundancyOptimizer` and FSDP2's `fully_shard` shard AdamW's state, beside
-#   replicated tensor sharding;
+# - how `ZeroRedundancyOptimizer` and FSDP2's `fully_shard` shard AdamW's state (and FSDP2
+#   the weights), beside replicated tensor sharding;
 # - `torch.autocast` in bfloat16 with a `GradScaler`, beside float16 with loss scaling;
 # - `DistributedDataParallel` beside `replicationFactor`: the all-reduce, Mean and Sum.
 #
@@ -40,6 +40,8 @@ import torch
 import torch.nn.functional as F
 
 from ipu_tutorials import poptorch, tutorial
+from ipu_tutorials.classroom.explorers.schedules import (TIME_AXIS, recomputing_stages,
+                                                         step_length)
 from ipu_tutorials.profiling.diagrams import unit_stages
 from ipu_tutorials.tutorial import torch_engines as engines
 from ipu_tutorials.tutorial.datasets import embedded_digits
@@ -144,47 +146,62 @@ for run in (gpipe, one_f_one_b):
 # GPipe runs every forward, then every backward. 1F1B runs `P - stage` forwards (4 on stage
 # 0, 1 on the last), then a backward and a forward in turn, then the backwards left over.
 # The IPU runs neither: PopTorch's pipeline is a grid of cycles with 2N-1 pipeline stages
-# (lesson 4), and each IPU runs a forward and a backward of different micro-batches in the
-# same cycle:<!-- claim: L16-poptorch-pipeline-stages -->
+# (lesson 4), and once it is full each IPU runs a forward and a backward of different
+# micro-batches in the same cycle:<!-- claim: L16-poptorch-pipeline-stages -->
 
 # %%
 times = unit_stages(4)  # every stage alike: forward 1 unit, backward 2 units
-ipu = engines.ipu_step(times, 10)  # the simulator's own pipelined step, A = 10
+ipu_times = recomputing_stages(4)  # the IPU's backward recomputes the forward first: 1 + 2
+ipu = engines.ipu_step(ipu_times, 10)  # the simulator's own pipelined step, A = 10
 print(f"simulated IPU:\n{engines.order_text(engines.orders_of(ipu, 4), 'IPU')}")
 
 # %% [markdown]
 # To see them in time, give every stage the same work: a forward takes one unit and a
-# backward two (the course's pipeline diagram does the same). The IPU's panel is the
-# simulator's pipelined step; torch's panels time the orders the processes ran, each action
-# starting as soon as its stage is free and its input has arrived.
+# backward two (the course's pipeline diagram does the same). PopTorch's pipeline also
+# recomputes each stage's forward before its backward (on by default; lesson 7), and the
+# simulator charges that as a second forward, so the IPU's backwards take 3 units. The IPU's
+# panel is the simulator's pipelined step; torch's panels time the orders the processes ran,
+# without recomputation (as they ran), each action starting as soon as its stage is free and
+# its input has arrived.
 
 # %%
-panels = [("simulated IPU pipeline: 4 IPUs, gradientAccumulation(10)", "IPU", ipu)]
+panels = [("simulated IPU pipeline: 4 IPUs, gradientAccumulation(10), backward = recompute "
+           "+ backward", "IPU", ipu)]
 panels += [(f"torch Schedule{run.schedule}: the order its 4 processes ran", "stage",
             engines.replay(run.orders, times)) for run in (gpipe, one_f_one_b)]
 # alt: Three schedules of micro-batches 0 to 9 over 4 rows on one time axis, forwards blue and
-#   backwards orange. Top, the simulated IPU pipeline: forwards fill a staircase, then each IPU
-#   alternates forward and backward, and backwards drain last. Middle, torch's GPipe: all ten
-#   forwards on every stage, then all ten backwards. Bottom, torch's 1F1B: a few forwards per
-#   stage, then one forward and one backward in turn, then the last backwards.
-draw_schedules(panels, 4)
+#   backwards orange. Top, the simulated IPU pipeline, whose backwards are half as long again
+#   as torch's (they recompute the forward): forwards fill a staircase, then each IPU
+#   alternates forward and backward, and backwards drain last; it ends last. Middle, torch's
+#   GPipe: all ten forwards on every stage, then all ten backwards. Bottom, torch's 1F1B: a few
+#   forwards per stage, then one forward and one backward in turn, then the last backwards.
+draw_schedules(panels, 4, xlabel=TIME_AXIS)
 plt.show()
 for title, _, events in panels:
     held = engines.peak_in_flight(engines.orders_of(events, 4)[0])
-    step, idle = max(e.end for e in events if e.kind in "FB"), engines.bubble(events, 4)
+    step, idle = step_length(events), engines.bubble(events, 4)
     print(f"{title.split(':')[0]:>23}: a step of {step:.0f} units, idle {idle:.0%} of the time "
           f"(simulated), {held} micro-batches in flight on stage 0")
+for run in (gpipe, one_f_one_b):  # the same work on both sides: torch recomputing too
+    recomputed = step_length(engines.replay(run.orders, ipu_times))
+    print(f"{'torch ' + run.schedule:>23}, each stage's forward recomputed in its backward: "
+          f"a step of {recomputed:.0f} units")
 
 # %% [markdown]
-# With equal stages all three are idle for (P-1)/(M+P-1) = 3/13 = 23% of the time: the bubble is
-# set by the number of micro-batches, not by the schedule. The IPU's A + 2N - 2 = 16 cycles take
-# no longer than torch's step: only its first N-1 = 3 cycles run forwards alone and its last 3
-# backwards alone, and those are short; in every other cycle, lesson 4's fill and flush
-# included, some IPU runs both a forward and a backward. What differs is memory: GPipe keeps the
-# activations of all 10 micro-batches on stage 0 until the backwards start, 1F1B keeps 4 (one
-# per stage), and IPU 0 keeps 7 micro-batches in flight but stashes only their inputs, because
-# PopTorch's pipelines recompute the forward during the backward (lesson
-# 4).<!-- claim: L16-poptorch-pipeline-recomputes --> One more difference the equal stages hide:
+# With equal stages all three are idle for (P-1)/(M+P-1) = 3/13 = 23% of the time, with P the
+# stages of work on each side (4: torch's processes, the IPUs) and M the micro-batches: the
+# bubble is set by the number of micro-batches, not by the schedule. Only the IPU's first N-1 = 3
+# of its A + 2N - 2 = 16 cycles run forwards alone and its last 3 backwards alone; in every
+# other cycle, lesson 4's fill and flush included, some IPU runs both a forward and a backward.
+# The IPU's step is nevertheless longer, 52 units against torch's 39, because it does more
+# work: its backwards recompute their forward, which PopTorch turns on by default for a
+# pipeline over several IPUs (lesson 7).<!-- claim: L16-poptorch-pipeline-recomputes --> Counted
+# on the same work, with each torch stage recomputing too (its forward under
+# `torch.utils.checkpoint`, which reruns it during the backward), torch's steps take the same
+# 52 units.<!-- claim: L16-torch-checkpoint-recomputes --> What the recomputation buys is
+# memory: GPipe keeps the activations of all 10 micro-batches on stage 0 until the backwards
+# start, 1F1B keeps 4 (one per stage), and IPU 0 keeps 7 micro-batches in flight but stashes
+# only their inputs. One more difference the equal stages hide:
 # the IPU's cycles are synchronous, each ending with the copies between IPUs, so the slowest
 # stage sets every cycle (lesson 4's timeline);<!-- claim: L16-ipu-pipeline-sync --> a torch
 # process starts as soon as its input has arrived.<!-- claim: L16-torch-pipelining-receive -->
@@ -192,11 +209,16 @@ for title, _, events in panels:
 # ## Sharded optimizer state
 #
 # Lesson 8 moved AdamW's state off chip and, with replicas, split it between them: replicated
-# tensor sharding (RTS). On GPUs the idea is ZeRO (Rajbhandari et al. 2020), and torch has two
-# forms of it. `ZeroRedundancyOptimizer` shards the optimizer state only (ZeRO stage 1, as RTS
-# does): weights and gradients stay whole on every process and DDP's all-reduce is unchanged.
-# FSDP2's `fully_shard` shards weights and gradients too (ZeRO stage 3) and gathers each layer's
-# weights when it
+# tensor sharding (RTS). RTS splits any tensor that holds the same values on every replica: in
+# PopTorch, `useReplicatedTensorSharding` is "relevant for weights and optimiser states", set
+# per kind of tensor (`setWeightLocation`, `setOptimizerLocation`), and an RTS weight is
+# gathered whole where it is used.<!-- claim: L16-rts-weights-and-state --> Lessons 8, 15 and
+# this one set it for the optimizer state only, the configuration Graphcore's BERT uses. On GPUs
+# the idea is ZeRO (Rajbhandari et al. 2020), and torch has two forms of it.
+# `ZeroRedundancyOptimizer` shards the optimizer state only (ZeRO stage 1, as the lessons'
+# state-only RTS does): weights and gradients stay whole on every process and DDP's all-reduce
+# is unchanged. FSDP2's `fully_shard` shards weights and gradients too (ZeRO stage 3) and
+# gathers each layer's weights when it
 # runs.<!-- claim: L16-zero-stages --><!-- claim: L16-torch-zero-shards-state --><!-- claim: L16-torch-fsdp2-dim0 -->
 # Both run on the CPU with gloo here, so the lesson runs both: lesson 4's network, data parallel
 # over four processes, two steps of 160 digits (40 per process):
@@ -219,8 +241,8 @@ for kind, run in sharded.items():
 
 # %% [markdown]
 # What each process held after a step, beside lesson 8's plan of the same network on 4
-# replicas of one IPU each, AdamW's state off chip and sharded (the plan is simulated; every
-# figure here is a count of bytes):
+# replicas of one IPU each, AdamW's state off chip and sharded, the weights whole (the plan is
+# simulated; every figure here is a count of bytes):
 
 # %%
 from ipu_tutorials.classroom.plans import tutorial_plan
@@ -240,7 +262,7 @@ for what, key in (("AdamW state", "optimizer"), ("weights", "weights")):
         print(f"  {name:<28}" + "".join(f"{h[key]:>10,}" for h in held))
 
 # %% [markdown]
-# RTS splits a tensor's state over the replicas when the tensor has at least 8,192 elements,
+# RTS splits a tensor over the replicas when it has at least 8,192 elements,
 # PopART's default `minElementsForReplicatedTensorSharding` (written out above: the simulator's
 # own default splits every tensor,
 # [docs/differences.md](../docs/differences.md)).<!-- claim: L16-rts-splits-every-tensor -->
@@ -262,9 +284,9 @@ print("what zero_partition predicts:",
       [sorted(names) for names in zero_partition(sizes, 4)] == [sorted(h) for h in sharded["zero"].holds])
 
 # %% [markdown]
-# Which one to use: `ZeroRedundancyOptimizer` shards what RTS shards (the state only, weights
-# whole), in whole tensors, and drops into a DDP program unchanged; `fully_shard` divides evenly
-# whatever the layers' sizes and saves the weights and gradients too, at the price of gathering
+# Which one to use: `ZeroRedundancyOptimizer` shards what the lessons' state-only RTS shards
+# (weights whole), in whole tensors, and drops into a DDP program unchanged; `fully_shard`
+# divides evenly whatever the layers' sizes and saves the weights and gradients too, at the price of gathering
 # each layer's weights for every forward and backward. On a model of many similar layers ZeRO's
 # whole tensors even out; on this one they cannot. Lesson 8's other half, state off the device,
 # has its counterpart too: `fully_shard(..., offload_policy=CPUOffloadPolicy())` keeps the
@@ -316,8 +338,9 @@ print(f"under autocast in bfloat16, the loss in {str(loss.dtype).replace('torch.
       f"{int(((autocast == 0) & kept).sum()):,}")
 
 # %% [markdown]
-# That is why an IPU needed a loss scale: its 16-bit type is float16, the IPU computing in
-# float32 and IEEE float16 only<!-- claim: L16-ipu-float-types --> (PyTorch Lightning's IPU
+# That is why an IPU needed a loss scale: its 16-bit type is float16, the GC200 and Bow IPUs
+# computing in float32 and IEEE float16 (no bfloat16; PopTorch's IPU version 21, the C600's
+# Mk2 IPU, adds FP8)<!-- claim: L16-ipu-float-types --> (PyTorch Lightning's IPU
 # precision plugin offers no bfloat16 either<!-- claim: L16-lightning-ipu-no-bf16 -->), and
 # float16 loses small gradients unless the loss is scaled up first. bfloat16 reaches down to
 # 1e-38, so no gradient here is too small for it; what it gives up is precision, 8
@@ -431,15 +454,17 @@ print(f"a replica's IPUs 0-3 all-reduce their own block's gradients side by side
 #
 # Change the number of stages and micro-batches, and torch's schedule. Every stage takes the
 # same time, so the idle share follows (P-1)/(M+P-1) on both sides; watch instead where the
-# backwards start, and what stage 0 keeps. Try fewer micro-batches than stages with 1F1B,
-# and fewer than 2N-1 on the IPU.
+# backwards start, what stage 0 keeps, and the step's length, the IPU's backwards recomputing
+# their forward. Try fewer micro-batches than stages with 1F1B, and fewer than 2N-1 on the
+# IPU.
 
 # %%
 from ipu_tutorials.classroom.explorers.schedules import schedule_explorer
 
 # alt: The schedule explorer at 4 stages and 10 micro-batches: the simulated IPU pipeline above
 #   torch's 1F1B, micro-batches 0 to 9 as forward (blue) and backward (orange) boxes per stage,
-#   both filling a staircase, alternating forward and backward, then draining.
+#   both filling a staircase, alternating forward and backward, then draining; the IPU's
+#   backwards, which recompute their forward, are longer, so its step ends later.
 schedule_explorer(stages=4, micro_batches=10, schedule="1F1B")
 
 # %% [markdown]
@@ -503,11 +528,13 @@ exercises.zero_fullest_rank.check(my_bytes)
 # - `torch.distributed.pipelining` runs lesson 4's split over four processes with the same
 #   losses as the simulator and plain PyTorch; the schedule changes the order, not the maths.
 # - With equal stages GPipe, 1F1B and the IPU's pipeline are all idle (P-1)/(M+P-1) of the
-#   time; they differ in what they keep: M micro-batches' activations (GPipe), P (1F1B), or
-#   2N-1 stashed inputs and a recomputed forward (the IPU).
-# - `ZeroRedundancyOptimizer` is RTS's counterpart (state only), but gives each tensor whole
-#   to one rank where RTS splits each large one; `fully_shard` splits every tensor, weights
-#   and gradients included.
+#   time (P stages of work, M micro-batches); they differ in what they keep: M micro-batches'
+#   activations (GPipe), P (1F1B), or 2N-1 stashed inputs (the IPU), which the IPU pays for
+#   by recomputing each forward: a third more time here, as torch would with checkpointing.
+# - `ZeroRedundancyOptimizer` is the counterpart of RTS on the optimizer state (as the lessons
+#   set it), but gives each tensor whole to one rank where RTS splits each large one;
+#   `fully_shard` splits every tensor, weights and gradients included, as RTS on the weights
+#   too would split the weights.
 # - bfloat16 has float32's range: autocast keeps float32 weights and rarely needs its
 #   `GradScaler`; float16 on an IPU needed a loss scale.
 # - DDP is replication with `ReductionType.Mean`; a communication hook gives `Sum`.

@@ -85,7 +85,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         self._spec = self._plan = self._graph = self._weights = self._example = None
         self._attached = False
         self._record = CallRecord()
-        self._anchors = Anchors(self._user_model, self._options.anchored_tensors)
+        self._anchors = Anchors(self._user_model, self._options.anchored_tensors,
+                                self._options.output_mode)
         self._across_instances = None  # gradient hook when several processes share the run
         self._replica_state = None  # each replica's buffers (simulator.replica_state)
         self._modes: dict[torch.nn.Module, bool] = {}  # train/eval flags at compile
@@ -177,12 +178,12 @@ class PoplarExecutor(PerfQueries, DeviceLink):
 
     def _train(self, args: tuple, kwargs: dict):
         """One training call, with the module flags and optimizer values the device holds."""
-        hook = self._anchors.record if self._options.anchored_tensors else None
         if self._optimizer_state is not None:
             self._optimizer_state.before_run()
         with in_modes(self._modes), training_graph(True), \
                 self._device_optimizer.applied(self._optimizer), \
-                scaling(self._loss_scaling, self._optimizer, hook, self._anchors) as hook:
+                self._anchors.watching(self._spec.replication_factor), \
+                scaling(self._loss_scaling, self._optimizer, None, self._anchors) as hook:
             result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
                                    self._graph.loss, hook, self._across_instances,
                                    self._replica_state, frozen=self._graph.value_reads)

@@ -153,6 +153,13 @@ def crossing_bytes(graph: Graph, placement: Placement, stage) -> tuple[int, int]
     return sent, received
 
 
+def with_recomputation(forward: float, backward: float) -> float:
+    """A pipelined stage's backward when it first recomputes its forward from the stashed
+    inputs (PopART's RecomputationType::Pipeline, which PopTorch sets for a pipeline over more
+    than one IPU): the forward's time again, then the backward's."""
+    return backward + forward
+
+
 def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[StageCost]:
     recompute = recomputes(spec, len(placement.stages))
     costs = []
@@ -161,7 +168,7 @@ def stage_costs(graph: Graph, placement: Placement, spec: RunSpec) -> list[Stage
         forward = _ops_seconds(ops, stage.ipu, spec, backward=False)
         backward = _ops_seconds(ops, stage.ipu, spec, backward=True) if spec.training else 0.0
         if recompute:
-            backward += forward
+            backward = with_recomputation(forward, backward)
         sent, received = crossing_bytes(graph, placement, stage)
         costs.append(StageCost(forward, backward, link_seconds(sent, spec.system),
                                link_seconds(received, spec.system) if spec.training else 0.0,

@@ -7,13 +7,19 @@ PopTorch's dispatcher gives each ATen op the result type PyTorch's meta kernels 
   (popart_canonicalization, castWeightAndBias: PopTorch 3.0's "Fix convolution typing");
 - a matrix product computes in float32 (PopART promotes its inputs) and takes the meta
   kernel's type: the activation's (mm, bmm, matmul), except where a float32 bias is added out
-  of place (addmm: nn.Linear on a 2-D input promotes to float32);
+  of place. torch 2.0.1 (PopTorch 3.4's) lowers nn.Linear with a bias to addmm for a 2-D input
+  and for a contiguous 3-D one (flattened to 2-D), and its meta addmm is the Python
+  decomposition that promotes (torch/_decomp/decompositions.py, `addmm` under
+  `pw_cast_for_opmath`, made the Meta kernel by torch/_meta_registrations.py's
+  activate_meta): float32. Other inputs take matmul and an in-place bias add: float16;
 - every other op promotes as PyTorch does (float32), so it needs nothing here.
 
 PopTorch's own tests hold it to this (half_float_test.py: float16 activations into float32
-Linear and Conv1d weights give float16; half_test.py: test_8bit_io_casting). The casts are
-made above autograd, as they are nodes of PopTorch's graph: gradients flow back through them,
-so a float32 weight's gradient stays float32.
+Conv1d weights, and into a float32 Linear on a 1-D input, give float16; half_test.py:
+test_8bit_io_casting). No PopTorch test covers the addmm inputs: their float32 is read from
+the sources above, not run on an IPU. The casts are made above autograd, as they are nodes of
+PopTorch's graph: gradients flow back through them, so a float32 weight's gradient stays
+float32.
 """
 from __future__ import annotations
 
@@ -57,14 +63,14 @@ def _cast_weights(func, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
 
 def _result_type(func, args: tuple, kwargs: dict) -> torch.dtype:
-    """The meta kernel's result type; F.linear as PyTorch decomposes it in C++ (addmm for a
-    2-D input with a bias, else matmul and an in-place bias add)."""
+    """The meta kernel's result type; F.linear as torch 2.0.1 decomposes it in C++ (addmm for a
+    2-D or contiguous 3-D input with a bias, else matmul and an in-place bias add)."""
     if func is F.linear:
         bias = args[2] if len(args) > 2 else kwargs.get("bias")
-        if bias is not None and args[0].dim() == 2:
-            return torch.promote_types(torch.promote_types(args[0].dtype, args[1].dtype),
-                                       bias.dtype)
-        return args[0].dtype
+        x = args[0]
+        if bias is not None and (x.dim() == 2 or (x.dim() == 3 and x.is_contiguous())):
+            return torch.promote_types(torch.promote_types(x.dtype, args[1].dtype), bias.dtype)
+        return x.dtype
     key = (func, *((t.dtype, t.dim()) for t in _tensors(args, kwargs)))
     if key not in _RESULT_TYPES:
         def meta(x):

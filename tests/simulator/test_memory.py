@@ -270,3 +270,20 @@ def test_an_embeddings_gradient_wants_a_temporary_the_size_of_its_table():
     # looked up in four slices, each slice's gradient is built on its own
     assert lookup_temporaries(20_000, slices=4) == 5_000 * 32 * FLOAT
     assert lookup_temporaries(20_000, training=False) < 20_000 * 32 * FLOAT  # no backward
+
+
+def test_replicated_tensor_sharding_of_the_weights_is_accepted_but_not_planned():
+    # docs/differences.md: the simulator shards the optimizer state only
+    def weights_on_two_replicas(shard_weights):
+        model = TwoLayer()
+        opts = poptorch.Options().replicationFactor(2)
+        opts.Training.gradientAccumulation(A)
+        opts.TensorLocations.setWeightLocation(
+            poptorch.TensorLocationSettings().useReplicatedTensorSharding(shard_weights))
+        training = poptorch.trainingModel(model, opts, poptorch.optim.Adam(model.parameters()))
+        n = MB * A * 2
+        training.compile(torch.randn(n, 64), torch.randint(0, 10, (n,)))
+        return [m.weights for m in training.plan.memory.ipus]
+
+    assert weights_on_two_replicas(True) == weights_on_two_replicas(False) == [FC1 * FLOAT,
+                                                                             FC2 * FLOAT]

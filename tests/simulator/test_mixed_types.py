@@ -6,14 +6,21 @@ import torch.nn as nn
 from ipu_tutorials.simulator.mixed_types import MixedTypes
 
 
-@pytest.mark.parametrize("shape, bias, dtype", [
-    ((10,), True, torch.float16), ((2, 3, 10), True, torch.float16),  # matmul, in-place bias add
-    ((3, 10), False, torch.float16),  # mm
-    ((3, 10), True, torch.float32)])  # addmm: the float32 bias promotes
-def test_a_linear_layer_takes_the_type_pytorch_decomposes_it_to(shape, bias, dtype):
+@pytest.mark.parametrize("shape, bias, transposed, dtype", [
+    ((10,), True, False, torch.float16),  # matmul, in-place bias add (half_float_test's case)
+    ((2, 3, 10), True, True, torch.float16),  # not contiguous: matmul, in-place bias add
+    ((2, 2, 3, 10), True, False, torch.float16),  # 4-D: matmul, in-place bias add
+    ((3, 10), False, False, torch.float16),  # mm
+    ((3, 10), True, False, torch.float32),  # addmm: the float32 bias promotes
+    ((2, 3, 10), True, False, torch.float32)])  # contiguous 3-D: flattened to addmm
+def test_a_linear_layer_takes_the_type_torch_2_0_1_decomposes_it_to(shape, bias, transposed,
+                                                                     dtype):
     torch.manual_seed(0)
     layer = nn.Linear(10, 4, bias=bias)
     x = torch.randn(shape).half()
+    if transposed:  # the same shape, not contiguous
+        x = torch.randn(shape[1], shape[0], shape[2]).half().transpose(0, 1)
+        assert x.shape == shape and not x.is_contiguous()
     with MixedTypes() as mode:
         out = layer(x)
     assert mode.used and out.dtype == dtype

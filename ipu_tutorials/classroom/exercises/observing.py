@@ -1,4 +1,5 @@
-"""Exercises of lesson 11: observing and profiling (the NaN hunt and reading a report)."""
+"""Exercises of lesson 11: observing and profiling (the NaN hunt, reading a report, and what
+an anchored gradient holds)."""
 from __future__ import annotations
 
 import functools
@@ -228,3 +229,84 @@ compute_share = Exercise(
                       'report.summary["schedule"]["call_seconds"]', "percentage"),
               Mistake('report.summary["schedule"]["utilisation"][0]', "one IPU's busy share"),
               Mistake('0.5', "for the share of the call")))
+
+
+LR = 0.05  # the lesson's SGD
+
+
+@functools.lru_cache(maxsize=1)
+def anchored_step() -> tuple[torch.Tensor, torch.Tensor]:
+    """Lesson 11's pipelined step on 8 different micro-batches of 16 digits: the All anchor of
+    layer 4's bias gradient, and the gradient its SGD update used, (before - after) / lr."""
+    from ...tutorial import training_options
+
+    torch.manual_seed(SEED)
+    digits = load_mnist(train=True, source="embedded")
+    images = torch.stack([digits[i][0] for i in range(128)])
+    labels = torch.stack([digits[i][1] for i in range(128)])
+    opts = training_options("pipelined", device_iterations=1, gradient_accumulation=8,
+                            output_all=False).showCompilationProgressBar(False)
+    opts.anchorTensor("each", "Gradient___model.layer4.bias", poptorch.OutputMode.All)
+    net = Network()
+    before = net.layer4.bias.detach().clone()
+    model = poptorch.trainingModel(TrainingModelWithLoss(net), opts,
+                                   poptorch.optim.SGD(net.parameters(), lr=LR))
+    model(images, labels)
+    each = model.getAnchoredTensor("each")
+    model.destroy()
+    return each, (before - net.layer4.bias.detach()) / LR
+
+
+def _check_update_gradient(update_gradient) -> Feedback:
+    if not callable(update_gradient):
+        return wrong("give the function itself (update_gradient, without parentheses).")
+    each, used = anchored_step()
+    per_micro_batch = each.view(8, -1)
+    answer = update_gradient(each.clone())
+    if not isinstance(answer, torch.Tensor) or answer.shape != used.shape:
+        return wrong(f"your function returned {type(answer).__name__} of shape "
+                     f"{tuple(getattr(answer, 'shape', ()))}; the update used one gradient per "
+                     f"bias, shape {tuple(used.shape)}.")
+    answer = answer.float()
+    if torch.allclose(answer, used, atol=1e-5):  # the last micro-batch's is 6e-4 away
+        return right("the All anchor holds the 8 micro-batches' gradients one after another "
+                     "(8 x 10 numbers); the update used their mean (ReductionType.Mean), "
+                     "which no single micro-batch's gradient equals.")
+    if torch.allclose(answer, per_micro_batch[-1], atol=1e-6):
+        return wrong("that is the last micro-batch's gradient, what a Final anchor holds; the "
+                     "update used all 8 micro-batches' gradients.")
+    if torch.allclose(answer, per_micro_batch.sum(dim=0), atol=1e-5):
+        return wrong("that is the sum of the 8 gradients; the default ReductionType.Mean "
+                     "divides it by the 8 micro-batches.")
+    if torch.allclose(answer, each.view(-1, 8).mean(dim=1), atol=1e-6):
+        return wrong("the 80 numbers are 8 micro-batches of 10, one micro-batch after the "
+                     "other: view them as (8, 10), not (10, 8).")
+    return wrong("that is not the gradient the update used: average the 8 micro-batches' "
+                 "gradients the All anchor holds.")
+
+
+update_gradient = Exercise(
+    "The gradient the update used", _check_update_gradient,
+    expects="a function update_gradient(each)",
+    skill="read what an anchored gradient holds",
+    starting_code="""
+def update_gradient(each):
+    return each""",
+    hint="The All anchor lays the 8 micro-batches' gradients of the (10,) bias one after "
+         "another: each.view(8, 10) has a row per micro-batch.",
+    solution="""
+def update_gradient(each):
+    return each.view(8, -1).mean(dim=0)""",
+    mistakes=(Mistake("""
+def update_gradient(each):
+    return each[-10:]""", "what a Final anchor holds"),
+              Mistake("""
+def update_gradient(each):
+    return each.view(8, -1).sum(dim=0)""", "divides it by the 8"),
+              Mistake("""
+def update_gradient(each):
+    return each.view(-1, 8).mean(dim=1)""", "not (10, 8)"),
+              Mistake("""
+def update_gradient(each):
+    return each.view(8, -1)[0]""", "not the gradient the update used")),
+    writes_code=True)

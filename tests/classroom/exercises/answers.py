@@ -306,6 +306,14 @@ ANSWERS = {
         wrong=['report.summary["schedule"]["breakdown"]["IPU compute"]',
                '1 - report.summary["schedule"]["breakdown"]["IPU compute"] / '
                'report.summary["schedule"]["call_seconds"]', "0.3"]),
+    "observing.update_gradient": dict(
+        right=[function("update_gradient(each)", "return each.reshape(8, 10).mean(0)"),
+               function("update_gradient(each)", "return sum(each.chunk(8)) / 8"),
+               function("update_gradient(each)", "return torch.stack(each.split(10)).mean(dim=0)")],
+        wrong=[function("update_gradient(each)", "return each.view(8, -1)[-1]"),
+               function("update_gradient(each)", "return each.mean()"),
+               function("update_gradient(each)", "return sum(each.chunk(8))"),
+               function("update_gradient(each)", "return each[:10]")]),
     # --- lesson 12 --------------------------------------------------------------------------
     "custom_ops.custom_loss": dict(
         right=[function(LOSS, "error = torch.nn.functional.l1_loss(out, target)\n"
