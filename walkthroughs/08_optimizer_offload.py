@@ -20,8 +20,9 @@
 #
 # **Prerequisites:** lessons 3 and 4.
 #
-# **Coming from GPUs:** optimizer offload is ZeRO-Offload; replicated tensor sharding is ZeRO
-# stage 1 ([the GPU bridge](../docs/coming-from-gpus.md#replication-and-sharded-state)).
+# **Coming from GPUs:** optimizer offload is ZeRO-Offload; replicated tensor sharding of the
+# optimizer state, as this lesson sets it, is ZeRO stage 1 (PopTorch can shard the weights
+# too) ([the GPU bridge](../docs/coming-from-gpus.md#replication-and-sharded-state)).
 
 # %%
 import matplotlib.pyplot as plt
@@ -198,10 +199,14 @@ plt.show()
 #
 # ## The next step: replicated tensor sharding
 #
-# With data-parallel replicas, every replica holds the same optimizer state.
-# `useReplicatedTensorSharding(True)` splits it across the replicas instead: each keeps 1/R
-# of it, and with the state off chip each streams 1/R of it<!-- claim: L08-rts --> (below:
-# a small transformer on 4 replicas, from its compiled memory plans).
+# With data-parallel replicas, every replica holds the same optimizer state. Replicated tensor
+# sharding splits a tensor that is the same on every replica across the replicas instead;
+# PopTorch offers it for the weights and the optimizer state, each in its own location
+# setting. Set on the optimizer state (`setOptimizerLocation(TensorLocationSettings()
+# .useReplicatedTensorSharding(True))`), each replica keeps 1/R of the state, and with the
+# state off chip each streams 1/R of it<!-- claim: L08-rts --> (below: a small transformer
+# on 4 replicas, from its compiled memory plans; PopART leaves tensors under 8,192 elements
+# whole, which the simulator does only when asked, as lesson 16 shows).
 #
 # ![Memory per replica for 4 replicas: without sharding each holds its weights on chip and a full copy of the optimizer state off chip, 74.8 MiB; with replicated tensor sharding each holds a quarter of it, 18.7 MiB](../static/diagram_replication.png)
 #
