@@ -29,7 +29,8 @@ RUN_ON_ITEM = re.compile(r"\n\s*([-*+]|\d+[.)]) \S")  # a list item's line insid
 # docs/website.md's size figures, each read from the page by the pattern before it.
 SIZE_FIGURES = {"total": r"It writes `site/`: ([\d.]+) MB", "files": r"MB in (\d+) files",
                 "lesson pages": r"lesson pages are ([\d.]+) MB",
-                "figures": r"from `static/` \(([\d.]+) MB", "notebooks": r"download are ([\d.]+) MB",
+                "figures": r"from `static/` \(([\d.]+) MB",
+                "notebooks": r"download are ([\d.]+) MB",
                 "search index": r"search index ([\d.]+) MB",
                 "scripts and styles": r"scripts and styles ([\d.]+) MB"}
 
@@ -106,7 +107,8 @@ def test_solutions_are_folded_closed_and_never_searched(lesson, site, page):
     folded = "\n".join(folds.all_text_contents())
     assert [line for line in hidden if line not in folded] == []
     index = search_index(site, f"lessons/{lesson}.html")
-    assert [line for line in hidden if json.dumps(html.escape(line, quote=False))[1:-1] in index] == []
+    indexed = [line for line in hidden if json.dumps(html.escape(line, quote=False))[1:-1] in index]
+    assert indexed == []
     folds.first.locator("summary").click()
     code = exercises[0].exercise.solution_code.splitlines()[0].strip()
     assert code in folds.first.inner_text()
@@ -275,21 +277,24 @@ def test_the_404_page_is_styled_and_linked_from_disk(site, page):
     assert refused == []
 
 
-@pytest.mark.parametrize("reference", sorted(p.stem for p in (ROOT / "docs" / "reference").glob("*.md")))
+@pytest.mark.parametrize("reference",
+                         sorted(p.stem for p in (ROOT / "docs" / "reference").glob("*.md")))
 def test_no_reference_paragraph_runs_a_list_into_its_text(reference, site):
     # was wrong: two docstrings' lists rendered as paragraphs with " - " inside
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup((site / "reference" / f"{reference}.html").read_text("utf-8"),
                          "html.parser")
-    run_on = [p.get_text()[:80] for p in soup.select("article p") if RUN_ON_ITEM.search(p.get_text())]
+    run_on = [p.get_text()[:80] for p in soup.select("article p")
+              if RUN_ON_ITEM.search(p.get_text())]
     assert run_on == [], "leave a blank line before the list in the docstring"
 
 
 def test_the_website_page_states_the_sites_size(site):
     # was wrong: the page said 12.4 MB, the build wrote 15.2 MB
     text = WEBSITE_PAGE.read_text(encoding="utf-8")
-    stated = {name: float(re.search(pattern, text).group(1)) for name, pattern in SIZE_FIGURES.items()}
+    stated = {name: float(re.search(pattern, text).group(1))
+              for name, pattern in SIZE_FIGURES.items()}
     measured = site_sizes(site)
     off = {name: f"{stated[name]} said, {measured[name]:.1f} measured" for name in stated
            if abs(stated[name] - measured[name]) > 0.1 * measured[name]}

@@ -157,7 +157,8 @@ def test_a_scrolling_element_without_its_cue_is_found(tab, tmp_path):
 def test_a_split_identifier_is_found(tab, tmp_path):
     code = "model = Network()\nfor p in model.parameters_of_the_whole_network_at_once(): pass"
     show(tab, tmp_path, f'<pre><code style="white-space: pre-wrap; overflow-wrap: anywhere">'
-                        f'{code}</code></pre><pre><code style="overflow-x: auto">{code}</code></pre>')
+                        f'{code}</code></pre>'
+                        f'<pre><code style="overflow-x: auto">{code}</code></pre>')
     assert split_identifiers(tab) == ["model.parameters_of_the_whole_network_at_once():"]
 
 
@@ -166,5 +167,6 @@ def test_a_figure_without_a_caption_is_found(tab, tmp_path):
              "mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
     show(tab, tmp_path, f'<figure><img alt="captioned" src="{pixel}"><figcaption>Figure 1.1: a '
                         f'dot</figcaption></figure><p><img alt="bare" src="{pixel}"></p>'
-                        f'<div class="ipu-explorer-static"><img alt="explorer" src="{pixel}"></div>')
+                        f'<div class="ipu-explorer-static"><img alt="explorer" src="{pixel}">'
+                        f'</div>')
     assert captionless_figures(tab) == ["bare"]
