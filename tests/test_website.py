@@ -6,7 +6,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 from ipu_tutorials.course import figures
 
@@ -35,9 +34,15 @@ def nav_pages(entries) -> list[str]:
     return pages
 
 
+def site_config() -> dict:
+    """mkdocs.yml as MkDocs reads it (its `!ENV` tags resolved from the environment)."""
+    from mkdocs.utils.yaml import yaml_load
+
+    return yaml_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
 def nav() -> list[str]:
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    return nav_pages(config["nav"])
+    return nav_pages(site_config()["nav"])
 
 
 def test_every_docs_page_is_in_the_nav():
@@ -187,12 +192,11 @@ def test_a_list_under_a_paragraph_starts_a_list_as_on_github(text, expected):
 
 
 def test_the_repository_address_is_written_once():
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    assert "repo_url" not in config, "the address lives in pyproject.toml's [project.urls]"
+    assert "repo_url" not in site_config(), "the address lives in pyproject.toml's [project.urls]"
     assert hooks.repository() == "https://github.com/ipu-tutorials/ipu-tutorials"
     from types import SimpleNamespace
 
-    site = hooks.on_config(SimpleNamespace())
+    site = hooks.on_config(SimpleNamespace(extra={}))
     assert (site.repo_url, site.repo_name) == (hooks.repository(), "ipu-tutorials/ipu-tutorials")
 
 
@@ -227,16 +231,18 @@ def test_every_markdown_image_says_what_it_shows():
 
 
 def test_the_website_page_lists_the_commands_the_tests_run():
-    """docs/website.md's commands: the browser tests build and serve the site with the last two
-    (read from the page), and the README's test command installs the first (`test` holds
-    `docs`)."""
+    """docs/website.md's commands: the browser tests build and serve the site with the second
+    and the last (read from the page), the README's test command installs the first (`test`
+    holds `docs`), and the class site's switch is the variable mkdocs.yml reads."""
     from tests.browser.site_build import documented_commands
 
     assert documented_commands() == [
         'pip install -e ".[docs]"', "mkdocs build --strict",
-        "python -m http.server --bind 127.0.0.1 --directory site 8000"]
+        "python -m http.server --bind 127.0.0.1 --directory site 8000",
+        "IPU_SITE_SOLUTIONS=false mkdocs build --strict"]
     extras = tomllib_load()["project"]["optional-dependencies"]
     assert "ipu-tutorials[docs]" in extras["test"]
+    assert "!ENV [IPU_SITE_SOLUTIONS, true]" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
 
 
 def tomllib_load() -> dict:

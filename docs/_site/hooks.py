@@ -3,7 +3,8 @@
 The website is built from the repository as it is: nothing is executed. Each lesson page is
 the executed notebook in notebooks/, with every explorer shown as its stored picture (no
 widget manager, so no network), every figure with its alt text, and every solution folded
-(lesson_pages.py); the notebook itself is copied beside the page for download. The home page
+(lesson_pages.py) unless the site is built without solutions (IPU_SITE_SOLUTIONS=false, read
+in mkdocs.yml); the notebook itself is copied beside the page for download. The home page
 is README.md; static/ figures and the site's own style sheet and scripts (docs/_site/assets/)
 are copied. A link that works on GitHub (docs/x.md -> ../notebooks/NN.ipynb, README.md ->
 docs/x.md) is rewritten to the page it names, so one text serves both. The repository's
@@ -17,6 +18,7 @@ import re
 import shutil
 import sys
 import tempfile
+from urllib.parse import urlsplit
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the docs extra installs tomli
@@ -24,6 +26,7 @@ except ModuleNotFoundError:  # Python 3.10: the docs extra installs tomli
 from pathlib import Path
 
 import nbformat
+from mkdocs.exceptions import ConfigurationError, PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.toc import get_toc
@@ -31,7 +34,9 @@ from mkdocs.structure.toc import get_toc
 ROOT = Path(__file__).resolve().parents[2]
 SITE_SOURCES = Path(__file__).resolve().parent
 sys.path[:0] = [str(ROOT), str(SITE_SOURCES)]
+import lesson_outputs  # noqa: E402
 import lesson_pages  # noqa: E402
+import lesson_search  # noqa: E402
 from ipu_tutorials.course.figures import figures_with_alt, static_explorers  # noqa: E402
 
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
@@ -43,6 +48,14 @@ _STAGE: list[Path] = []  # the temporary folder of this build's lesson copies
 NOTEBOOK_CSS = "assets/ipu-tutorials/notebook.css"  # the lessons' one notebook style sheet
 _NOTEBOOK_STYLES: dict[str, str] = {}  # its text, taken from the first lesson page built
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog"'
+_SHOWN: dict[str, str] = {}  # a lesson page's HTML while the search index reads another form
+# The 404 page is rendered for the site's root ("/assets/..."), which a page opened from disk
+# cannot reach: its links are made relative to the site's root, which this script names for a
+# server (any missing address gets the page) and leaves to the page's own folder on disk.
+ROOT_LINK = re.compile(r'((?:href|src)=")/(?!/)')
+NOT_FOUND_BASE = ('<script>if (location.protocol !== "file:") {{ const base = '
+                  'document.createElement("base"); base.href = "{root}"; '
+                  'document.head.prepend(base); }}</script>')
 
 
 def site_path(repo_path: str) -> str | None:
@@ -140,8 +153,24 @@ def stage() -> Path:
     return _STAGE[0]
 
 
+def shows_solutions(config) -> bool:
+    """Whether lesson pages fold in the exercises' solutions (`extra.solutions` in mkdocs.yml,
+    from IPU_SITE_SOLUTIONS).
+
+    Raises:
+        ConfigurationError: the value is not true or false.
+    """
+    value = config.extra.get("solutions", True)
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"IPU_SITE_SOLUTIONS must be true or false (leave it unset to "
+                                 f"show the solutions), got {value!r}")
+    return value
+
+
 def on_config(config):
-    """The repository link (header and lesson pages) from pyproject.toml."""
+    """The repository link (header and lesson pages) from pyproject.toml; the solutions
+    switch checked."""
+    shows_solutions(config)
     config.repo_url = repository()
     if config.repo_url:  # "owner/name", as Material shows it in the header
         config.repo_name = "/".join(config.repo_url.rstrip("/").split("/")[-2:])
@@ -171,28 +200,67 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return separate_lists(rewrite_links(markdown, page.file.src_uri))
 
 
+@event_priority(-100)  # after every other plugin's changes to the page (glightbox's links)
 def on_page_content(html: str, page, config, files) -> str:
-    """A lesson page finished (lesson_pages.finish), its contents from its own headings.
+    """A lesson page finished (lesson_pages.finish), its contents from its own headings; on
+    another page, each figure captioned.
 
     mkdocs-jupyter makes the contents with Python-Markdown from a Markdown copy, whose ids
     and titles leave out code (`isRunningOnIpu` becomes an empty entry "_1") and read a line
     such as "#19405" as a heading; the page's own headings are what a reader can jump to.
+    Until the search index has read the page (on_page_context), the page holds the form the
+    index should read (lesson_search.for_search), and its tags are the names it teaches.
     """
     if not page.file.src_uri.startswith("lessons/"):
-        return html
+        return lesson_outputs.captioned(html) if "<img" in html else html
     name = Path(page.file.src_uri).stem
     nb = nbformat.read(page.file.abs_src_path, as_version=4)
-    html, tokens, styles = lesson_pages.finish(html, nb, name, config.repo_url)
+    try:
+        html, tokens, styles = lesson_pages.finish(html, nb, name, config.repo_url,
+                                                   shows_solutions(config))
+    except ValueError as error:  # one line naming the lesson, not a traceback
+        raise PluginError(str(error)) from None
     page.toc = get_toc(tokens)
+    page.meta["tags"] = lesson_search.taught(name)  # read by the search index only
     shared = _NOTEBOOK_STYLES.setdefault("text", styles)
     if styles != shared:  # a lesson styled otherwise keeps its own
-        return f"<style>{styles}</style>{html}"
-    return f'<link rel="stylesheet" href="../{NOTEBOOK_CSS}">{html}'
+        html = f"<style>{styles}</style>{html}"
+    else:
+        html = f'<link rel="stylesheet" href="../{NOTEBOOK_CSS}">{html}'
+    _SHOWN[page.file.src_uri] = html
+    return lesson_search.for_search(html)
+
+
+@event_priority(-100)  # after the search plugin has indexed the page
+def on_page_context(context, page, config, nav):
+    """The lesson page's own HTML back in place for the template, once indexed."""
+    if page.file.src_uri in _SHOWN:
+        page.content = _SHOWN.pop(page.file.src_uri)
+    return context
+
+
+def named_search_dialog(output: str) -> str:
+    """The search dialog named for screen readers (Material leaves it unnamed)."""
+    return output.replace(SEARCH_DIALOG, SEARCH_DIALOG + ' aria-label="Search"', 1)
 
 
 def on_post_page(output: str, page, config) -> str:
-    """The search dialog named for screen readers (Material leaves it unnamed)."""
-    return output.replace(SEARCH_DIALOG, SEARCH_DIALOG + ' aria-label="Search"', 1)
+    return named_search_dialog(output)
+
+
+def not_found_page(output: str, site_url: str | None) -> str:
+    """The 404 page with links that work from disk as well as from a server."""
+    root = urlsplit(site_url or "").path or "/"
+    output = ROOT_LINK.sub(r"\1", output)
+    output = output.replace('"base": "/"', '"base": "."').replace('"search": "/', '"search": "')
+    output = output.replace('new URL("/",location)', 'new URL(".",location)')
+    return output.replace("<head>", "<head>" + NOT_FOUND_BASE.format(root=root), 1)
+
+
+def on_post_template(output: str, template_name: str, config) -> str:
+    if template_name != "404.html":
+        return output
+    return named_search_dialog(not_found_page(output, config.site_url))
 
 
 def on_post_build(config) -> None:

@@ -1,9 +1,12 @@
 """A lesson page of the course website from its notebook's HTML: solutions folded and kept out
-of search, contents from the page's own headings, and links to take the notebook away.
+of search, outputs that fit and figures with captions (lesson_outputs.py), contents from the
+page's own headings, and links to take the notebook away.
 
 mkdocs-jupyter turns a notebook into HTML with nbconvert; these functions finish that HTML.
-The notebook is whatever notebooks/ holds (an answered or a learner's version): an exercise's
-reference solution, wherever it is, is folded away and left out of the search index.
+The notebook is whatever notebooks/ holds: the learner's version, whose solutions come from the
+exercises' modules (lesson_solutions.py), or an answered one, whose solution regions are
+folded away. Either way a solution is folded in a <details data-search-exclude>, which the
+search index skips (lesson_search.py); a class site built without solutions has none.
 """
 from __future__ import annotations
 
@@ -15,12 +18,12 @@ from urllib.parse import quote
 import nbformat
 from bs4 import BeautifulSoup, Tag
 
+import lesson_outputs
+import lesson_solutions
+
 # nbgrader's solution markers (ipu_tutorials.course.editions reads the same ones)
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION", re.M)
 CHECK = re.compile(r"\bexercises\.\w+\.check\(")
-# Parts of a notebook page that a search must not find: the copy button ("Copied!") and the
-# hidden copy of each cell's code that it copies.
-NOT_SEARCHED = ["clipboard-copy", ".clipboard-copy-txt"]
 SOLUTION_SUMMARY = "A solution, and what the check says of it (try the exercise first)"
 
 
@@ -89,19 +92,6 @@ def fold(soup: BeautifulSoup, cell_ids: list[str]) -> None:
         details.append(cell.extract())
 
 
-def exclude_from_search(soup: BeautifulSoup) -> None:
-    for selector in NOT_SEARCHED:
-        for element in soup.select(selector):
-            element["data-search-exclude"] = ""
-
-
-def keyboard_scrollable(soup: BeautifulSoup) -> None:
-    """Outputs keep their columns and scroll sideways when a line is wider than the page; a
-    region that scrolls must take the keyboard's focus (axe: scrollable-region-focusable)."""
-    for pre in soup.select(".jp-OutputArea-output pre"):
-        pre["tabindex"] = "0"
-
-
 def notebook_links(soup: BeautifulSoup, name: str, repo_url: str | None) -> None:
     """After the title: download the notebook; open it in Colab or Binder (GitHub only)."""
     title = soup.find("h1")
@@ -142,15 +132,26 @@ def contents(soup: BeautifulSoup) -> list[dict]:
     return tokens
 
 
-def finish(html: str, nb: nbformat.NotebookNode, name: str,
-           repo_url: str | None) -> tuple[str, list[dict], str]:
+def finish(html: str, nb: nbformat.NotebookNode, name: str, repo_url: str | None,
+           solutions: bool = True) -> tuple[str, list[dict], str]:
     """The lesson page's HTML, its table of contents, and its style sheets taken out of it
-    (nbconvert's notebook style, 0.6 MB, the same on every lesson: the site links one copy)."""
+    (nbconvert's notebook style, 0.6 MB, the same on every lesson: the site links one copy).
+
+    Raises:
+        ValueError: solutions are to be left out, and the notebook holds some in its cells.
+    """
     soup = BeautifulSoup(html, "html.parser")
     styles = "\n".join(style.extract().get_text() for style in soup.find_all("style"))
-    for group in solution_groups(nb):
+    groups = solution_groups(nb)
+    if groups and not solutions:
+        raise ValueError(f"{name}: the notebook holds solutions in its cells, and the site is "
+                         f"built without solutions: build it from the learner's notebooks")
+    for group in groups:
         fold(soup, group)
-    exclude_from_search(soup)
-    keyboard_scrollable(soup)
+    if solutions and not groups:  # the learner's notebook: the solutions are the modules'
+        lesson_solutions.add_solutions(soup, nb, outer_cell)
+    lesson_outputs.mark_columns(soup)
+    lesson = str(int(name.split("_")[0]))
+    lesson_outputs.add_captions(soup, lesson, lesson_solutions.answers(nb))
     notebook_links(soup, name, repo_url)
     return str(soup), contents(soup), styles

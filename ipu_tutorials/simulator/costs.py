@@ -1,6 +1,7 @@
 """Cost model: seconds of simulated IPU time for ops, stages, transfers and the weight update.
 
 Where it is approximate (on purpose, to stay explainable):
+
 - a matmul or convolution runs at the fraction of the chip's peak its shape and operand width
   reach on the tiles' AMP units (matmul.matmul_efficiency); other ops are bound by tile-memory
   bandwidth;

@@ -8,6 +8,7 @@ each replica keeps its own. The host reads replica 0's copy.
 
 Two kinds of change never meet that refusal in PopTorch 3.4 (sdk/poptorch/3.4.0), so they do
 not here either:
+
 - BatchNorm's running statistics. The refusal comes from the in-place tracker
   (poptorch/source/InplaceOps.cpp), which only sees ops whose schema marks an argument as
   written; `aten::batch_norm`'s running_mean and running_var carry no such mark. PopTorch lowers

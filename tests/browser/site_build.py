@@ -42,3 +42,20 @@ def serve_command(site_dir: Path, port: int) -> list[str]:
     command[command.index("--directory") + 1] = str(site_dir)
     command[-1] = str(port)
     return command
+
+
+def megabytes(paths) -> float:
+    return sum(p.stat().st_size for p in paths if p.is_file()) / 1e6
+
+
+def site_sizes(site_dir: Path) -> dict[str, float]:
+    """What docs/website.md says of the built site's size: megabytes (and the file count) of
+    the whole, the lesson pages, the figures, the notebooks for download, the search index, and
+    the scripts and styles."""
+    every = list(site_dir.rglob("*"))
+    return {"total": megabytes(every), "files": sum(p.is_file() for p in every),
+            "lesson pages": megabytes((site_dir / "lessons").glob("*.html")),
+            "figures": megabytes((site_dir / "static").rglob("*")),
+            "notebooks": megabytes((site_dir / "lessons").glob("*.ipynb")),
+            "search index": megabytes((site_dir / "search").rglob("*")),
+            "scripts and styles": megabytes((site_dir / "assets").rglob("*"))}

@@ -1,8 +1,10 @@
 """The course website, built as docs/website.md says and opened in Chromium with the network cut
-off: every lesson page shows its figures and explorer pictures and hides its solutions, lists
-and contents render as written, outputs keep their columns, search finds from disk and when
-served. Every page at both widths (accessible, code fitting its column, pictures loading,
-links whole) is test_website_axe.py, which visits each once."""
+off: every lesson page shows its figures and explorer pictures and folds its solutions away,
+lists and contents render as written, printed tables keep their columns, search finds from disk
+and when served and puts the lesson that teaches a name first, the 404 page is styled from
+disk, and the page's size figures are the site's. Every page at both widths (accessible,
+outputs and code read whole, pictures loading, links whole) is test_website_axe.py, which
+visits each once."""
 from __future__ import annotations
 
 import html
@@ -14,18 +16,27 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
+from ipu_tutorials.course.editions import exercises_of
 from tests.browser.conftest import LESSONS, NOTEBOOKS, ROOT
 from tests.browser.pages import assert_shows_summary, expected_outputs, loaded_images, offline
+from tests.browser.site_build import WEBSITE_PAGE, site_sizes
 
 pytest.importorskip("mkdocs", reason="the website needs the docs extra: pip install -e '.[docs]'")
 LINKS = "() => [...document.querySelectorAll('a[href]')].map(a => a.href)"
 PHONE = {"width": 390, "height": 844}
-SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S)
 LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d+[.)]) \S")
+RUN_ON_ITEM = re.compile(r"\n\s*([-*+]|\d+[.)]) \S")  # a list item's line inside a paragraph
+# docs/website.md's size figures, each read from the page by the pattern before it.
+SIZE_FIGURES = {"total": r"It writes `site/`: ([\d.]+) MB", "files": r"MB in (\d+) files",
+                "lesson pages": r"lesson pages are ([\d.]+) MB",
+                "figures": r"from `static/` \(([\d.]+) MB",
+                "notebooks": r"download are ([\d.]+) MB",
+                "search index": r"search index ([\d.]+) MB",
+                "scripts and styles": r"scripts and styles ([\d.]+) MB"}
 
 
 def site_pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+    return sorted(site.rglob("*.html"))
 
 
 def anchors(page: Path) -> set[str]:
@@ -48,13 +59,12 @@ def broken(href: str, site: Path) -> str | None:
 
 
 def solution_lines(lesson: str) -> list[str]:
-    """The lines of the lesson's solutions that appear nowhere else in it (an exercise's
-    starting code, printed by the lesson, shares some)."""
-    cells = nbformat.read(NOTEBOOKS / f"{lesson}.ipynb", as_version=4).cells
-    regions = [m for c in cells for m in SOLUTION.findall(c.source)]
-    elsewhere = "\n".join(SOLUTION.sub("", c.source) for c in cells) + json.dumps(
-        [c.get("outputs", []) for c in cells if not SOLUTION.search(c.source)])
-    return [line.strip() for region in regions for line in region.splitlines()
+    """The lines of the lesson's solutions (its exercises' modules hold them) that appear
+    nowhere else in it (an exercise's starting code, printed by the lesson, shares some)."""
+    nb = nbformat.read(NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
+    elsewhere = "\n".join(c.source for c in nb.cells) + json.dumps(
+        [c.get("outputs", []) for c in nb.cells])
+    return [line.strip() for g in exercises_of(nb) for line in g.exercise.solution_code.splitlines()
             if len(line.strip()) > 8 and not line.strip().startswith("#")
             and line.strip() not in elsewhere]
 
@@ -84,26 +94,34 @@ def test_a_lesson_page_shows_every_figure_and_explorer_picture(lesson, site, pag
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_no_solution_is_shown_or_searchable(lesson, site, page):
-    # was wrong: every solution was printed under its exercise, and the search index held them
+def test_solutions_are_folded_closed_and_never_searched(lesson, site, page):
+    # was wrong: no solution on the site, while its page said each was folded under its check
     hidden = solution_lines(lesson)
+    exercises = exercises_of(nbformat.read(NOTEBOOKS / f"{lesson}.ipynb", as_version=4))
     page.goto((site / "lessons" / f"{lesson}.html").as_uri())
-    shown = page.inner_text("article")  # what is rendered: a closed <details> is not
-    assert "BEGIN SOLUTION" not in shown and "Correct!" not in shown
-    assert [line for line in hidden if line in shown] == []
-    index = search_index(site, f"lessons/{lesson}.html")
-    assert [line for line in hidden if json.dumps(line)[1:-1] in index] == []
     folds = page.locator("details.ipu-solution")
-    if hidden:  # the solutions are there, folded: opening one shows it
-        folds.first.locator("summary").click()
-        assert "BEGIN SOLUTION" in folds.first.inner_text()
+    assert folds.count() == len(exercises) > 0
+    assert folds.evaluate_all("ds => ds.filter(d => d.open).length") == 0
+    shown = page.inner_text("article")  # what is rendered: a closed <details> is not
+    assert [line for line in hidden if line in shown] == []
+    folded = "\n".join(folds.all_text_contents())
+    assert [line for line in hidden if line not in folded] == []
+    index = search_index(site, f"lessons/{lesson}.html")
+    indexed = [line for line in hidden if json.dumps(html.escape(line, quote=False))[1:-1] in index]
+    assert indexed == []
+    folds.first.locator("summary").click()
+    code = exercises[0].exercise.solution_code.splitlines()[0].strip()
+    assert code in folds.first.inner_text()
 
 
-def test_the_search_index_holds_no_copy_buttons_or_solutions(site):
-    # was wrong: 77 "BEGIN SOLUTION" blocks and 266 "Copied!" strings
+def test_the_search_index_holds_no_copy_buttons_solutions_or_pilcrows(site):
+    # was wrong: 77 "BEGIN SOLUTION" blocks, 266 "Copied!" strings, and a "¶" ending every
+    # lesson section's title
     lessons = search_index(site, "lessons/")
     assert "BEGIN SOLUTION" not in lessons and "Correct!" not in lessons
     assert "Copied!" not in search_index(site)
+    docs = json.loads((site / "search" / "search_index.json").read_text("utf-8"))["docs"]
+    assert [d["title"] for d in docs if "¶" in d["title"]] == []
 
 
 def markdown_list_items(source: str) -> int:
@@ -142,15 +160,20 @@ def test_a_lessons_contents_name_every_heading(lesson, site, page):
     assert page.locator("article h1").count() == 1
 
 
-def test_outputs_keep_their_columns_on_a_phone(site, page):
-    # was wrong: a table printed by a cell wrapped into a jumble on a phone
+@pytest.mark.parametrize("lesson", ["03_blocks_and_stages", "15_capstone_pod16"])
+def test_printed_tables_keep_their_columns_on_a_phone(lesson, site, page):
+    # was wrong: a table printed by a cell wrapped into a jumble on a phone; then every output
+    # line stayed on one line, its prose cut off at the column
     page.set_viewport_size(PHONE)
-    page.goto((site / "lessons" / "03_blocks_and_stages.html").as_uri())
-    outputs = page.locator(".jp-OutputArea-output pre")
-    styles = outputs.evaluate_all("ps => ps.map(p => [getComputedStyle(p).whiteSpace, p.tabIndex,"
-                                  " p.scrollWidth > p.clientWidth])")
-    assert styles and all(white == "pre" and tab == 0 for white, tab, _ in styles)
-    assert any(scrolls for _, _, scrolls in styles)  # a wide table scrolls instead
+    page.goto((site / "lessons" / f"{lesson}.html").as_uri())
+    rows = page.locator(".jp-OutputArea-output pre .ipu-columns")
+    lines = rows.evaluate_all("rs => rs.map(r => new Set([...r.getClientRects()]"
+                              ".map(b => Math.round(b.top))).size)")
+    assert lines and set(lines) == {1}  # each row on one line
+    blocks = page.locator(".jp-OutputArea-output pre:has(.ipu-columns)")
+    styles = blocks.evaluate_all("ps => ps.map(p => [p.tabIndex, p.scrollWidth > p.clientWidth])")
+    assert any(scrolls for _, scrolls in styles)  # a wide table scrolls instead
+    assert all(tab == 0 for tab, scrolls in styles if scrolls)  # and takes the keyboard
 
 
 def test_a_figure_opens_full_size(site, page):
@@ -191,11 +214,21 @@ def test_dark_mode_is_one_click_away(site, page):
 
 
 def search_results(page, query: str) -> list[str]:
+    """The addresses of the results Material's search shows for query, best first. Material
+    searches again on a key's release, not on a changed value alone: the query is typed, then
+    a key pressed; the last query's results are cleared first, so that none is read as this
+    one's."""
     search = page.locator(".md-search__input")
     if not search.is_visible():  # a phone: the header's magnifier opens it
         page.locator("label.md-header__button[for='__search']").click()
+    results = page.locator(".md-search-result__item")
+    if results.count():
+        search.fill("")
+        search.press("End")
+        results.first.wait_for(state="detached", timeout=30_000)
     search.fill(query)
-    page.locator(".md-search-result__item").first.wait_for(timeout=30_000)
+    search.press("End")
+    results.first.wait_for(timeout=30_000)
     return page.eval_on_selector_all(".md-search-result__item > a", "as => as.map(a => a.href)")
 
 
@@ -215,3 +248,54 @@ def test_the_link_check_finds_a_broken_link(site, tmp_path):
     assert broken(page.as_uri() + "#no-such-anchor", site) == \
         "no anchor #no-such-anchor in course.html"
     assert broken("https://example.org/", site) is None
+
+
+def test_search_puts_the_lesson_that_teaches_a_name_first(site, page):
+    # was wrong: the reference came first for most names, and lesson 4 tenth of twelve for
+    # "gradientAccumulation", the name it teaches; each lesson section's title ended in "¶"
+    from tests.test_website_lessons import lesson_search
+
+    teacher = {name: lesson for lesson, names in lesson_search.TAUGHT.items() for name in names}
+    assert teacher["gradientAccumulation"] == "04"
+    refused = offline(page)
+    page.goto((site / "index.html").as_uri())
+    first = {name: search_results(page, name)[0] for name in teacher}
+    assert {name: url for name, url in first.items()
+            if f"/lessons/{teacher[name]}_" not in url} == {}
+    assert "¶" not in page.inner_text(".md-search-result")
+    assert refused == []
+
+
+def test_the_404_page_is_styled_and_linked_from_disk(site, page):
+    # was wrong: opened from disk, it showed unstyled, every link and style sheet at "/"
+    refused = offline(page)
+    page.goto((site / "404.html").as_uri())
+    assert page.evaluate("() => getComputedStyle(document.querySelector('.md-header'))"
+                         ".position") == "sticky"  # Material's style sheet applies
+    links = [href for href in page.evaluate(LINKS) if href.startswith("file:")]
+    assert links and [href for href in links if broken(href, site)] == []
+    assert refused == []
+
+
+@pytest.mark.parametrize("reference",
+                         sorted(p.stem for p in (ROOT / "docs" / "reference").glob("*.md")))
+def test_no_reference_paragraph_runs_a_list_into_its_text(reference, site):
+    # was wrong: two docstrings' lists rendered as paragraphs with " - " inside
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((site / "reference" / f"{reference}.html").read_text("utf-8"),
+                         "html.parser")
+    run_on = [p.get_text()[:80] for p in soup.select("article p")
+              if RUN_ON_ITEM.search(p.get_text())]
+    assert run_on == [], "leave a blank line before the list in the docstring"
+
+
+def test_the_website_page_states_the_sites_size(site):
+    # was wrong: the page said 12.4 MB, the build wrote 15.2 MB
+    text = WEBSITE_PAGE.read_text(encoding="utf-8")
+    stated = {name: float(re.search(pattern, text).group(1))
+              for name, pattern in SIZE_FIGURES.items()}
+    measured = site_sizes(site)
+    off = {name: f"{stated[name]} said, {measured[name]:.1f} measured" for name in stated
+           if abs(stated[name] - measured[name]) > 0.1 * measured[name]}
+    assert off == {}, "update docs/website.md's figures"

@@ -1,8 +1,9 @@
-"""Every page of the course website, opened from disk as a reader does with the network cut
-off, at desktop (1280x900) and phone (390x844) width, each visited once: axe-core's
+"""Every page of the course website, 404 included, opened from disk as a reader does with the
+network cut off, at desktop (1280x900) and phone (390x844) width, each visited once: axe-core's
 accessibility rules find no critical and no serious violation (the search dialog included; in
-dark mode too for a page of each kind), no code block is cut off, every picture loads, nothing
-is asked of the network, and no internal link is broken."""
+dark mode too for a page of each kind), no output prose is cut off at its column, every block
+that scrolls sideways shows its cue, no word of code is split, every figure has a caption,
+every picture loads, nothing is asked of the network, and no internal link is broken."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 from tests.browser.conftest import LESSONS, ROOT
 from tests.browser.pages import offline
 from tests.browser.test_website import LINKS, broken, site_pages
+from tests.browser.test_website_reading import (captionless_figures, cut_off_prose,
+                                                scrolling_without_cue, split_identifiers)
 
 axe_playwright = pytest.importorskip(
     "axe_playwright_python.sync_playwright",
@@ -22,10 +25,11 @@ BLOCKING = ("critical", "serious")
 
 
 def page_names() -> list[str]:
-    """Every page the site has, by its source: the home page, docs/ and the lessons."""
+    """Every page the site has, by its source: the home page, docs/, the lessons and the 404
+    page."""
     docs = sorted(p.relative_to(ROOT / "docs").with_suffix(".html").as_posix()
                   for p in (ROOT / "docs").rglob("*.md") if "_site" not in p.parts)
-    return ["index.html", *docs, *(f"lessons/{lesson}.html" for lesson in LESSONS)]
+    return ["index.html", *docs, *(f"lessons/{lesson}.html" for lesson in LESSONS), "404.html"]
 
 
 def blocking_violations(page) -> list[str]:
@@ -53,14 +57,6 @@ def refused(axe_tab) -> list[str]:
     return offline(axe_tab)
 
 
-def cut_off_code(page) -> list[str]:
-    """Code blocks (not outputs, which scroll on purpose) wider than their column."""
-    return page.eval_on_selector_all(
-        "article pre:not(.jp-OutputArea-output pre)",
-        "pres => pres.filter(p => p.scrollWidth > p.clientWidth + 1)"
-        ".map(p => p.textContent.slice(0, 60))")
-
-
 def pictures_not_loaded(page) -> list[str]:
     return page.evaluate("() => [...document.images].filter(i => i.complete && !i.naturalWidth)"
                          ".map(i => i.src.slice(0, 80))")
@@ -80,13 +76,17 @@ def test_every_built_page_is_visited(site):
 def test_a_page_reads_whole_at_a_width(name, width, site, axe_tab, refused):
     # was: 2 to 5 serious axe rules on every page (contrast of code comments and the footer,
     # unfocusable scrolling regions, links told apart by colour alone, an unnamed search dialog,
-    # empty contents links); 10-13 code cells a lesson scrolled sideways on a desktop, under
-    # the copy button
+    # empty contents links), and on the 404 page an unnamed search dialog; then 64 lines of
+    # output prose cut off at 1280 px and 220 at 390, no scroll cue anywhere, code split
+    # mid-name on a phone (436 words), 23 figures without a caption
     axe_tab.set_viewport_size(VIEWPORTS[width])
     refused.clear()
     axe_tab.goto((site / name).as_uri())
     assert blocking_violations(axe_tab) == []
-    assert cut_off_code(axe_tab) == []
+    assert cut_off_prose(axe_tab) == []
+    assert scrolling_without_cue(axe_tab) == []
+    assert split_identifiers(axe_tab) == []
+    assert captionless_figures(axe_tab) == []
     assert pictures_not_loaded(axe_tab) == []
     if width == "desktop":  # the links are the same at both widths
         assert broken_links(axe_tab, site) == []
