@@ -78,6 +78,10 @@ def test_every_lesson_is_in_the_nav_and_every_nav_entry_exists():
      "../coming-from-gpus.html#pipeline-parallelism"),
     ("lessons/04_pipelining.ipynb", "05_sharding.ipynb", "05_sharding.html"),
     ("lessons/04_pipelining.ipynb", "../static/diagram_pipeline.png", "../static/diagram_pipeline.png"),
+    # a lesson names the docs by the repository's address, so the notebook works anywhere
+    ("lessons/04_pipelining.ipynb", f"{hooks.repository()}/blob/main/docs/coming-from-gpus.md#x",
+     "../coming-from-gpus.html#x"),
+    ("course.md", f"{hooks.repository()}/blob/main/README.md", "index.md"),
 ])
 def test_links_written_for_github_name_the_sites_pages(page, link, expected):
     assert hooks.rewrite_link(link, page) == expected

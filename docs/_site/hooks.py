@@ -83,12 +83,19 @@ def repo_path_of(src_uri: str) -> str:
 
 def rewrite_link(target: str, page_src: str) -> str | None:
     """A page's link as the site needs it; None when it names a repository file the site
-    does not hold (a source file: shown as its path instead)."""
-    if re.match(r"^[a-z][a-z0-9+.-]*:|^#|^/", target):
+    does not hold (a source file: shown as its path instead). A link to a file at the
+    repository's address (a lesson names the docs that way, ipu_tutorials/course/portable.py)
+    is a link to that file too."""
+    own = f"{repository()}/blob/main/" if repository() else None
+    if own and target.startswith(own):
+        path, hash_, fragment = target.removeprefix(own).partition("#")
+        repo_target = posixpath.normpath(path)
+    elif re.match(r"^[a-z][a-z0-9+.-]*:|^#|^/", target):
         return target  # another site, an anchor on this page, or an absolute path
-    path, hash_, fragment = target.partition("#")
-    repo_dir = posixpath.dirname(repo_path_of(page_src))
-    repo_target = posixpath.normpath(posixpath.join(repo_dir, path))
+    else:
+        path, hash_, fragment = target.partition("#")
+        repo_dir = posixpath.dirname(repo_path_of(page_src))
+        repo_target = posixpath.normpath(posixpath.join(repo_dir, path))
     site_target = site_path(repo_target)
     if site_target is None:
         return None if (ROOT / repo_target).exists() else target  # a missing file stays broken
