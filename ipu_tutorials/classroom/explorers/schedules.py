@@ -13,7 +13,7 @@ from ...simulator.rules import min_gradient_accumulation
 from ...tutorial.torch_engines.figures import draw_schedules
 from ...tutorial.torch_engines.schedules import (SCHEDULES, bubble, ipu_step, orders_of,
                                                  peak_in_flight, replay, torch_orders)
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 
 def compare_schedules(stages: int = 4, micro_batches: int = 10, schedule: str = "1F1B") -> dict:
@@ -83,4 +83,4 @@ def schedule_explorer(stages: int = 4, micro_batches: int = 10, schedule: str = 
         draw_schedules(panels, result["stages"], figure)
 
     return Explorer("Schedule explorer: the IPU's pipeline and torch's", controls, compute, draw,
-                    figsize=(11, 5))
+                    figsize=(FIGURE_INCHES, 5))
