@@ -1,15 +1,15 @@
 """Matplotlib pictures of a simulated run: the timeline per IPU and the memory plan per IPU."""
 from __future__ import annotations
 
-import textwrap
-
 import matplotlib.pyplot as plt
-from matplotlib.transforms import blended_transform_factory, offset_copy
+from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import blended_transform_factory
 
 from ..simulator.memory import CATEGORIES
 from ..simulator.schedule import HOST_DATA_TRACK, HOST_TRACK, Event
 from ..simulator.timeline import pipeline_parts
 from ..simulator.units import format_bytes
+from . import style
 
 KIND_COLOURS = {"F": "#4caf50", "B": "#e53935", "update": "#8e24aa", "copy": "#9e9e9e",
                 "stream": "#fb8c00", "allreduce": "#1e88e5", "host": "#424242",
@@ -17,7 +17,6 @@ KIND_COLOURS = {"F": "#4caf50", "B": "#e53935", "update": "#8e24aa", "copy": "#9
 KIND_LABELS = {"F": "forward", "B": "backward", "update": "weight update", "copy": "inter-IPU copy",
                "stream": "streaming memory", "allreduce": "all-reduce", "host": "host I/O",
                "data": "host data preparation", "handover": "host's input hand-over"}
-LABEL_WIDTH = 0.012  # the narrowest box, as a share of the axis, that shows its micro-batch
 PART_COLOURS = {"fill": "#81c784", "main": "#616161", "flush": "#e57373"}
 MEMORY_COLOURS = dict(zip(CATEGORIES, ("#90a4ae", "#1e88e5", "#43a047", "#8e24aa", "#fdd835",
                                        "#fb8c00", "#6d4c41", "#e57373")))
@@ -64,17 +63,25 @@ def plot_timeline(events: list[Event], num_ipus: int, ax=None, steps: int | None
     start, end = window or _window(shown, num_ipus, device=steps is not None or not show_host,
                                    show_host=show_host)
     if ax is None:
-        _, ax = plt.subplots(figsize=(11, 0.55 * (num_ipus + show_host) + 1.6))
+        _, ax = _column_figure(rows=len(rows), other_px=170 if show_host else 150)
     unit, scale = _time_unit(end)
     y_of = {ipu: i for i, ipu in enumerate(rows)}
-    labelled = _draw_event_boxes(ax, shown, y_of, scale)
-    if label_micro_batches:
-        _label_micro_batches(ax, [e for e in shown if e.ipu in y_of and start <= e.start < end
-                                  and e.duration / (end - start) > LABEL_WIDTH], y_of, scale)
+    _draw_event_boxes(ax, shown, y_of, scale)
     parts = _mark_parts(ax, pipeline_parts(shown), start, end, scale)
     _time_axis(ax, rows, start * scale, end * scale, unit)
-    _legend_below(ax, ncol=len(labelled), title=_before_window(events, start, call_end))
-    return _finish(ax, title, pad=22 if parts else 6)
+    style.legend_below(ax, title=_before_window(events, start, call_end))
+    _finish(ax, title, pad_px=26 if parts else 6)
+    if label_micro_batches:  # once the layout is done: a label shows where its box is wide enough
+        _label_micro_batches(ax, [e for e in shown if e.ipu in y_of and start <= e.start < end],
+                             y_of, scale)
+    return ax
+
+
+def _column_figure(rows: int, other_px: float, **kwargs):
+    """A new pyplot figure as wide as the course's figures: `rows` rows of about 30 px each,
+    and `other_px` for the title, the axis, the legend and its note."""
+    dpi = plt.rcParams["figure.dpi"]
+    return plt.subplots(figsize=(style.width_inches(dpi), (30 * rows + other_px) / dpi), **kwargs)
 
 
 def _time_axis(ax, rows: list[int], left: float, right: float, unit: str) -> None:
@@ -87,25 +94,36 @@ def _time_axis(ax, rows: list[int], left: float, right: float, unit: str) -> Non
     ax.set_xlim(left, right)
     ax.set_xlabel(f"simulated time since the call began ({unit})" if left > 0 else
                   f"simulated time ({unit})")
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=_tick_count(ax)))
+    style.readable(ax)
     if left > 0:  # two short slashes across each end of the axis's left edge
         marks = dict(transform=ax.transAxes, color="black", clip_on=False, linewidth=1)
         for y in (0.0, 1.0):
             ax.plot((-0.008, 0.008), (y - 0.03, y + 0.03), **marks)
 
 
+def _tick_count(ax) -> int:
+    """As many time ticks as leave room between their labels ("12.345" at TEXT_PX)."""
+    return max(3, int(style.axes_px(ax) // (2 * style.text_width_px("12.345", style.TEXT_PX))))
+
+
 def _label_micro_batches(ax, events: list[Event], y_of: dict, scale: float) -> None:
-    """The micro-batch number in each box, shown while the box is wide enough for it at the
-    axis's scale: visibility follows the limits (a shared axis or a later set_xlim)."""
+    """The micro-batch number in each box, shown while the box is wide enough for it where the
+    figure is shown: visibility follows the limits (a shared axis or a later set_xlim)."""
+    size = style.points(ax.figure, style.SMALL_PX)
     labels = [(e.duration * scale, ax.text((e.start + e.duration / 2) * scale, y_of[e.ipu],
                                            str(e.micro_batch), ha="center", va="center",
-                                           fontsize=7, color="white", clip_on=True))
+                                           fontsize=size, color="white", clip_on=True))
               for e in events if e.micro_batch is not None and e.duration > 0]
 
     def fit(axes) -> None:
         low, high = axes.get_xlim()
+        shown = style.axes_px(axes)
         for width, text in labels:
-            text.set_visible(width / (high - low) > LABEL_WIDTH)
+            needed = style.text_width_px(text.get_text()) + 4  # a little space either side
+            text.set_visible(width / (high - low) * shown > needed)
 
+    fit(ax)
     ax.callbacks.connect("xlim_changed", fit)
 
 
@@ -163,7 +181,7 @@ def _mark_parts(ax, parts: list[tuple[str, float, float]], start: float, end: fl
         if width < 0.04:
             continue
         ax.text((left + right) / 2 * scale, 1.035, name, transform=above, ha="center",
-                va="bottom", fontsize=8)
+                va="bottom", fontsize=style.points(ax.figure, style.SMALL_PX))
         for x in (left, right):
             if start < x < end:
                 ax.axvline(x * scale, color="#9e9e9e", linewidth=0.6, linestyle=":")
@@ -210,20 +228,10 @@ def _kinds_overlap(row: int, kinds: list[str], boxes: dict) -> bool:
     return False
 
 
-def _legend_below(ax, ncol: int, title: str = "", column_inches: float = 1.6) -> None:
-    """The legend under the axis's tick labels and label, no wider than the axes (an entry
-    takes about `column_inches`); its title, wrapped to that width, is a note on the figure."""
-    below_the_axis = offset_copy(ax.transAxes, ax.figure, y=-36, units="points")
-    inches = ax.get_position().width * ax.figure.get_figwidth()
-    title = textwrap.fill(title, width=max(40, int(inches * 14)))  # 8-point characters a line
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below_the_axis,
-              ncol=max(1, min(ncol, int(inches / column_inches))), frameon=False, fontsize=8,
-              title=title or None, title_fontsize=8)
-
-
-def _finish(ax, title: str | None, pad: float = 6.0):
+def _finish(ax, title: str | None, pad_px: float = 6.0):
     if title:
-        ax.set_title(title, pad=pad)
+        ax.set_title(title, pad=style.points(ax.figure, pad_px),
+                     fontsize=style.points(ax.figure, style.TITLE_PX))
     ax.figure.tight_layout()
     return ax
 
@@ -245,22 +253,24 @@ def plot_memory(memory: list, ax=None, title: str | None = None, unit: str = "Mi
     rows = [_row(m) for m in memory]
     scale = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}[unit]
     if ax is None:
-        _, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.8))
+        _, ax = _column_figure(rows=len(rows), other_px=150)
     _stack_memory_bars(ax, rows, scale)
     capacity = max(r["capacity"] for r in rows) / scale
+    small = style.points(ax.figure, style.SMALL_PX)
     if zoom:
         ax.set_xlim(0, 1.15 * max(r["total"] for r in rows) / scale)
         ax.text(1.0, 1.02, f"capacity {capacity:,.0f} {unit} per IPU (off the scale)",
-                transform=ax.transAxes, ha="right", fontsize=8)
+                transform=ax.transAxes, ha="right", fontsize=small)
     else:
         ax.axvline(capacity, color="black", linestyle="--", linewidth=1)
-        ax.text(capacity, -0.6, f" capacity {capacity:,.0f} {unit}", va="bottom", fontsize=8)
+        ax.text(capacity, -0.6, f" capacity {capacity:,.0f} {unit}", va="bottom", fontsize=small)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"IPU {r['ipu']}" for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel(f"memory ({unit})")
-    _legend_below(ax, ncol=4, column_inches=1.1)  # the categories' names are short
-    return _finish(ax, title)
+    style.readable(ax)
+    style.legend_below(ax)
+    return _finish(ax, title, pad_px=16)  # above the capacity's label
 
 
 def _stack_memory_bars(ax, rows: list[dict], scale: float) -> None:
@@ -273,7 +283,8 @@ def _stack_memory_bars(ax, rows: list[dict], scale: float) -> None:
                     label=category if y == 0 else None, edgecolor="white", linewidth=0.4)
             left += width
         if row["total"] > row["capacity"]:
-            ax.text(left, y, "  out of memory", va="center", color="#c62828", fontweight="bold")
+            ax.text(left, y, "  out of memory", va="center", color="#c62828", fontweight="bold",
+                    fontsize=style.points(ax.figure, style.TEXT_PX))
 
 
 def plot_placement(stages: list[dict], edges: list[dict], ax=None, title: str | None = None):
@@ -287,7 +298,8 @@ def plot_placement(stages: list[dict], edges: list[dict], ax=None, title: str | 
     """
     ipus = sorted({s["ipu"] for s in stages})
     if ax is None:
-        _, ax = plt.subplots(figsize=(2.6 * len(ipus) + 1, 2.8))
+        dpi = plt.rcParams["figure.dpi"]
+        _, ax = plt.subplots(figsize=(style.width_inches(dpi), 260 / dpi))
     column = {ipu: i for i, ipu in enumerate(ipus)}
     for ipu in ipus:
         _draw_ipu(ax, column[ipu] * 2.6, ipu, stages)
@@ -303,14 +315,15 @@ def plot_placement(stages: list[dict], edges: list[dict], ax=None, title: str | 
     ax.set_ylim(-0.1, 2.6)
     ax.axis("off")
     ax.set_title(title or "Placement: blocks in stages on IPUs (arrows: activations per micro-batch)",
-                 fontsize=9)
+                 fontsize=style.points(ax.figure, style.TITLE_PX))
     return ax
 
 
 def _draw_ipu(ax, x: float, ipu: int, stages: list[dict]) -> None:
     """An IPU's box at `x` with its blocks stacked inside, each labelled with its stage."""
     ax.add_patch(plt.Rectangle((x, 0), 1.8, 2.2, facecolor="#eceff1", edgecolor="#455a64"))
-    ax.text(x + 0.9, 2.32, f"IPU {ipu}", ha="center", fontweight="bold")
+    ax.text(x + 0.9, 2.32, f"IPU {ipu}", ha="center", fontweight="bold",
+            fontsize=style.points(ax.figure, style.TEXT_PX))
     blocks = [(s["index"], b) for s in stages if s["ipu"] == ipu for b in s["blocks"]]
     height = 2.0 / max(len(blocks), 1)
     for row, (stage, block) in enumerate(blocks):
@@ -318,7 +331,7 @@ def _draw_ipu(ax, x: float, ipu: int, stages: list[dict]) -> None:
         ax.add_patch(plt.Rectangle((x + 0.15, y + 0.05), 1.5, height - 0.1,
                                    facecolor=KIND_COLOURS["F"], alpha=0.35, edgecolor="none"))
         ax.text(x + 0.9, y + height / 2, f"{block}\nstage {stage}", ha="center", va="center",
-                fontsize=8)
+                fontsize=style.points(ax.figure, style.SMALL_PX))
 
 
 def _draw_transfer(ax, src_x: float, dst_x: float, size: int) -> None:
@@ -329,4 +342,5 @@ def _draw_transfer(ax, src_x: float, dst_x: float, size: int) -> None:
     y = 1.1 if forward else 0.5
     ax.annotate("", xy=(end, y), xytext=(start, y),
                 arrowprops=dict(arrowstyle="->", color="#455a64"))
-    ax.text((start + end) / 2, y + 0.08, format_bytes(size), ha="center", fontsize=7)
+    ax.text((start + end) / 2, y + 0.08, format_bytes(size), ha="center",
+            fontsize=style.points(ax.figure, style.SMALL_PX))

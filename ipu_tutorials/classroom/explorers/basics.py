@@ -13,8 +13,9 @@ from typing import Callable
 import torch
 
 from ... import poptorch
+from ...profiling import style
 from ...tutorial.models import DigitClassifierWithLoss  # lesson 1's model: the explorer's default
-from .widgets import Explorer, choice
+from .widgets import FIGURE_INCHES, Explorer, choice
 
 BATCH_SIZES = (4, 16, 64, 256)
 DEVICE_ITERATIONS = (1, 2, 4, 8, 16, 32, 64)
@@ -88,14 +89,18 @@ def draw(costs: list[StepCost], chosen: int, figure) -> None:
         bottom = [b + h for b, h in zip(bottom, heights)]
     per_sample.set(xlabel="device iterations", ylabel="µs per sample (simulated)",
                    title=f"where each sample's time goes (batch {costs[0].batch_size})")
-    per_sample.legend(fontsize=8)
     speed.plot(labels, [c.samples_per_second for c in costs], marker="o", color="#1565c0")
     index = [c.device_iterations for c in costs].index(chosen)
     speed.plot([labels[index]], [costs[index].samples_per_second], marker="o", markersize=12,
                color="#c62828", label="chosen")
     speed.set(xlabel="device iterations", ylabel="samples/s (simulated)", title="throughput",
               ylim=(0, None))
-    speed.legend(fontsize=8)
+    for ax in (per_sample, speed):  # legends under the axes: a tall bar never meets them
+        style.readable(ax)
+    figure.tight_layout()
+    for ax in (per_sample, speed):
+        style.legend_below(ax)
+    figure.tight_layout()
 
 
 def step_explorer(make_model: Callable[[], torch.nn.Module] = DigitClassifierWithLoss,
@@ -122,4 +127,4 @@ def step_explorer(make_model: Callable[[], torch.nn.Module] = DigitClassifierWit
 
     return Explorer("Step explorer: batch size x device iterations", controls, compute,
                     lambda result, figure: draw(result["costs"], result["chosen"], figure),
-                    figsize=(11, 3.6))
+                    figsize=(FIGURE_INCHES, 4))

@@ -16,7 +16,7 @@ from ...simulator.memory import format_bytes
 from ...simulator.timeline import pipeline_parts
 from ...tutorial.capstone import POD_IPUS, PUBLISHED, PodConfig, plan_pod16, sequences_per_second
 from ...tutorial.calibration.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND
-from .widgets import Explorer, choice
+from .widgets import FIGURE_INCHES, Explorer, choice
 
 IPU_COUNTS = (1, 2, 4, 8, 16)
 ACCUMULATIONS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048)
@@ -64,23 +64,25 @@ def step_ends(events: list) -> tuple[tuple[float, float], tuple[float, float]]:
 
 
 def draw(result: dict, figure) -> None:
-    """Memory per IPU; when the plan fits, the two ends of its timeline beside it."""
+    """Memory per IPU across the top; when the plan fits, the two ends of its timeline under
+    it, side by side."""
     plan = result.get("plan")
-    axes = figure.subplots(1, 3 if plan else 1, squeeze=False,
-                           gridspec_kw={"width_ratios": [1, 1.3, 1.3] if plan else [1]})[0]
-    plot_memory(result["memory"], ax=axes[0])
-    axes[0].set_title("memory per IPU (one replica)", pad=14)  # above the capacity label
+    layout = [["memory", "memory"], ["opening", "closing"]] if plan else [["memory"]]
+    axes = figure.subplot_mosaic(layout, height_ratios=[1, 1.25] if plan else [1])
+    if plan is None:
+        figure.set_figheight(figure.get_figheight() / 2)  # the memory panel alone
+    plot_memory(result["memory"], ax=axes["memory"], title="memory per IPU (one replica)")
     if plan is None:
         return
     ipus = result["config"].ipus_per_replica
     opening, closing = step_ends(plan.timeline.events)
-    for ax, window, title in ((axes[1], opening, "the step opens: the pipeline fills"),
-                              (axes[2], closing, "the step closes: flush, all-reduce, update")):
-        plot_timeline(plan.timeline.events, ipus, ax=ax, steps=1, show_host=False,
+    for name, window, title in (("opening", opening, "the step opens: the pipeline fills"),
+                                ("closing", closing, "the step closes: flush, all-reduce, update")):
+        plot_timeline(plan.timeline.events, ipus, ax=axes[name], steps=1, show_host=False,
                       label_micro_batches=False, window=window, title=title)
-    opening_legend = axes[1].get_legend()  # the closing window's legend names every kind;
-    for entry in opening_legend.get_texts() + opening_legend.legend_handles:
-        entry.set_visible(False)  # the opening's keeps only its note on the host's wait
+    opening_legend = axes["opening"].get_legend()  # the closing window's legend names every
+    for entry in opening_legend.get_texts() + opening_legend.legend_handles:  # kind; the
+        entry.set_visible(False)  # opening's keeps only its note on the host's wait
     figure.tight_layout()
 
 
@@ -104,5 +106,5 @@ def capstone_explorer(ipus_per_replica: int = PUBLISHED.ipus_per_replica,
         return pod16_result(PodConfig(**values))
 
     return Explorer("Capstone explorer: BERT-Large on a simulated Bow Pod16", controls, compute,
-                    draw, figsize=(14, 3.6))
+                    draw, figsize=(FIGURE_INCHES, 7.4))
 

@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 
 from ... import poptorch
+from ...profiling import style
 from .widgets import Explorer, choice, slider
 
 KERNELS = (1, 3, 5, 7)  # one branch per kernel size, as in an Inception block
@@ -73,7 +74,10 @@ def draw(channels: int, branches: int, multiconv: bool, figure) -> None:
                linewidth=2, label="with MultiConv" if together else "one after another")
     ax.set(xlabel="branches", ylabel="IPU compute per call (µs, simulated)", xticks=list(counts),
            title=f"Convolution branches of {channels} channels")
-    ax.legend()
+    style.readable(ax)
+    figure.tight_layout()
+    style.legend_below(ax)  # under the axes: a tall bar never meets it
+    figure.tight_layout()
 
 
 def multiconv_explorer(branches: int = 3, channels: int = 32, multiconv: bool = True) -> Explorer:

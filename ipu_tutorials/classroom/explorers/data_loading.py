@@ -13,10 +13,10 @@ from torch import nn
 
 from ... import poptorch
 from ...poptorch.data import mark_batch
-from ...profiling import plot_timeline
+from ...profiling import plot_timeline, style
 from ...simulator.compile import Plan
 from ..plans import plan_on_meta
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 LOADERS = ("Async", "Sync")  # poptorch.DataLoaderMode names the explorer offers
 MICRO_BATCHES = (8, 16, 32, 64)
@@ -116,11 +116,13 @@ def draw(plan: Plan, figure) -> None:
         parts_axis.barh(0, width, left=left, color=colour, label=part)
         if width > 0.06:
             parts_axis.text(left + width / 2, 0, f"{width:.0%}", ha="center", va="center",
-                            color="white" if part != "waiting for host data" else "black")
+                            color="white" if part != "waiting for host data" else "black",
+                            fontsize=style.points(figure, style.TEXT_PX))
         left += width
     parts_axis.set(xlim=(0, 1), yticks=[], xlabel="share of the call")
-    parts_axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.9), ncol=4, frameon=False,
-                      fontsize=8)
+    style.readable(parts_axis)
+    figure.tight_layout()
+    style.legend_below(parts_axis)
     figure.tight_layout()
 
 
@@ -138,4 +140,4 @@ def data_loading_explorer(device_iterations: int = 1, micro_batch: int = 32,
 
     return Explorer("Data-loading explorer: device iterations, micro-batch and loader mode",
                     controls, compute, lambda result, figure: draw(result["plan"], figure),
-                    figsize=(11, 4.8))
+                    figsize=(FIGURE_INCHES, 5.4))

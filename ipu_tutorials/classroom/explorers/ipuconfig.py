@@ -15,7 +15,7 @@ from ... import poptorch
 from ...optimum.graphcore import IPUConfig
 from ...optimum.graphcore.modeling_utils import to_pipelined
 from ...profiling.plots import plot_memory, plot_timeline
-from .widgets import Explorer, slider
+from .widgets import FIGURE_INCHES, Explorer, slider
 
 MICRO_BATCH, SEQUENCE, ACCUMULATION = 4, 128, 32  # A >= 2 x 14 stages - 1; 8 runs out of memory
 BERT_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
@@ -100,13 +100,14 @@ def ipuconfig_explorer(first: int = 3, second: int = 3, third: int = 3) -> Explo
         head = f"layers_per_ipu=[{first}, {second}, {third}, {rest}]: "
         return {"result": result, "text": head + describe(result)}
 
-    def draw(result, figure):
-        left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 2]})
-        plot_memory(result["result"].memory.ipus, ax=left)
+    def draw(result, figure):  # the memory panel above the timeline, each as wide as the column
         plan = result["result"].plan
+        axes = figure.subplots(2 if plan else 1, 1, squeeze=False,
+                               gridspec_kw={"height_ratios": [2, 3] if plan else [1]})[:, 0]
+        plot_memory(result["result"].memory.ipus, ax=axes[0])
         if plan is not None:
-            plot_timeline(plan.timeline.events, plan.timeline.num_ipus, ax=right,
+            plot_timeline(plan.timeline.events, plan.timeline.num_ipus, ax=axes[1],
                           label_micro_batches=False)
 
     return Explorer("IPUConfig explorer: BERT-Base layers per IPU", controls, compute, draw,
-                    figsize=(12, 4))
+                    figsize=(FIGURE_INCHES, 7))

@@ -5,7 +5,7 @@ from ... import poptorch
 from ...profiling.plots import plot_timeline
 from ...tutorial.loops import strategy as tutorial_strategy
 from ..plans import tutorial_plan
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 
 def lightning_call(devices: int = 2, accumulate_grad_batches: int = 8, device_iterations: int = 2,
@@ -62,4 +62,5 @@ def lightning_explorer(devices: int = 2, accumulate_grad_batches: int = 8,
         plan = result["plan"]
         plot_timeline(plan.timeline.events, plan.placement.ipus_per_replica, ax=figure.subplots())
 
-    return Explorer("Lightning explorer: one batch", controls, compute, draw)
+    return Explorer("Lightning explorer: one batch", controls, compute, draw,
+                    figsize=(FIGURE_INCHES, 4))

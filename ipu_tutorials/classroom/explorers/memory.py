@@ -17,7 +17,7 @@ from ...simulator.rules import min_gradient_accumulation
 from ...simulator.units import format_bytes
 from ...tutorial.models import TransformerLM, parameter_count, split_layers
 from ..plans import plan_on_meta
-from .widgets import Explorer, choice
+from .widgets import FIGURE_INCHES, Explorer, choice
 
 # name -> (width, depth, heads); vocabulary 32,000 and context 128 throughout
 PRESETS = {"125M": (768, 12, 12), "350M": (1024, 24, 16), "760M": (1536, 24, 16),
@@ -106,4 +106,4 @@ def memory_planner(size: str = "1.3B", ipus: int = 4, optimizer: str = "AdamW",
     def draw(result, figure):
         plot_memory(result["memory"].ipus, ax=figure.subplots())
 
-    return Explorer("Memory planner", controls, compute, draw, figsize=(10, 4.5))
+    return Explorer("Memory planner", controls, compute, draw, figsize=(FIGURE_INCHES, 4.5))

@@ -20,7 +20,7 @@ from ...simulator.memory import IpuMemory, MemoryPlan, embedding_gradient_bytes
 from ...simulator.units import format_bytes
 from ...tutorial.models import TransformerLM, split_layers
 from ..plans import plan_on_meta
-from .widgets import Explorer, choice
+from .widgets import FIGURE_INCHES, Explorer, choice
 
 # A GPT-2-small-like decoder (width, heads, context), 8 layers, a 32,000-token vocabulary.
 VOCAB, WIDTH, DEPTH, HEADS, CONTEXT = 32_000, 768, 8, 12, 512
@@ -209,4 +209,4 @@ def memory_tuning_explorer(recomputation: str = "pipeline default", proportion: 
     def draw(result, figure):
         plot_memory(result["outcome"].memory.ipus, ax=figure.subplots())
 
-    return Explorer("Memory tuning explorer", controls, compute, draw, figsize=(10, 4.5))
+    return Explorer("Memory tuning explorer", controls, compute, draw, figsize=(FIGURE_INCHES, 3.8))

@@ -15,7 +15,7 @@ from ... import poptorch
 from ...profiling import Report, load_report
 from ...tutorial import training_options
 from ...tutorial.models import Network, TrainingModelWithLoss
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 MICRO_BATCH = 16
 STRATEGIES = ("pipelined", "sharded")
@@ -59,7 +59,8 @@ def describe(report: Report) -> str:
 
 
 def draw(report: Report, figure) -> None:
-    memory_axis, timeline_axis = figure.subplots(1, 2, gridspec_kw={"width_ratios": [2, 3]})
+    """The memory panel above the timeline: each as wide as the column."""
+    memory_axis, timeline_axis = figure.subplots(2, 1, gridspec_kw={"height_ratios": [2, 3]})
     report.plot_memory(ax=memory_axis, zoom=True)
     report.plot_timeline(ax=timeline_axis, steps=1, title="one device iteration",
                          label_micro_batches=False)
@@ -78,4 +79,4 @@ def report_explorer(strategy: str = "pipelined", device_iterations: int = 1,
 
     return Explorer("Report explorer: a profiling report's memory and timeline", controls,
                     compute, lambda result, figure: draw(result["report"], figure),
-                    figsize=(12, 3.6))
+                    figsize=(FIGURE_INCHES, 6.4))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 
+from ...profiling import style
 from ...simulator.units import GiB, format_bytes
 from ...tutorial.models import parameter_count
 from .. import phased_plans as lesson
-from .widgets import Explorer, choice
+from .widgets import FIGURE_INCHES, Explorer, choice
 
 WIDTHS, LAYERS, PHASES = (1024, 1536, 2048), (8, 16, 32), (2, 4, 8)
 
@@ -74,23 +75,27 @@ def draw_comparison(result: dict, figure) -> None:
     memory_ax.axhline(capacity, color="#c62828", linestyle="--", label="IPU memory")
     memory_ax.set(xlabel="IPU", ylabel="GiB on chip", title="Memory per IPU")
     memory_ax.set_xticks(range(lesson.IPUS))
-    memory_ax.set_ylim(0, 1.3 * max(memory_ax.get_ylim()[1], capacity))
-    memory_ax.legend(fontsize=8, loc="upper center", ncol=3)
+    memory_ax.set_ylim(0, 1.1 * max(memory_ax.get_ylim()[1], capacity))
     for row, name in enumerate(("phased", "pipelined")):
         plan = result[name].plan
         if plan is None:
-            time_ax.text(0, row, "  does not fit", va="center", color="#c62828")
+            time_ax.text(0, row, "  does not fit", va="center", color="#c62828",
+                         fontsize=style.points(figure, style.TEXT_PX))
             continue
         compute = plan.breakdown()["IPU compute"] * 1e3
         rest = plan.call_seconds * 1e3 - compute
         time_ax.barh(row, compute, color="#2e7d32", label="compute")
         time_ax.barh(row, rest, left=compute, color="#f9a825", label="streaming, exchange, host")
     time_ax.set_yticks([0, 1], ["phased", "pipelined"])
-    time_ax.set_ylim(-0.6, 1.9)
+    time_ax.set_ylim(1.6, -0.6)  # phased on top, as in the memory panel's order
     time_ax.set(xlabel="ms per step", title="One step")
+    for ax in (memory_ax, time_ax):
+        style.readable(ax)
+    figure.tight_layout()
+    style.legend_below(memory_ax)
     handles, labels = time_ax.get_legend_handles_labels()
     if handles:
-        time_ax.legend(handles[:2], labels[:2], fontsize=8, loc="upper right", ncol=2)
+        style.legend_below(time_ax, handles[:2], labels[:2])
     figure.tight_layout()
 
 
@@ -109,4 +114,5 @@ def phase_planner(width: int = 1536, layers: int = 16, phases: int = 4,
         result = compare(width, layers, phases, kind, liveness)
         return {**result, "text": describe(result, phases, kind, liveness)}
 
-    return Explorer("Phase planner", controls, compute, draw_comparison, figsize=(10, 3.8))
+    return Explorer("Phase planner", controls, compute, draw_comparison,
+                    figsize=(FIGURE_INCHES, 4))

@@ -13,7 +13,7 @@ from ...profiling.plots import plot_timeline
 from ...simulator.compile import Plan
 from ...simulator.rules import fill_cycles, pipelines
 from ..plans import plan_on_meta
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 WIDTH, LAYERS_PER_STAGE = 512, 4
 
@@ -104,4 +104,4 @@ def pipeline_explorer(ipus: int = 4, accumulation: int = 8, device_iterations: i
         plot_timeline(plan.timeline.events, plan.placement.ipus_per_replica,
                       ax=figure.subplots(), label_micro_batches=True)
 
-    return Explorer("Pipeline explorer", controls, compute, draw)
+    return Explorer("Pipeline explorer", controls, compute, draw, figsize=(FIGURE_INCHES, 3.8))

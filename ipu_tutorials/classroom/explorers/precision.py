@@ -14,11 +14,12 @@ import math
 
 import torch
 
+from ...profiling import style
 from ...simulator.half import emulation
 from ...support.threads import one_thread
 from ...tutorial.datasets import embedded_digits
 from ...tutorial.models import Network, TrainingModelWithLoss
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 
@@ -151,14 +152,15 @@ def draw_histogram(result: dict, dtype: torch.dtype, loss_scale: float, ax) -> N
                label=f"the loss scale, 2^{scale:.0f} (backward's first gradient)")
     if result["scale_overflows"]:
         ax.set_title(f"the loss scale 2^{scale:.0f} is past the largest {str(dtype)[6:]}: "
-                     f"every gradient is inf or nan", color="#6a1b9a", fontsize=10)
+                     f"every gradient is inf or nan", color="#6a1b9a")
     elif result["rounded"]:
-        ax.set_title(f"{result['rounded']:,} gradients in range are rounded to zero on the way: "
-                     f"{str(dtype)[6:]} has the range, not the significant bits", fontsize=10)
+        ax.set_title(f"{result['rounded']:,} gradients in range are rounded to zero on the way:\n"
+                     f"{str(dtype)[6:]} has the range, not the significant bits")
     ax.set_xlim(low, high)
     ax.set_xlabel("log2 |gradient x loss scale|")
     ax.set_ylabel("gradients")
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    style.readable(ax)
+    style.legend_below(ax)
 
 
 def precision_explorer(loss_scale_log2: int = 0, dtype: str = "float16") -> Explorer:
@@ -176,7 +178,7 @@ def precision_explorer(loss_scale_log2: int = 0, dtype: str = "float16") -> Expl
         draw_histogram(result, result["dtype"], result["scale"], figure.subplots())
         figure.tight_layout()
 
-    return Explorer("Precision explorer", controls, compute, draw)
+    return Explorer("Precision explorer", controls, compute, draw, figsize=(FIGURE_INCHES, 3.4))
 
 
 def stochastic_round(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

@@ -14,10 +14,11 @@ import torch
 
 from ... import poptorch
 from ...errors import OutOfMemoryError
+from ...profiling import style
 from ...simulator.memory import format_bytes
 from ...tutorial.models import TransformerLM, split_layers
 from .memory import even_split
-from .widgets import Explorer, choice
+from .widgets import FIGURE_INCHES, Explorer, choice
 
 POD_IPUS, MICRO_BATCH, GLOBAL_BATCH, CONTEXT = 16, 4, 512, 128
 DEPTHS = (1, 2, 4, 8, 16)
@@ -103,10 +104,14 @@ def draw(splits: list[PodSplit], depth: int, figure) -> None:
                         label="IPU memory")
     memory_axis.set(xlabel="replicas x IPUs per replica", ylabel="fullest IPU (MiB)",
                     title="memory")
-    memory_axis.legend()
     speed_axis.bar(labels, [s.samples_per_second for s in splits], color=colours)
     speed_axis.set(xlabel="replicas x IPUs per replica", ylabel="sequences/s (simulated)",
                    title="throughput (0 = does not fit)")
+    for ax in (memory_axis, speed_axis):
+        style.readable(ax)
+    figure.tight_layout()
+    style.legend_below(memory_axis)  # under the axes: a tall bar never meets it
+    figure.tight_layout()
 
 
 def replication_explorer(size: str = "40M", depth: int = 4, offload: bool = False) -> Explorer:
@@ -123,4 +128,4 @@ def replication_explorer(size: str = "40M", depth: int = 4, offload: bool = Fals
 
     return Explorer("Replication explorer: pipeline depth x replicas on a Pod16", controls, compute,
                     lambda result, figure: draw(result["splits"], result["depth"], figure),
-                    figsize=(11, 3.8))
+                    figsize=(FIGURE_INCHES, 3.8))

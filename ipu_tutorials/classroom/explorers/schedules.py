@@ -24,7 +24,7 @@ TIME_AXIS = ("time (forward = 1 unit, backward = 2 units, every stage alike; the
 from ...tutorial.torch_engines.figures import draw_schedules
 from ...tutorial.torch_engines.schedules import (SCHEDULES, bubble, ipu_step, orders_of,
                                                  peak_in_flight, replay, torch_orders)
-from .widgets import Explorer, choice, slider
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 
 def recomputing_stages(stages: int) -> list[StageTimes]:
@@ -115,4 +115,4 @@ def schedule_explorer(stages: int = 4, micro_batches: int = 10, schedule: str = 
         draw_schedules(panels, result["stages"], figure, xlabel=TIME_AXIS)
 
     return Explorer("Schedule explorer: the IPU's pipeline and torch's", controls, compute, draw,
-                    figsize=(11, 5))
+                    figsize=(FIGURE_INCHES, 5))

@@ -18,11 +18,15 @@ from IPython.display import display
 from matplotlib.figure import Figure
 
 from ...errors import Error
+from ...profiling.style import EXPLORER_DPI, width_inches
 
 STATIC_NOTE = "A picture of the explorer: run this cell to bring its controls."
 # A slider track gives each value a few pixels at best: past this many values, a number box
 # beside it reaches any value (typed, or stepped with the arrows).
 MOST_SLIDER_VALUES = 16
+# An explorer's figure is as wide as the lesson column it is shown in (profiling/style.py), so
+# its text is shown at the size it is drawn.
+FIGURE_INCHES = width_inches(EXPLORER_DPI)
 
 
 class Explorer:
@@ -35,7 +39,7 @@ class Explorer:
 
     def __init__(self, title: str, controls: dict[str, widgets.Widget],
                  compute: Callable[..., dict], draw: Callable[[dict, Figure], None],
-                 figsize: tuple[float, float] = (10, 3.5)):
+                 figsize: tuple[float, float] = (FIGURE_INCHES, 3.6)):
         self.title, self.controls = title, controls
         self.compute, self.draw, self.figsize = compute, draw, figsize
         # The classes name the parts for style sheets and the browser tests.
@@ -71,7 +75,7 @@ class Explorer:
         self.summary.value = self.result["text"]
         self.figure = None
         if "error" not in self.result:
-            self.figure = Figure(figsize=self.figsize)
+            self.figure = Figure(figsize=self.figsize, dpi=EXPLORER_DPI)
             self.draw(self.result, self.figure)
         # Setting the Output widget's outputs (rather than displaying inside it) keeps the
         # picture in the widget alone, whichever client runs the notebook.
@@ -109,7 +113,7 @@ def plain_text(summary: str) -> str:
 
 def _png_base64(figure: Figure) -> str:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
+    figure.savefig(buffer, format="png", dpi=EXPLORER_DPI, bbox_inches="tight")
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from ...profiling import style
 from ...profiling.diagrams import KIND_COLOURS
 from ...simulator.schedule import Event
 
@@ -22,7 +23,10 @@ def draw_schedules(panels: list[tuple[str, str, list[Event]]], tracks: int,
         tracks: rows per panel (stages, IPUs or ranks).
         figure: draw into this figure (an explorer's); a new pyplot figure when None.
     """
-    figure = figure or plt.figure(figsize=(12, 1.0 + 1.15 * tracks * len(panels) / 2))
+    if figure is None:
+        dpi = plt.rcParams["figure.dpi"]  # about 24 px a row, and room for titles and the axis
+        figure = plt.figure(figsize=(style.width_inches(dpi),
+                                     (24 * tracks * len(panels) + 50 * len(panels) + 100) / dpi))
     axes = figure.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     end = max(e.end for _, _, events in panels for e in events if e.kind in ("F", "B"))
     for ax, (title, label, events) in zip(axes, panels):
@@ -30,16 +34,26 @@ def draw_schedules(panels: list[tuple[str, str, list[Event]]], tracks: int,
             if e.kind in ("F", "B"):
                 ax.add_patch(Rectangle((e.start, e.ipu - 0.4), e.duration, 0.8,
                                        facecolor=KIND_COLOURS[e.kind], edgecolor="white"))
-                if e.duration / end > 0.012:  # a label only where it fits
-                    ax.text(e.start + e.duration / 2, e.ipu, str(e.micro_batch), ha="center",
-                            va="center", color="white", fontsize=7)
         ax.set_yticks(range(tracks), [f"{label} {i}" for i in range(tracks)])
         ax.set_ylim(tracks - 0.5, -0.5)
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title)
+        style.readable(ax)
     axes[-1].set_xlim(0, end)
     axes[-1].set_xlabel(xlabel)
-    axes[0].legend(handles=[Patch(color=KIND_COLOURS["F"], label="forward"),
-                            Patch(color=KIND_COLOURS["B"], label="backward")],
-                   loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False, fontsize=8)
     figure.tight_layout()
+    style.legend_below(axes[-1], [Patch(color=KIND_COLOURS["F"]), Patch(color=KIND_COLOURS["B"])],
+                       ["forward", "backward"])
+    figure.tight_layout()
+    for ax, (_, _, events) in zip(axes, panels):  # once the layout is done
+        _label_micro_batches(ax, [e for e in events if e.kind in ("F", "B")], end)
     return figure
+
+
+def _label_micro_batches(ax, events: list[Event], end: float) -> None:
+    """The micro-batch number in each box wide enough for it where the figure is shown."""
+    shown = style.axes_px(ax)
+    for e in events:
+        label = str(e.micro_batch)
+        if e.duration / end * shown > style.text_width_px(label) + 4:
+            ax.text(e.start + e.duration / 2, e.ipu, label, ha="center", va="center",
+                    color="white", fontsize=style.points(ax.figure, style.SMALL_PX))
