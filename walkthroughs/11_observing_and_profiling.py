@@ -315,7 +315,7 @@ for e in spans[:4]:
 # %%
 from ipu_tutorials.classroom.explorers.observing import report_explorer
 
-# alt: Left: memory on IPUs 0 to 3, zoomed in, almost all code and far below capacity. Right:
+# alt: Top: memory on IPUs 0 to 3, zoomed in, almost all code and far below capacity. Bottom:
 #   timeline of one device iteration on IPUs 0 to 3 and the host: host I/O first, then 8 micro-
 #   batches' forward and backward passes pipelined across the IPUs, and the weight update.
 report_explorer("pipelined", device_iterations=1, accumulation=8)

@@ -139,13 +139,13 @@ print(f"vocabulary: {transformers.BertConfig(**BERT_BASE).vocab_size:,} tokens")
 # %%
 from ipu_tutorials.profiling.plots import plot_memory, plot_timeline
 
-# alt: Left: memory on IPUs 0 to 3 for BERT-Base with layers_per_ipu=[3, 3, 3, 3]: IPU 0, which
-#   also holds the embedding, uses the most; all are under the 897 MiB capacity line. Right:
+# alt: Top: memory on IPUs 0 to 3 for BERT-Base with layers_per_ipu=[3, 3, 3, 3]: IPU 0, which
+#   also holds the embedding, uses the most; all are under the 897 MiB capacity line. Bottom:
 #   timeline of one training step: pipelined forward and backward passes on IPUs 0 to 3, then
 #   streaming of the optimizer state, longest on IPU 0.
-fig, (left, right) = plt.subplots(1, 2, figsize=(13, 3.8), gridspec_kw={"width_ratios": [1, 2]})
-plot_memory(even.memory.ipus, ax=left, title="memory per IPU")
-plot_timeline(even.plan.timeline.events, 4, ax=right, label_micro_batches=False,
+fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.9, 6.4), gridspec_kw={"height_ratios": [2, 3]})
+plot_memory(even.memory.ipus, ax=top, title="memory per IPU")
+plot_timeline(even.plan.timeline.events, 4, ax=bottom, label_micro_batches=False,
               title="one training step, layers_per_ipu=[3, 3, 3, 3]")
 plt.tight_layout()
 plt.show()
@@ -241,8 +241,8 @@ print(f"combined batch {trainer.get_train_dataloader().batch_size}, "
 # %%
 from ipu_tutorials.classroom.explorers.ipuconfig import ipuconfig_explorer
 
-# alt: The IPUConfig explorer for layers_per_ipu=[3, 3, 3, 3]. Left: memory on IPUs 0 to 3, IPU 0
-#   the fullest, all under capacity. Right: one training step's timeline, in which IPU 0's compute
+# alt: The IPUConfig explorer for layers_per_ipu=[3, 3, 3, 3]. Top: memory on IPUs 0 to 3, IPU 0
+#   the fullest, all under capacity. Bottom: one training step's timeline, in which IPU 0's compute
 #   and streaming take longest, so the other IPUs wait for it.
 ipuconfig_explorer(first=3, second=3, third=3)
 

@@ -182,9 +182,9 @@ for name, change in variants.items():
 # %%
 from ipu_tutorials.classroom.explorers.capstone import capstone_explorer
 
-# alt: The capstone explorer for BERT-Large on a Bow Pod16, 4 replicas of 4 IPUs. Left: memory on
-#   one replica's IPUs 0 to 3, all under capacity. Middle and right: the start and the end of one
-#   step's timeline: the pipeline filling with forward passes from IPU 0 to IPU 3, and at the close
+# alt: The capstone explorer for BERT-Large on a Bow Pod16, 4 replicas of 4 IPUs. Top: memory on
+#   one replica's IPUs 0 to 3, all under capacity. Below it, side by side: the start and the end
+#   of one step's timeline: the pipeline filling with forward passes from IPU 0 to IPU 3, and at the close
 #   the last backward passes, the all-reduce across replicas and the optimizer state streaming for
 #   the weight update.
 capstone_explorer()

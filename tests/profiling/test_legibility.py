@@ -16,12 +16,6 @@ from tests.profiling.lesson_figures import FIGURES  # noqa: E402
 
 INLINE_DPI = 100  # the inline backend draws a lesson's figure at matplotlib's figure.dpi
 
-# Lesson 13 draws memory and a timeline side by side in a figure 13 by 3.8 inches, shown
-# 708 px wide: 207 px high, too little for either panel's rows and legend at a readable size.
-# Its walkthrough stacks them once the lead changes it (the report of branch w41fig gives the
-# code); strict: then this passes, and the mark must go.
-NEEDS_WALKTHROUGH_CHANGE = {"13 BERT-Base"}
-
 
 @pytest.fixture(autouse=True)
 def close_figures():
@@ -69,9 +63,7 @@ def test_each_diagram_reads_at_the_column_width(name):
     assert not found, found
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
-    strict=True, reason="its walkthrough's figure is too short for its rows"))
-    if name in NEEDS_WALKTHROUGH_CHANGE else name for name in FIGURES])
+@pytest.mark.parametrize("name", FIGURES)
 def test_each_lesson_figure_reads_at_the_column_width(name, tmp_path):
     figure = FIGURES[name].draw(str(tmp_path))
     assert shown_text_px(figure, INLINE_DPI), "the figure draws no text"
