@@ -3,11 +3,12 @@
 A gloo collective runs on one of the process group's worker threads. work.wait() returns as
 soon as the collective completes, a moment before that thread drops its own references to the
 tensors. If Python drops its references first, torch keeps each tensor's Python object alive
-for the worker thread, which must then take the GIL to free it. Before torch 2.8, destroying a
-process group (dist.destroy_process_group) joins the worker threads while holding the GIL: a
-worker still waiting for the GIL then waits for ever, and so does the process (seen on torch
-2.6 in tests/poptorch/test_json_collectives.py's teardown on a loaded machine). Holding the
-tensors here until the worker has let go means it never needs the GIL.
+for the worker thread, which must then take the GIL to free it. torch 2.6 destroys a process
+group (dist.destroy_process_group) holding the GIL while it joins the worker threads: a worker
+still waiting for the GIL then waits for ever, and so does the process (seen in
+tests/poptorch/test_json_collectives.py's teardown on a loaded machine; torch 2.14 releases the
+GIL there, pytorch pull request 154976). Holding the tensors here until the worker has let go
+means it never needs the GIL.
 """
 from __future__ import annotations
 
