@@ -34,6 +34,16 @@ LONGEST_FIRST = ("tests/browser/test_lessons.py", "notebooks/",
 NBVAL_KERNEL_STARTUP = 60
 NBVAL_REPORT = 60
 _STDERR = pytest.StashKey[int]()  # a copy of the real stderr, for faulthandler
+# Tests that wait, on bounds of their own, longer than pyproject's `timeout` allows: their own
+# bound names what was slow, so it must be the one to report, and pytest-timeout waits longer.
+LONGER_LIMITS = {
+    # The first browser test on each worker builds the course website, or waits for another
+    # worker's build, which is bounded at 900 s (tests/browser/site_build.py, BUILD_SECONDS).
+    "tests/browser/": 1200,
+    # They wait for the processes they start for up to 240 s (a loaded 2-core machine starts
+    # torch slowly: tests/reliability/test_processes.py, BOUND).
+    "tests/reliability/": 420,
+}
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
@@ -52,9 +62,11 @@ def _rank(nodeid: str) -> int:
 
 def pytest_collection_modifyitems(config, items):
     """The longest work first; the order inside a file or notebook is kept (a stable sort).
-    Notebook cells get nbval's limits (nbval_limit)."""
+    The tests of LONGER_LIMITS and the notebook cells (nbval_limit) get longer time limits."""
     items.sort(key=lambda item: _rank(item.nodeid))
-    _bound_notebook_cells(config, items)
+    # `--timeout N` on the command line is every test's limit (0: none, under a debugger)
+    if config.pluginmanager.hasplugin("timeout") and config.getoption("timeout") is None:
+        _give_longer_limits(config, items)
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -96,11 +108,16 @@ def nbval_limit(config) -> float:
     return cell + startup + NBVAL_REPORT
 
 
-def _bound_notebook_cells(config, items) -> None:
-    cells = [item for item in items if item.path.suffix == ".ipynb"]
-    if cells and config.pluginmanager.hasplugin("timeout"):
-        limit = nbval_limit(config)
-        for item in cells:
+def _give_longer_limits(config, items) -> None:
+    """A test's own @pytest.mark.timeout is kept; else LONGER_LIMITS, or nbval's for a cell."""
+    for item in items:
+        if item.get_closest_marker("timeout") is not None:
+            continue
+        limit = next((seconds for prefix, seconds in LONGER_LIMITS.items()
+                      if item.nodeid.startswith(prefix)), None)
+        if item.path.suffix == ".ipynb":
+            limit = nbval_limit(config)
+        if limit is not None:
             item.add_marker(pytest.mark.timeout(limit))
 
 
