@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import pytest_timeout  # noqa: F401  (the test extra's; without it the run below would hang)
 
 ROOT = Path(__file__).resolve().parents[1]
 
