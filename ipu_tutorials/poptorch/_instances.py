@@ -24,6 +24,7 @@ import torch.distributed as dist
 
 from ..support import rendezvous
 from ..errors import Error
+from ._collective_tensors import held_until_released
 from ._json_collectives import all_gather_json
 
 TIMEOUT_ENV = "IPU_TUTORIALS_INSTANCE_TIMEOUT"
@@ -205,7 +206,8 @@ def broadcast_weights(group: _Group, module: torch.nn.Module) -> None:
         for dtype in {t.dtype for t in tensors}:
             same = [t for t in tensors if t.dtype == dtype]
             flat = torch.cat([t.detach().reshape(-1) for t in same])
-            _collective(group, "compile", lambda: dist.broadcast(flat, src=0))
+            with held_until_released([flat]):
+                _collective(group, "compile", lambda: dist.broadcast(flat, src=0))
             _unflatten_into(flat, same)
 
 
@@ -230,8 +232,9 @@ def gradient_reducer(group: _Group):
             for dtype in {grads[p].dtype for p in params}:
                 same = [p for p in params if grads[p].dtype == dtype]
                 flat = torch.cat([grads[p].reshape(-1) for p in same])
-                _collective(group, f"gradient all-reduce of weight update {group.updates}",
-                            lambda: dist.all_reduce(flat))
+                with held_until_released([flat]):
+                    _collective(group, f"gradient all-reduce of weight update {group.updates}",
+                                lambda: dist.all_reduce(flat))
                 if running:  # a mean of equal-sized means
                     flat /= group.count
                 _unflatten_into(flat, [grads[p] for p in same])

@@ -11,6 +11,8 @@ import json
 import torch
 import torch.distributed as dist
 
+from ._collective_tensors import held_until_released
+
 MAX_BYTES = 16 * 2**20  # a fingerprint is a few kB; refuse a peer that claims more
 
 
@@ -23,7 +25,8 @@ def all_gather_json(value) -> list:
     payload = torch.frombuffer(bytearray(json.dumps(value).encode()), dtype=torch.uint8)
     size = torch.tensor([payload.numel()], dtype=torch.int64)
     sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(dist.get_world_size())]
-    dist.all_gather(sizes, size)
+    with held_until_released([size, *sizes]):
+        dist.all_gather(sizes, size)
     longest = max(int(s) for s in sizes)
     if longest > MAX_BYTES:
         raise ValueError(f"an instance sent {longest} bytes of JSON (at most {MAX_BYTES}); "
@@ -31,7 +34,8 @@ def all_gather_json(value) -> list:
     padded = torch.zeros(longest, dtype=torch.uint8)
     padded[:payload.numel()] = payload
     gathered = [torch.zeros(longest, dtype=torch.uint8) for _ in sizes]
-    dist.all_gather(gathered, padded)
+    with held_until_released([padded, *gathered]):
+        dist.all_gather(gathered, padded)
     try:
         return [json.loads(g[:int(s)].numpy().tobytes()) for g, s in zip(gathered, sizes)]
     except (ValueError, RecursionError) as error:
