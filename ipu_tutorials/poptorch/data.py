@@ -49,8 +49,7 @@ class AsynchronousDataAccessor:
         self._worker, self._fresh = self._start(), True
 
     def __len__(self) -> int:
-        """Batches an epoch yields: a torch loader rebatched here yields its samples in
-        batches of rebatched_size (PopTorch's count; a poptorch.DataLoader counts its own)."""
+        """Batches an epoch yields (a loader rebatched here: its samples / rebatched_size)."""
         batch_size = getattr(self._dataset, "batch_size", None)
         if self.rebatched_size is None or not batch_size:
             return len(self._dataset)
@@ -220,7 +219,8 @@ class DataLoader(torch.utils.data.DataLoader):
             self._draw_epoch()
         self._next_epoch_drawn = False
         if self._accessor is not None:
-            return _kept_alive(self, self._accessor)  # iterated once: its own iterator
+            # the accessor's epoch, started now (a break closes it, releasing the thread)
+            return _kept_alive(self, iter(self._accessor)._epoch)
         # torch's worker processes fetch batches ahead of the loop; without them the host
         # prepares each batch between calls, while the device waits
         ahead = self.num_workers > 0
