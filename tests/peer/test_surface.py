@@ -76,6 +76,17 @@ def test_output_mode_is_held_as_poptorchs_int():
     assert not hasattr(opts.output_mode, "name")
 
 
+def test_options_hold_poptorchs_forms_of_their_values():
+    # python/options.py at sdk/poptorch/3.4.0: setAvailableMemoryProportion stores
+    # {int(key[3:]): value}; anchorTensor a list; connectionType and syncPattern the ints
+    opts = poptorch.Options().setAvailableMemoryProportion({"IPU0": 0.5, "IPU3": 0.25})
+    opts.connectionType(poptorch.ConnectionType.OnDemand)
+    opts.anchorTensor("g", "Gradient___w", poptorch.OutputMode.Sum)
+    assert opts.available_memory_proportion == {0: 0.5, 3: 0.25}
+    assert opts.connection_type == 1 and type(opts.connection_type) is int
+    assert opts.anchored_tensors == {"g": ["Gradient___w", False, poptorch.OutputMode.Sum, 1]}
+
+
 # --- each rule raises the real exception class -------------------------------------------
 def two_blocks(ipus=(0, 1)) -> nn.Module:
     model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))
