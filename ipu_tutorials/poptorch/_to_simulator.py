@@ -58,7 +58,8 @@ def strategy_spec(strategy) -> sim.StrategySpec:
     """The strategy as the simulator reads it (from the fields PopTorch keeps private)."""
     kind = STRATEGY_KINDS[type(strategy)]
     if kind.phased:
-        return sim.StrategySpec(kind, phases=tuple(_stage_specs(p.stages) for p in strategy._phases),
+        phases = tuple(_stage_specs(p.stages) for p in strategy._phases)
+        return sim.StrategySpec(kind, phases=phases,
                                 separate_backward_phase=strategy._separate_backward_phase,
                                 liveness=int(strategy._tensors_liveness),
                                 text=repr(strategy))
@@ -115,7 +116,8 @@ def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> s
     halves = any(isinstance(t, torch.Tensor) and t.dtype == torch.float16 for t in inputs)
     if not halves or not any(p.dtype == torch.float32 for p in model.parameters()):
         return None
-    downcast = options.Precision._value("half_float_casting") == HalfFloatCastingBehavior.FloatDowncastToHalf
+    casting = options.Precision._value("half_float_casting")
+    downcast = casting == HalfFloatCastingBehavior.FloatDowncastToHalf
     return sim.MIXED_DOWNCAST if downcast else sim.MIXED_DISPATCHER
 
 

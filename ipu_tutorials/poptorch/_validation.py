@@ -23,7 +23,8 @@ def check_run_options(opts: Options, training: bool) -> None:
                        if pipelined else "")
                     + f" (An inferenceModel has no gradients to accumulate; it is "
                       f"{opts.Training.gradient_accumulation}.)")
-    if opts._value("output_mode") == OutputMode.EveryN and opts.device_iterations % opts.output_return_period:
+    every_n = opts._value("output_mode") == OutputMode.EveryN
+    if every_n and opts.device_iterations % opts.output_return_period:
         raise Error(f"OutputMode.EveryN returns every {opts.output_return_period}th device "
                     f"iteration, so deviceIterations ({opts.device_iterations}) must be a "
                     f"multiple of it")

@@ -176,8 +176,8 @@ class DataLoader(torch.utils.data.DataLoader):
             raise ValueError("auto_distributed_partitioning does not support an IterableDataset; "
                              "split the data yourself and pass auto_distributed_partitioning=False")
         if shuffle and self.options._value("random_seed") is None:  # PopTorch asserts it
-            raise AssertionError("shuffling with several processes needs options.randomSeed(...) so "
-                             "that every process draws the same order")
+            raise AssertionError("shuffling with several processes needs options.randomSeed("
+                                 "...) so that every process draws the same order")
         seed = self.options._value("random_seed") if shuffle else None
         return _InstanceShare(dataset, self._spec, self._combined, drop_last, seed)
 

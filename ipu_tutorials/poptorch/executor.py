@@ -136,7 +136,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         log_compiled(plan, type(self._user_model).__name__, self._training, opts.anchored_tensors,
                      opts._value("output_mode"))
         name = opts._value("model_name") or ("training" if self._training else "inference")
-        autoreport.write_if_enabled(opts._value("profile_dir"), env.engine_options, name, self.report)
+        autoreport.write_if_enabled(opts._value("profile_dir"), env.engine_options, name,
+                                    self.report)
         run_post_compile_hooks()
 
     def _follow_optimizer_state(self) -> None:
@@ -302,7 +303,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
     def _counters(self) -> PerfCounters:
         streamed = None if self._spec is None else streams(self._spec, tensor_count(self._example),
                                                            self._record.outputs)
-        return PerfCounters(self._plan, self._record, streamed, self._options._value("log_cycle_count"),
+        return PerfCounters(self._plan, self._record, streamed,
+                            self._options._value("log_cycle_count"),
                             self._options._value("show_compilation_progress_bar"))
 
     # --- PopTorch attributes and simulator extras -----------------------------------------------

@@ -87,7 +87,8 @@ def check_settings(watch: _Watch, opts, training: bool) -> None:
     if not opts.TensorLocations._value("num_io_tiles"):  # unset until numIOTiles()
         raise Error("No IO tiles allocated. You must allocate at least 32 IO tiles using "
                     "poptorch.Options().TensorLocations.numIOTiles.")
-    if resolved_output_mode(opts._value("output_mode"), training) not in (OutputMode.Sum, OutputMode.All):
+    mode = resolved_output_mode(opts._value("output_mode"), training)
+    if mode not in (OutputMode.Sum, OutputMode.All):
         raise Error("Unsupported output mode for overlapped IO. Please switch output mode to "
                     "poptorch.OutputMode.All or poptorch.OutputMode.Sum.")
 

@@ -1,4 +1,4 @@
-"""Stages, phases and the four multi-IPU execution strategies (descriptions only; compile checks them).
+"""Stages, phases and the four multi-IPU execution strategies (descriptions; compile checks them).
 
 Each class has PopTorch's public surface and no more (python/options.py at sdk/poptorch/3.4.0):
 what the simulator reads is kept under PopTorch's own private names (`_ipu`, `_phases`,
@@ -34,7 +34,8 @@ class _Restorable:
         if "_stages" in state and state["_stages"] is not None:
             state.setdefault("_block_map", _block_map(state["_stages"]))
         if "_phases" in state:
-            state.setdefault("_block_map", _block_map(s for p in state["_phases"] for s in p.stages))
+            stages = [s for phase in state["_phases"] for s in phase.stages]
+            state.setdefault("_block_map", _block_map(stages))
             state.setdefault("_tensors_liveness", Liveness.AlwaysLive)
         if isinstance(self, _StrategyBase):
             state.setdefault("_block_map", {})

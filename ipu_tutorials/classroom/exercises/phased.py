@@ -84,8 +84,8 @@ def _check_phases(strategy) -> Feedback:
                  f"{lesson.streaming_seconds(plan) * 1e3:,.1f} ms of it streaming.")
 
 
-_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\").ipu(i) for i in range(4)])"
-                  " for p in range(4)]")
+_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\").ipu(i) "
+                  "for i in range(4)]) for p in range(4)]")
 
 write_the_phases = Exercise(
     "Phases for a model too big for four IPUs", _check_phases,
