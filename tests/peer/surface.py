@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import enum
 import functools
 import importlib
 import inspect
 import json
 import pathlib
 import sys
-import textwrap
 import types
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import manifest as manifest_tool  # noqa: E402
+from source_facts import DUNDERS, facade_params, facade_returns, normal_default  # noqa: E402
 
 FACADE_ROOT = "ipu_tutorials"
 
@@ -154,7 +153,7 @@ def class_names(cls: type, instance=None, outside: set[str] = frozenset()) -> di
     names = {}
     for klass in reversed(facade_classes(cls)):
         for name, value in vars(klass).items():
-            if (not name.startswith("_") or name in manifest_tool.DUNDERS) and \
+            if (not name.startswith("_") or name in DUNDERS) and \
                     (instance is None or readable(instance, name)):
                 names[name] = value
     if instance is not None:
@@ -203,83 +202,7 @@ def external_names(qualified: set[str]) -> set[str]:
     return names
 
 
-# --- what a facade function returns -------------------------------------------------------
-
-def function_node(func) -> ast.FunctionDef | None:
-    func = inspect.unwrap(getattr(func, "__func__", func))
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    node = tree.body[0]
-    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-
-
-def facade_returns(cls: type | None, func, depth: int = 0) -> str:
-    """none / self / value, read from the facade's source as the manifest reads PopTorch's;
-    `return self._set(...)` counts as self when that method returns self."""
-    node = function_node(func)
-    if node is None:
-        return "unknown"
-    kinds = set(manifest_tool.returns(node).split("|"))
-    if "value" in kinds and cls is not None and depth < 4:
-        values = [n.value for n in manifest_tool.own_nodes(node.body)
-                  if isinstance(n, ast.Return) and n.value is not None]
-        if values and all(_returns_self(cls, v, depth) for v in values
-                          if not (isinstance(v, ast.Constant) and v.value is None)):
-            kinds.discard("value")
-            kinds.add("self")
-    return "|".join(sorted(kinds))
-
-
-def _returns_self(cls: type, value: ast.expr, depth: int) -> bool:
-    if isinstance(value, ast.Name) and value.id == "self":
-        return True
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        owner = value.func.value
-        calls_self = isinstance(owner, ast.Name) and owner.id == "self"
-        calls_super = isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super"
-        if calls_self or calls_super:
-            method = getattr(cls, value.func.attr, None)
-            return method is not None and facade_returns(cls, method, depth + 1) == "self"
-    return False
-
-
 # --- parameters -------------------------------------------------------------------------
-
-def shown_default(value) -> str:
-    if isinstance(value, enum.Enum):
-        return f"{type(value).__name__}.{value.name}"
-    return repr(value)
-
-
-def normal_default(text: str) -> str:
-    """A default as written in the real source, the way shown_default writes it."""
-    for prefix in ("poptorch.enums.", "enums.", "poptorch."):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
-    try:
-        return repr(ast.literal_eval(text))
-    except (ValueError, SyntaxError):
-        return text
-
-
-def facade_params(func, bound: bool) -> list[dict] | None:
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError):
-        return None
-    params = list(signature.parameters.values())
-    if bound and params and params[0].name in ("self", "cls"):
-        params = params[1:]
-    out = []
-    for p in params:
-        entry = {"name": p.name, "kind": p.kind.name}
-        if p.default is not inspect.Parameter.empty:
-            entry["default"] = shown_default(p.default)
-        out.append(entry)
-    return out
-
 
 def compare_params(name: str, real: list[dict], facade: list[dict]) -> list[Finding]:
     want = [(p["name"], p["kind"], normal_default(p["default"]) if "default" in p else None)
