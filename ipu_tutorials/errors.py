@@ -17,6 +17,6 @@ class OutOfMemoryError(Error):
         self.plan = plan
 
 
-class OfflineDeviceError(Error, AssertionError):
-    """A model compiled for an offline IPU was called; PopTorch raises an AssertionError here,
-    so code written for it catches this too."""
+class OfflineDeviceError(AssertionError):
+    """A model compiled for an offline IPU was called. PopTorch asserts here, so this is an
+    AssertionError (and, as there, not a poptorch.Error)."""

@@ -60,8 +60,8 @@ def phased_strategy(kind: str, chunks: int, liveness: str = "AlwaysLive", ipus: 
     """One block per stage: serial phases of `ipus` stages on IPUs 0..ipus-1, or parallel
     phases of ipus/2 stages alternating between the even and the odd IPUs."""
     per_phase = ipus if kind == SERIAL else ipus // 2
-    phases = [poptorch.Phase(*[poptorch.Stage(block_name(p * per_phase + i))
-                               for i in range(per_phase)]).ipus(*phase_ipus(kind, p, per_phase))
+    phases = [poptorch.Phase(*[poptorch.Stage(block_name(p * per_phase + i)).ipu(ipu)
+                               for i, ipu in enumerate(phase_ipus(kind, p, per_phase))])
               for p in range(-(-chunks // per_phase))]
     if kind == SERIAL:
         return poptorch.SerialPhasedExecution(*phases).setTensorsLiveness(LIVENESS[liveness])
@@ -108,8 +108,9 @@ def training_options(strategy) -> poptorch.Options:
 
 def _strategy_key(strategy) -> tuple:
     """Everything about a strategy that changes its plan."""
-    return (type(strategy).__name__, repr(strategy), int(getattr(strategy, "liveness", 0)),
-            getattr(strategy, "separate_backward_phase", False))
+    return (type(strategy).__name__, repr(strategy),
+            int(getattr(strategy, "_tensors_liveness", 0)),
+            getattr(strategy, "_separate_backward_phase", False))
 
 
 _OUTCOMES: dict[tuple, Outcome] = {}  # the lesson compiles the same plans more than once

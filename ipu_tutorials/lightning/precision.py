@@ -5,6 +5,7 @@ from typing import Any, Callable
 
 import torch
 from lightning.pytorch.plugins.precision import Precision
+from lightning.pytorch.utilities import GradClipAlgorithmType
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 SUPPORTED = ("32-true", "16-mixed", "16-true")
@@ -40,11 +41,11 @@ class IPUPrecisionPlugin(Precision):
         ValueError: another precision (bf16, 64, transformer-engine).
     """
 
-    def __init__(self, precision: Any = "32-true"):
+    def __init__(self, precision: Any):
         self.precision = check_precision(precision)
 
     @property
-    def casts_inputs(self) -> bool:
+    def _casts_inputs(self) -> bool:
         """Whether floating-point batches are cast to float16 on the host."""
         return self.precision in ("16-mixed", "16-true")
 
@@ -53,7 +54,7 @@ class IPUPrecisionPlugin(Precision):
         2.0.9's plugin had no "16-true" and changed no module: docs/lightning.md)."""
         return module.half() if self.precision == "16-true" else module
 
-    def backward(self, tensor: torch.Tensor, model, optimizer, *args: Any, **kwargs: Any) -> None:
+    def backward(self, tensor: torch.Tensor, model, *args: Any, **kwargs: Any) -> None:
         """Nothing: the IPU already ran the backward pass inside the training call."""
 
     def optimizer_step(self, optimizer, model, closure: Callable[[], Any], **kwargs: Any) -> Any:
@@ -76,7 +77,8 @@ class IPUPrecisionPlugin(Precision):
         self._after_closure(model, optimizer)
         return result
 
-    def clip_gradients(self, optimizer, clip_val: float = 0.0, gradient_clip_algorithm=None) -> None:
+    def clip_gradients(self, optimizer, clip_val: float = 0.0,
+                       gradient_clip_algorithm=GradClipAlgorithmType.NORM) -> None:
         """Refuse clipping: the IPU applies the update inside the training call.
 
         Raises:
@@ -89,6 +91,3 @@ class IPUPrecisionPlugin(Precision):
                 f"`gradient_clip_val` from the Trainer and any `clip_gradients` call; lower the "
                 f"learning rate or use loss scaling instead.")
 
-
-# lightning-graphcore 0.1.0's name for the same plugin (Lightning 2.0.9's is IPUPrecisionPlugin)
-IPUPrecision = IPUPrecisionPlugin

@@ -15,6 +15,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_info
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import poptorch
+from ..support import extras as _extras
 from . import _checks
 from ._compat import KeepPoptorchLoaders
 from ._data import to_poptorch_loader
@@ -128,10 +129,20 @@ class IPUStrategy(OneHostProcess, ParallelStrategy):
         self._training_opts = self._inference_opts = None
         self._accumulation: int | None = None  # the Trainer's accumulate_grad_batches
         self.poptorch_models: dict[RunningStage, poptorch.PoplarExecutor] = {}
-        self.report_paths: list[str] = []
-        self.stats: dict[str, StageStats] = {}  # (simulator) per stage name, e.g. "training"
+        self._report_paths: list[str] = []
+        self._stats: dict[str, StageStats] = {}  # per stage name, e.g. "training"
         self._pushed_settings: list[dict] | None = None  # optimizer hyperparameters on the IPU
         self._keep_loaders = KeepPoptorchLoaders(poptorch.DataLoader)
+
+    # --- the simulator's extras (support/extras_registry.py) --------------------------------------
+    stats = _extras.served_property("lightning.pytorch.strategies.ipu.IPUStrategy.stats",
+                                    lambda self: self._stats)
+    stats.__doc__ = ("(Simulator extra) calls, samples and simulated seconds per stage name "
+                     "(\"training\", \"validation\", ...).")
+    report_paths = _extras.served_property(
+        "lightning.pytorch.strategies.ipu.IPUStrategy.report_paths",
+        lambda self: self._report_paths)
+    report_paths.__doc__ = "(Simulator extra) the reports written when the stages ended."
 
     # --- precision: whatever Lightning hands over becomes an IPUPrecisionPlugin ------------------
     @property
@@ -140,7 +151,7 @@ class IPUStrategy(OneHostProcess, ParallelStrategy):
         Lightning precision plugin keeps its precision in an IPUPrecisionPlugin, so the IPU's
         rules (no clipping, no LBFGS) always apply."""
         plugin = self._precision_plugin
-        return plugin if plugin is not None else IPUPrecisionPlugin()
+        return plugin if plugin is not None else IPUPrecisionPlugin("32-true")
 
     @precision_plugin.setter
     def precision_plugin(self, plugin: Precision | None) -> None:
@@ -274,18 +285,13 @@ class IPUStrategy(OneHostProcess, ParallelStrategy):
         for stage, name in REPORT_NAMES.items():
             model = self.poptorch_models.get(stage)
             if model is not None and model.isCompiled():
-                self.report_paths.append(model.report().save(os.path.join(directory, name)))
+                self._report_paths.append(model.report().save(os.path.join(directory, name)))
 
     # --- data ----------------------------------------------------------------------------------
     @property
     def handles_gradient_accumulation(self) -> bool:
         """True: one Lightning batch is one IPU call, which accumulates by itself."""
         return True
-
-    @property
-    def is_distributed(self) -> bool:
-        """False: replicas live inside one IPU call, so Lightning adds no DistributedSampler."""
-        return False
 
     def process_dataloader(self, dataloader: object) -> object:
         """After set-up, a poptorch.DataLoader with the stage's options (before it, as
@@ -299,7 +305,7 @@ class IPUStrategy(OneHostProcess, ParallelStrategy):
 
     def batch_to_device(self, batch: Any, device=None, dataloader_idx: int = 0) -> Any:
         """No move (the IPU call streams the batch); with 16-bit precision, floats become half."""
-        if not self.precision_plugin.casts_inputs:
+        if not self.precision_plugin._casts_inputs:
             return batch
         return tree_map(lambda x: x.half() if isinstance(x, torch.Tensor)
                         and x.is_floating_point() else x, batch)
@@ -312,7 +318,7 @@ class IPUStrategy(OneHostProcess, ParallelStrategy):
         args = tree_map(lambda x: torch.tensor(x) if isinstance(x, (int, float))
                         and not isinstance(x, bool) else x, args)
         output = model(*args, **kwargs)
-        stats = self.stats.setdefault(REPORT_NAMES.get(stage, "validation"), StageStats())
+        stats = self._stats.setdefault(REPORT_NAMES.get(stage, "validation"), StageStats())
         batch = next((t for t in tree_flatten((args, kwargs))[0]
                       if isinstance(t, torch.Tensor) and t.dim()), None)
         stats.calls += 1

@@ -5,7 +5,6 @@ import contextlib
 
 import torch
 
-from ..errors import Error
 from .enums import OutputMode
 
 
@@ -22,7 +21,12 @@ class Anchors:
 
     def __init__(self, model: torch.nn.Module, anchored: dict,
                  output_mode: OutputMode = OutputMode.Default):
-        self.model, self.anchored = model, anchored
+        """`anchored`: PopTorch's anchored_tensors, {short name: [PopART name, mode given
+        or not, mode, return period]}; `output_mode`: the model's."""
+        self.model = model
+        self.anchored = {short: {"long_name": long_name, "output_return_period": period,
+                                 "output_mode": OutputMode.Default if mode is None else mode}
+                         for short, (long_name, _, mode, period) in anchored.items()}
         self.output_mode = output_mode  # the model's: an anchor given no mode takes it
         self.values: dict[str, torch.Tensor] = {}
 
@@ -77,11 +81,13 @@ class Anchors:
                 self.values[short] = values[anchor["long_name"]]
 
     def get(self, short_name: str) -> torch.Tensor:
-        if short_name not in self.anchored:
-            known = ", ".join(self.anchored) or "none (use opts.anchorTensor)"
-            raise Error(f"no anchored tensor named {short_name!r}; anchored: {known}")
-        if short_name not in self.values:
-            raise Error(f"{short_name!r} has no value yet: run a training step first")
+        """The anchor's value; AssertionError, as PopTorch's, when there is none."""
+        known = ", ".join(self.anchored) or "none (use opts.anchorTensor)"
+        assert short_name in self.anchored, (
+            f"No tensor with name {short_name} found. Anchored: {known}")
+        assert short_name in self.values, (
+            f"No tensor with name {short_name} found: it has no value yet; run a training "
+            f"step first")
         return self.values[short_name]
 
 

@@ -35,12 +35,14 @@ class DeviceLink:
         and the optimizer state, as PopTorch reloads its engine and streams on attach.
 
         Raises:
-            Error: before compile, for a model compiled offline (`ConnectionType.Never`), or
-                when the device is already attached.
+            Error: before compile, or when the device is already attached.
+            AssertionError: for a model compiled offline (`ConnectionType.Never`), as
+                PopTorch asserts.
         """
         self._require_compiled()
-        if self._options.connection_type == ConnectionType.Never:
-            raise Error("cannot attach: the model was compiled for an offline IPU (ConnectionType.Never)")
+        assert self._options._value("connection_type") != ConnectionType.Never, (
+            "Trying to attach to an offline device (ConnectionType.Never): the model was "
+            "compiled for an offline IPU")
         if self._attached:
             raise Error("the device is already attached")
         self._attached = True
@@ -66,10 +68,10 @@ class DeviceLink:
         (docs/differences.md).
 
         Raises:
-            Error: before compile (PopTorch asserts).
+            AssertionError: before compile (PopTorch asserts).
         """
-        if self._graph is None:
-            raise Error("compile the model before calling getTensorNames()")
+        assert self._graph is not None, ("Model must be compiled before calling "
+                                         "getTensorNames: call model.compile(inputs) first")
         return list(self._graph.params) + [f"output{i}" for i in range(len(self._graph.outputs))]
 
     def getAnchoredTensor(self, short_name: str) -> torch.Tensor:
@@ -80,8 +82,8 @@ class DeviceLink:
             short_name: the name given to `anchorTensor`.
 
         Raises:
-            Error: for a name that was not anchored, or one with no value before the first
-                call (PopTorch asserts).
+            AssertionError: for a name that was not anchored, or one with no value before the
+                first call (PopTorch asserts).
         """
         return self._anchors.get(short_name)
 

@@ -64,12 +64,13 @@ def _check_fits(params: list[inspect.Parameter], args: tuple, kwargs: dict) -> N
     kinds = {p.kind for p in params}
     names = [p.name for p in params]
     variadic = kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}
-    if not variadic and len(args) + len(kwargs) > len(params):
-        raise Error(f"Too many arguments provided: expected {names} ({len(names)}) but got "
-                    f"{len(args) + len(kwargs)}")
+    # PopTorch's argument parser asserts both rules (python/_args_parser.py)
+    assert variadic or len(args) + len(kwargs) <= len(params), (
+        f"Too many arguments provided: expected {names} ({len(names)}) but got "
+        f"{len(args) + len(kwargs)}")
     unknown = [k for k in kwargs if k not in names]
-    if inspect.Parameter.VAR_KEYWORD not in kinds and unknown:
-        raise Error(f"{unknown[0]} is not a valid parameter. Allowed values are {names}")
+    assert inspect.Parameter.VAR_KEYWORD in kinds or not unknown, (
+        f"{unknown[0] if unknown else ''} is not a valid parameter. Allowed values are {names}")
 
 
 def _given_or_default(param: inspect.Parameter, kwargs: dict):

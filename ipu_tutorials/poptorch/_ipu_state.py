@@ -128,7 +128,7 @@ def state_tensors(optimizer, names: dict, accumulation: int = 1) -> dict[str, to
             for ours, prefix in _state_names(optimizer, group, velocity).items():
                 value = state.get(ours)
                 tensors[f"{prefix}___{names[p]}"] = torch.zeros_like(
-                    p, dtype=optimizer.state_dtype(ours, p)) if value is None else value.clone()
+                    p, dtype=optimizer._state_dtype(ours, p)) if value is None else value.clone()
             if family(optimizer) == "Adam" and getattr(optimizer, "bias_correction", True):
                 tensors[f"{STEP_PREFIX}___{names[p]}"] = torch.tensor(
                     float(state.get("step", 0)))
@@ -150,7 +150,7 @@ def write_state_tensors(optimizer, names: dict, tensors: dict, accumulation: int
             for ours, prefix in _state_names(optimizer, group, velocity).items():
                 value = tensors.get(f"{prefix}___{names[p]}")
                 if value is not None and ours in held:
-                    state[ours] = value.detach().to(optimizer.state_dtype(ours, p)).clone()
+                    state[ours] = value.detach().to(optimizer._state_dtype(ours, p)).clone()
                     if family(optimizer) == "SGD":
                         state["step"] = max(int(state.get("step", 0)), 1)
             step = tensors.get(f"{STEP_PREFIX}___{names[p]}")
@@ -192,17 +192,17 @@ class IpuStateDict:
         is filled (docs/differences.md)."""
         return {**_copied(self._ipu_entries()), **torch.optim.Optimizer.state_dict(self)}
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def load_state_dict(self, state: dict) -> None:
         """Raises:
             RuntimeError: for an empty dict, or one without ipu_state and ipu_param (a
                 torch.optim optimizer's), as PopTorch does.
         """
-        if not state_dict:
+        if not state:
             raise RuntimeError("Cannot load optimizer state dictionary because it is empty.")
-        if not ("ipu_state" in state_dict and "ipu_param" in state_dict):
+        if not ("ipu_state" in state and "ipu_param" in state):
             raise RuntimeError("Only IPU optimizer states can be loaded onto the IPU.")
-        torch.optim.Optimizer.load_state_dict(self, state_dict)
-        self._ipu_cache = _copied({k: state_dict[k] for k in ("ipu_state", "ipu_param")})
+        torch.optim.Optimizer.load_state_dict(self, state)
+        self._ipu_cache = _copied({k: state[k] for k in ("ipu_state", "ipu_param")})
         self.ipu_state_is_dirty = any(v is not None for v in self._ipu_cache.values())
         self.host_state_is_dirty = False
 

@@ -54,8 +54,7 @@ def log_compiled(plan, name: str, training: bool, anchors: dict, output_mode) ->
                 f"{plan.samples_per_second:,.0f}")
     for line in placement.describe().splitlines():
         logger.debug("Placement: %s", line)
-    for short_name, anchor in anchors.items():
-        mode = anchor["output_mode"]
-        mode = _MODE_NAMES[output_mode if mode == OutputMode.Default else mode]
-        period = anchor["output_return_period"] if mode == "EVERYN" else 1  # as PopTorch logs
-        logger.debug("Anchoring %s %s/%d as %r", anchor["long_name"], mode, period, short_name)
+    for short_name, (long_name, _, mode, period) in anchors.items():
+        mode = _MODE_NAMES[output_mode if mode in (None, OutputMode.Default) else mode]
+        period = period if mode == "EVERYN" else 1  # as PopTorch logs
+        logger.debug("Anchoring %s %s/%d as %r", long_name, mode, period, short_name)

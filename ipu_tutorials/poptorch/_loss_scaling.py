@@ -68,7 +68,7 @@ class AutomaticLossScaling:
     def for_model(cls, options, optimizer) -> "AutomaticLossScaling | None":
         """The model's automatic loss scaling, when enabled (poptorch.optim optimizers only:
         a torch.optim optimizer has no loss scaling to adjust)."""
-        if not options.Training.auto_loss_scaling or not hasattr(optimizer, "loss_scaling"):
+        if not options.Training._value("auto_loss_scaling") or not hasattr(optimizer, "loss_scaling"):
             return None
         weights = [p for g in optimizer.param_groups for p in g["params"]]
         if not any(p.dtype == torch.float16 for p in weights):

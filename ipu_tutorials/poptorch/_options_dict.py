@@ -1,4 +1,4 @@
-"""poptorch.Options as PopTorch's flat backend dictionary (toDict), and back (fromDict).
+"""poptorch.Options as PopTorch's flat backend dictionary (toDict), and back (from_flat).
 
 Both walk the declarations (`_declared.Option`): each option writes its entries (`to_flat`)
 and reads them back (`from_flat`); the groups PopTorch merges are the Options' `Group`s with
@@ -19,8 +19,8 @@ def strategy_entries(strategy) -> dict:
     mode = _EXECUTION_MODES.get(type(strategy))
     if mode is not None:
         return {"execution_mode": mode}
-    return {"execution_mode": 2, "separate_backward_phase": strategy.separate_backward_phase,
-            "tensors_liveness": strategy.liveness.value,
+    return {"execution_mode": 2, "separate_backward_phase": strategy._separate_backward_phase,
+            "tensors_liveness": strategy._tensors_liveness.value,
             "serial_phases_execution": isinstance(strategy, SerialPhasedExecution)}
 
 
@@ -28,9 +28,9 @@ def strategy_from_entries(data: dict):
     """A pipelined or sharded strategy from its entries; a phased one cannot be rebuilt."""
     mode = data.get("execution_mode", 0)
     if mode not in (0, 1):
-        raise ValueError(f"Options.fromDict(): execution_mode={mode!r} (phased execution) cannot "
+        raise ValueError(f"from_flat(): execution_mode={mode!r} (phased execution) cannot "
                          f"be rebuilt from a dict: its phases are not in it. Set the strategy with "
-                         f"setExecutionStrategy() after fromDict().")
+                         f"setExecutionStrategy() afterwards.")
     return ShardedExecution() if mode == 1 else PipelinedExecution()
 
 
@@ -44,14 +44,14 @@ def to_flat(options) -> dict:
     a PopART option of the same name, as PopTorch's order has it)."""
     out = {}
     for group in _flat_groups(options)[::-1]:  # the last merged wins: the Options' own
-        out.update(group.flat_entries())
+        out.update(group._flat_entries())
     return out
 
 
 def from_flat(options_cls, data: dict):
     """Options whose toDict() equals `data` (a dict toDict() returned)."""
     if not isinstance(data, dict):
-        raise TypeError(f"Options.fromDict() expects a dict from Options.toDict(), got "
+        raise TypeError(f"from_flat() expects a dict from Options.toDict(), got "
                         f"{type(data).__name__}")
     options = options_cls()
     left = dict(data)
@@ -61,7 +61,7 @@ def from_flat(options_cls, data: dict):
                 value = option.from_flat(left)
                 for key in option.flat_keys:
                     left.pop(key, None)
-                group.set(**{option.name: value})
+                group._store({option.name: value})
     for key, value in left.items():
         options._Popart.set(key, value)
     return options

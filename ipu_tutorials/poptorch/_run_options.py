@@ -9,7 +9,7 @@ import functools
 from typing import TYPE_CHECKING
 
 from ._checks import check_bool, check_int, check_str, one_of
-from ._declared import Option, _OptionGroup
+from ._declared import Option, _OptionGroup, enum_value
 from ._option_rules import check_version
 from .enums import ConnectionType, SyncPattern
 
@@ -41,28 +41,35 @@ def _cache_entries(path: str) -> dict:
 class _RunOptions(_OptionGroup):
     """poptorch.Options' settings of the device and the run (its setters return the Options)."""
 
+    # PopTorch keeps the first ones in its options dict (the enums as their ints; the
+    # optional ones appear when their setter runs); it sends the others (held=None) to PopART
+    # or keeps them in private fields, so the facade reads them with `_value(name)`.
     connection_type = Option(ConnectionType.Always, setter="connectionType",
-                             check=one_of(ConnectionType))
-    sync_pattern = Option(SyncPattern.Full, setter="syncPattern", check=one_of(SyncPattern))
-    random_seed = Option(None, setter="randomSeed", check=_seed)  # RunSpec.rounding's seed
-    ipu_model = Option(False, setter="useIpuModel", check=check_bool)
+                             check=one_of(ConnectionType), held=enum_value)
+    sync_pattern = Option(SyncPattern.Full, setter="syncPattern", check=one_of(SyncPattern),
+                          held=enum_value)
+    random_seed = Option(None, setter="randomSeed", check=_seed,  # RunSpec.rounding's seed
+                         optional=True)
+    ipu_model = Option(False, setter="useIpuModel", check=check_bool, key="use_model",
+                       optional=True)
     ipu_version = Option(None, setter="useOfflineIpuTarget",  # RunSpec.system's chip
-                         check=lambda where, version: check_version(version))
-    ipu_id = Option(None, setter="useIpuId", check=functools.partial(check_int, minimum=0))
+                         check=lambda where, version: check_version(version), optional=True)
+    ipu_id = Option(None, setter="useIpuId", check=functools.partial(check_int, minimum=0),
+                    optional=True)
     log_dir = Option(".", setter="logDir", check=check_str)
     max_repeat_logs = Option(4, setter="maxRepeatLogs", check=_repeat_limit)
-    model_name = Option(None, setter="modelName", check=check_str)
+    model_name = Option(None, setter="modelName", check=check_str, optional=True)
     enable_synthetic_data = Option(False, setter="enableSyntheticData", check=check_bool,
-                                   spec="synthetic_data")
-    log_cycle_count = Option(False, setter="logCycleCount", check=check_bool)
-    profile_dir = Option(None, setter="enableProfiling", check=_optional_str)
+                                   spec="synthetic_data", held=None)
+    log_cycle_count = Option(False, setter="logCycleCount", check=check_bool, held=None)
+    profile_dir = Option(None, setter="enableProfiling", check=_optional_str, held=None)
     show_compilation_progress_bar = Option(True, setter="showCompilationProgressBar",
-                                           check=check_bool)
+                                           check=check_bool, held=None)
     executable_cache_dir = Option(None, setter="enableExecutableCaching", check=_optional_str,
                                   to_flat=_cache_entries, flat_keys=("cachePath", "enableEngineCaching"),
-                                  from_flat=lambda flat: flat.get("cachePath"))
+                                  from_flat=lambda flat: flat.get("cachePath"), held=None)
     relax_optimizer_checks = Option(False, setter="relaxOptimizerAttributesChecks",
-                                    check=check_bool)
+                                    check=check_bool, held=None)
 
     def randomSeed(self, random_seed: int) -> Self:
         """Seed the device's random numbers (and, as PopTorch does, torch's on the host).
@@ -163,13 +170,13 @@ class _RunOptions(_OptionGroup):
         """
         return self._set(log_cycle_count=log_cycle_count)
 
-    def enableProfiling(self, profile_dir: str | None = "profile") -> Self:
+    def enableProfiling(self, profile_dir: str | None = None) -> Self:
         """Write the profiling report of each compiled model into this directory.
 
         Args:
-            profile_dir: a directory (default "profile"); None turns profiling off.
+            profile_dir: a directory (default None: the current directory, as in PopTorch).
         """
-        return self._set(profile_dir=profile_dir)
+        return self._set(profile_dir=profile_dir or ".")
 
     def showCompilationProgressBar(self, show: bool = True) -> Self:
         """Show a progress bar while the model compiles (shown by default).

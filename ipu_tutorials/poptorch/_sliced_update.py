@@ -34,7 +34,7 @@ def can_slice(optimizer) -> bool:
     """Whether this update may run in slices (see the module docstring).
 
     Only an `_update` this package wrote and marked elementwise is sliced: a user's subclass
-    that overrides `_update` runs on whole tensors unless it sets `elementwise = True` itself.
+    that overrides `_update` runs on whole tensors unless it sets `_elementwise = True` itself.
     """
     return _declared_elementwise(type(optimizer)) and not torch._C._len_torch_dispatch_stack()
 
@@ -43,9 +43,9 @@ def _declared_elementwise(cls: type) -> bool:
     """Whether the class that defines the `_update` in use declares it elementwise: itself,
     or, for this package's optimizers, through the flag they inherit."""
     owner = next(c for c in cls.__mro__ if "_update" in vars(c))
-    if "elementwise" in vars(owner):
-        return vars(owner)["elementwise"]
-    return owner.__module__ == f"{__package__}.optim" and owner.elementwise
+    if "_elementwise" in vars(owner):
+        return vars(owner)["_elementwise"]
+    return owner.__module__ == f"{__package__}.optim" and owner._elementwise
 
 
 def clip_factor(optimizer, grads: dict, scale: float) -> float | None:
@@ -53,10 +53,10 @@ def clip_factor(optimizer, grads: dict, scale: float) -> float | None:
 
     Computed as the whole-tensor update computes it, in the same order, so it has the same bits.
     """
-    if not (math.isfinite(optimizer.max_grad_norm) and grads):
+    if not (math.isfinite(optimizer._max_grad_norm) and grads):
         return None
     norm = torch.sqrt(sum((g.float() * scale).pow(2).sum() for g in grads.values()))
-    return optimizer.max_grad_norm / max(optimizer.max_grad_norm, norm.item())
+    return optimizer._max_grad_norm / max(optimizer._max_grad_norm, norm.item())
 
 
 def _pieces(tensors: list[torch.Tensor]) -> list[Callable[[torch.Tensor], torch.Tensor] | None]:

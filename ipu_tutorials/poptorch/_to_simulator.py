@@ -51,19 +51,21 @@ PREPARED_AHEAD = "_ipu_tutorials_prepared_ahead"  # tensor attribute set by popt
 
 # --- Options -> RunSpec ---------------------------------------------------------------------
 def _stage_specs(stages) -> tuple[sim.StageSpec, ...]:
-    return tuple(sim.StageSpec(tuple(s.blocks), s.ipu_id) for s in stages)
+    return tuple(sim.StageSpec(tuple(s.blocks), s._ipu) for s in stages)
 
 
 def strategy_spec(strategy) -> sim.StrategySpec:
+    """The strategy as the simulator reads it (from the fields PopTorch keeps private)."""
     kind = STRATEGY_KINDS[type(strategy)]
     if kind.phased:
-        return sim.StrategySpec(kind, phases=tuple(_stage_specs(p.stages) for p in strategy.phases),
-                                separate_backward_phase=strategy.separate_backward_phase,
-                                liveness=int(strategy.liveness),
+        phases = tuple(_stage_specs(p.stages) for p in strategy._phases)
+        return sim.StrategySpec(kind, phases=phases,
+                                separate_backward_phase=strategy._separate_backward_phase,
+                                liveness=int(strategy._tensors_liveness),
                                 text=repr(strategy))
-    if strategy.stages is not None:
-        return sim.StrategySpec(kind, stages=_stage_specs(strategy.stages), text=repr(strategy))
-    auto = sim.AutoRule.AUTO_INCREMENT if strategy.auto_stage == AutoStage.AutoIncrement \
+    if strategy._stages is not None:
+        return sim.StrategySpec(kind, stages=_stage_specs(strategy._stages), text=repr(strategy))
+    auto = sim.AutoRule.AUTO_INCREMENT if strategy._auto_stage == AutoStage.AutoIncrement \
         else sim.AutoRule.SAME_AS_IPU
     return sim.StrategySpec(kind, auto=auto, text=repr(strategy))
 
@@ -72,7 +74,7 @@ def locations(options: Options, phased: bool) -> dict[str, sim.Location]:
     """Each tensor kind's location, as its TensorLocationSettings' declarations map it;
     phased execution puts what the user left unset off chip."""
     return {kind: sim.Location(**{"on_chip": not phased,
-                                  **options.TensorLocations.settings(kind).spec_fields()})
+                                  **options.TensorLocations._settings(kind)._spec_fields()})
             for kind in TENSOR_KINDS}
 
 
@@ -86,9 +88,9 @@ def optimizer_spec(optimizer) -> sim.OptimizerSpec:
         return sim.OptimizerSpec()
     name = type(optimizer).__name__
     if isinstance(optimizer, DeviceOptimizer):
-        return sim.OptimizerSpec(name, optimizer.state_per_param, optimizer.state_bytes,
-                                 optimizer.accumulator_type and _width(optimizer.accumulator_type),
-                                 optimizer.flops_per_param)
+        return sim.OptimizerSpec(name, optimizer._state_per_param, optimizer._state_bytes,
+                                 optimizer._accumulator_type and _width(optimizer._accumulator_type),
+                                 optimizer._flops_per_param)
     group = optimizer.param_groups[0]
     state = {"SGD": 1 if group.get("momentum") else 0, "RMSprop": 1}.get(name, 2)
     return sim.OptimizerSpec(name, state, 4, None, 12 if state == 2 else 4)
@@ -97,14 +99,14 @@ def optimizer_spec(optimizer) -> sim.OptimizerSpec:
 def system_for(options: Options, env: Environment) -> System:
     """The machine set_system() chose (else the environment's); useOfflineIpuTarget's chip."""
     system = CHOICE.current(env.ipu_version, env.num_ipus)
-    if options.ipu_version is not None:
-        system = dataclasses.replace(system, ipu=ipu_spec(options.ipu_version))
+    if options._value("ipu_version") is not None:
+        system = dataclasses.replace(system, ipu=ipu_spec(options._value("ipu_version")))
     return system
 
 
 def output_mode(options: Options, training: bool) -> str:
     """The output mode's name; Default means Final for training and All for inference."""
-    return OUTPUT_NAMES[resolved_output_mode(options.output_mode, training)]
+    return OUTPUT_NAMES[resolved_output_mode(options._value("output_mode"), training)]
 
 
 def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> str | None:
@@ -114,16 +116,17 @@ def mixed_precision(options: Options, model: torch.nn.Module, inputs: list) -> s
     halves = any(isinstance(t, torch.Tensor) and t.dtype == torch.float16 for t in inputs)
     if not halves or not any(p.dtype == torch.float32 for p in model.parameters()):
         return None
-    downcast = options.Precision.half_float_casting == HalfFloatCastingBehavior.FloatDowncastToHalf
+    casting = options.Precision._value("half_float_casting")
+    downcast = casting == HalfFloatCastingBehavior.FloatDowncastToHalf
     return sim.MIXED_DOWNCAST if downcast else sim.MIXED_DISPATCHER
 
 
 def rounding(options: Options) -> Rounding:
     """How the simulator rounds float16 results: partials type, stochastic rounding, seed."""
     precision = options.Precision
-    return Rounding(half_partials=precision.partials_type == torch.float16,
-                    stochastic=precision.enable_stochastic_rounding,
-                    seed=options.random_seed or 0, owner=options)
+    return Rounding(half_partials=precision._value("partials_type") == torch.float16,
+                    stochastic=precision._value("enable_stochastic_rounding"),
+                    seed=options._value("random_seed") or 0, owner=options)
 
 
 def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
@@ -134,14 +137,14 @@ def declared_spec(options: Options, training: bool = True) -> sim.RunSpec:
     """The RunSpec fields the options' declarations fill, one each (`Option(spec=...)`:
     device_iterations, gradient_accumulation, replication_factor, instances, ...); the
     fields that depend on several options, the model or the machine keep their defaults."""
-    return sim.RunSpec(training=training, **options.spec_fields())
+    return sim.RunSpec(training=training, **options._spec_fields())
 
 
 def options_spec(options: Options, training: bool, optimizer, env: Environment,
                  mixed: str | None = None, micro_batch: int = 1) -> sim.RunSpec:
     """Options (and the optimizer) in the simulator's terms, for a known micro-batch: the
     declared fields, then the ones built from several options, the model or the machine."""
-    strategy = strategy_spec(options.execution_strategy)
+    strategy = strategy_spec(options._value("execution_strategy"))
     return dataclasses.replace(
         declared_spec(options, training), micro_batch=micro_batch,
         output_mode=output_mode(options, training), mixed_precision=mixed, strategy=strategy,

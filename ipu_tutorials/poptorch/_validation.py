@@ -15,7 +15,7 @@ from .strategies import PipelinedExecution
 def check_run_options(opts: Options, training: bool) -> None:
     """The batching options must fit together and fit the kind of model."""
     if not training and opts.Training.gradient_accumulation != 1:
-        pipelined = isinstance(opts.execution_strategy, PipelinedExecution)
+        pipelined = type(opts._value("execution_strategy")) is PipelinedExecution  # not Sharded
         raise Error("You must set poptorch.Options().Training.gradientAccumulation to 1 or leave "
                     "it as its default value (1) when running a poptorch.inferenceModel()."
                     + (" Use poptorch.Options().deviceIterations to process a sufficient "
@@ -23,7 +23,8 @@ def check_run_options(opts: Options, training: bool) -> None:
                        if pipelined else "")
                     + f" (An inferenceModel has no gradients to accumulate; it is "
                       f"{opts.Training.gradient_accumulation}.)")
-    if opts.output_mode == OutputMode.EveryN and opts.device_iterations % opts.output_return_period:
+    every_n = opts._value("output_mode") == OutputMode.EveryN
+    if every_n and opts.device_iterations % opts.output_return_period:
         raise Error(f"OutputMode.EveryN returns every {opts.output_return_period}th device "
                     f"iteration, so deviceIterations ({opts.device_iterations}) must be a "
                     f"multiple of it")

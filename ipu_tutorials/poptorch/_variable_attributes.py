@@ -11,9 +11,10 @@ class VariableAttributes:
     constructor are variable, and lr always is.
     """
 
-    def __init__(self, variable: list[str], allowed: list[str]):
+    def __init__(self, variable_attributes: list[str], allowed_attributes: list[str]):
         # PopTorch's private names: some user code (and PopTorch's tests) set them directly
-        self._variable_attributes, self._allowed_attributes = list(variable), list(allowed)
+        self._variable_attributes = list(variable_attributes)
+        self._allowed_attributes = list(allowed_attributes)
 
     def isConstant(self, attr: str) -> bool:
         """Whether `attr` (such as "momentum") is compiled in, so that `setOptimizer` may not

@@ -33,12 +33,15 @@ class _Original:
         return hash(type(self.value))
 
 
-def registerCustomArgParser(arg_type: type, parser: ICustomArgParser) -> None:  # noqa: N802
-    """Let wrapped models take and return objects of `arg_type`, read through `parser`.
+def registerCustomArgParser(arg_data_type: type, arg_parser: ICustomArgParser  # noqa: N802
+                            ) -> None:
+    """Let wrapped models take and return objects of `arg_data_type`, read through
+    `arg_parser`.
 
     Raises:
-        TypeError: `arg_type` is not a class or `parser` is not an ICustomArgParser.
+        TypeError: `arg_data_type` is not a class or `arg_parser` is not an ICustomArgParser.
     """
+    arg_type, parser = arg_data_type, arg_parser
     if not isinstance(arg_type, type):
         raise TypeError(f"registerCustomArgParser: the first argument is the class to parse, "
                         f"got {type(arg_type).__name__}")

@@ -9,6 +9,7 @@ import functools
 
 import torch
 
+from ..errors import Error
 from ._to_simulator import tracing
 from ._checks import check_int
 
@@ -27,12 +28,17 @@ def _block_name(user_id: str | int | None) -> str | None:
     return None if user_id is None else str(user_id)
 
 
-class Block:
-    """Ops run inside `with poptorch.Block("B1", ipu_id=0):` belong to block "B1"."""
+class Block(torch.nn.Module):
+    """Ops run inside `with poptorch.Block("B1", ipu_id=0):` belong to block "B1".
+
+    A torch.nn.Module, as PopTorch's (it has no forward), keeping the annotation in
+    PopTorch's private `_user_id` and `_ipu_id`.
+    """
 
     def __init__(self, user_id: str | None = None, ipu_id: int | None = None):
         _check_ids("poptorch.Block", user_id, ipu_id)
-        self.user_id, self.ipu_id = user_id, ipu_id
+        super().__init__()
+        self._user_id, self._ipu_id = user_id, ipu_id
         self._previous = None
 
     @staticmethod
@@ -47,49 +53,56 @@ class Block:
         if tracing.STATE.capture is not None:
             tracing.enter_block(_block_name(user_id), ipu_id)
 
-    def __enter__(self):
+    def __enter__(self) -> None:  # as PopTorch's: `with Block(...) as b` gives None
         if tracing.STATE.capture is not None:
-            self._previous = tracing.enter_block(_block_name(self.user_id), self.ipu_id)
-        return self
+            self._previous = tracing.enter_block(_block_name(self._user_id), self._ipu_id)
 
-    def __exit__(self, *exc):
+    def __exit__(self, type, value, traceback) -> None:  # noqa: A002 (PopTorch's names)
         if tracing.STATE.capture is not None:
             tracing.restore_block(self._previous)
-        return False
 
 
 class _BlockHook:
     """The forward pre-hook BeginBlock installs; its repr shows the annotation."""
 
     def __init__(self, user_id, ipu_id):
-        self.user_id, self.ipu_id = user_id, ipu_id
+        self._user_id, self._ipu_id = user_id, ipu_id
+
+    def __setstate__(self, state: dict) -> None:
+        """A hook saved with a model before it kept PopTorch's private names."""
+        self._user_id = state.get("_user_id", state.get("user_id"))
+        self._ipu_id = state.get("_ipu_id", state.get("ipu_id"))
 
     def __call__(self, module, inputs):
         if tracing.STATE.capture is not None:
-            tracing.enter_block(_block_name(self.user_id), self.ipu_id)
+            tracing.enter_block(_block_name(self._user_id), self._ipu_id)
 
     def __repr__(self):
-        return f"BeginBlock(user_id={self.user_id!r}, ipu_id={self.ipu_id!r})"
+        return f"BeginBlock(user_id={self._user_id!r}, ipu_id={self._ipu_id!r})"
 
 
-def BeginBlock(layer, user_id: str | int | None = None, ipu_id: int | None = None):
-    """Start a block at `layer`: it and everything run after it belong to the block.
+def BeginBlock(layer_to_call, user_id: str | int | None = None, ipu_id: int | None = None):
+    """Start a block at `layer_to_call`: it and everything run after it belong to the block.
 
     Returns the layer, so `self.fc = poptorch.BeginBlock(nn.Linear(4, 4), "B2", ipu_id=1)` works.
+
+    Raises:
+        poptorch.Error: the layer is neither a module nor a function, or already begins a
+            block (as PopTorch raises them).
     """
     _check_ids("poptorch.BeginBlock", user_id, ipu_id)
-    if not isinstance(layer, torch.nn.Module):
-        if callable(layer):
-            return _BlockStart(layer, user_id, ipu_id)
-        raise TypeError(f"poptorch.BeginBlock expects a torch.nn.Module (or a function), "
-                        f"got {type(layer).__name__}")
-    existing = _block_hooks(layer)
+    if not isinstance(layer_to_call, torch.nn.Module):
+        if callable(layer_to_call):
+            return _BlockStart(layer_to_call, user_id, ipu_id)
+        raise Error(f"module is not an instance of torch.nn.Module or function: "
+                    f"poptorch.BeginBlock got {type(layer_to_call).__name__}")
+    existing = _block_hooks(layer_to_call)
     if existing:
-        raise ValueError(f"this {type(layer).__name__} already begins a block ({existing[0]!r}); "
-                         f"a module can begin only one block. Call poptorch.removeBlocks(module) "
-                         f"first to re-annotate it.")
-    layer.register_forward_pre_hook(_BlockHook(user_id, ipu_id))
-    return layer
+        raise Error(f"module has already been assigned to a block: this "
+                    f"{type(layer_to_call).__name__} already begins one ({existing[0]!r}). Call "
+                    f"poptorch.removeBlocks(module) first to re-annotate it.")
+    layer_to_call.register_forward_pre_hook(_BlockHook(user_id, ipu_id))
+    return layer_to_call
 
 
 class _BlockStart:
@@ -121,25 +134,30 @@ def BlockFunction(user_id: str | None = None, ipu_id: int | None = None):
     return decorator
 
 
-def removeBlocks(module: torch.nn.Module) -> torch.nn.Module:
-    """Remove every BeginBlock annotation from `module` and its submodules."""
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"poptorch.removeBlocks expects a torch.nn.Module, got {type(module).__name__}")
+def removeBlocks(module: torch.nn.Module) -> None:
+    """Remove every BeginBlock annotation from `module` and its submodules (in place; None is
+    returned, as PopTorch's).
+
+    Raises:
+        AssertionError: `module` is not a torch.nn.Module (PopTorch asserts).
+    """
+    assert isinstance(module, torch.nn.Module), (
+        f"poptorch.removeBlocks expects a torch.nn.Module, got {type(module).__name__}")
     for sub in module.modules():
         for key in [k for k, h in sub._forward_pre_hooks.items() if isinstance(h, _BlockHook)]:
             del sub._forward_pre_hooks[key]
-    return module
 
 
 def _block_hooks(module: torch.nn.Module) -> list[_BlockHook]:
     return [h for h in module._forward_pre_hooks.values() if isinstance(h, _BlockHook)]
 
 
-def module_repr(module: torch.nn.Module) -> str:
-    """repr(module) with each BeginBlock annotation written before the module it starts.
+def module_repr(m: torch.nn.Module) -> str:
+    """repr(m) with each BeginBlock annotation written before the module it starts.
 
     torch's own repr does not show forward pre-hooks, so the blocks would be invisible.
     """
+    module = m
     extra = module.extra_repr()
     extra_lines = extra.split("\n") if extra else []
     child_lines = [f"({name}): " + module_repr(child).replace("\n", "\n  ")

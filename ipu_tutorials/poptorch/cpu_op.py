@@ -43,7 +43,10 @@ class CPU:
         self._layer_to_call = layer_to_call
         self._ID = ID
 
-    def __call__(self, *args):
+    def __call__(self, *input, **kwargs):  # noqa: A002 (PopTorch's names)
+        args = input
+        if kwargs:
+            raise TypeError(f"poptorch.CPU({self._ID!r}): pass the op's inputs by position")
         if not any(_is_meta(a) for a in args):
             return self._layer_to_call(*args)
         # Compilation traces with shape-only (meta) tensors; the host function still gets CPU

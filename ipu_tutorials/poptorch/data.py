@@ -12,7 +12,7 @@ from ..support import host_memory
 from ._checks import check_int
 from ._data_worker import Worker, grouped, rebatched
 from ._to_simulator import PREPARED_AHEAD, declared_spec
-from .enums import DataLoaderMode
+from .enums import DataLoaderMode, SharingStrategy
 from .options import Options
 
 
@@ -37,29 +37,29 @@ class AsynchronousDataAccessor:
 
     def __init__(self, dataset, buffer_size: int = 3, miss_sleep_time_in_ms: float = 0.1,
                  load_indefinitely: bool = True, early_preload: bool = False,
-                 sharing_strategy=None, rebatched_size: int | None = None):
-        self.dataset = dataset
-        self.buffer_size = check_int("AsynchronousDataAccessor(buffer_size)", buffer_size)
+                 sharing_strategy=SharingStrategy.ForkServer, rebatched_size: int | None = None):
+        # PopTorch keeps all but rebatched_size private; sharing_strategy is its process's
+        self._dataset = dataset
+        self._buffer_size = check_int("AsynchronousDataAccessor(buffer_size)", buffer_size)
         self.rebatched_size = None if rebatched_size is None else check_int(
             "AsynchronousDataAccessor(rebatched_size)", rebatched_size)
-        self.load_indefinitely = load_indefinitely
-        self.early_preload = bool(early_preload)
+        self._load_indefinitely, self._early_preload = load_indefinitely, bool(early_preload)
         self._worker: Worker | None = None
+        self._epoch = None  # this epoch's batches: the accessor is its own iterator
         self._worker, self._fresh = self._start(), True
 
     def __len__(self) -> int:
-        """Batches an epoch yields: a torch loader rebatched here yields its samples in
-        batches of rebatched_size (PopTorch's count; a poptorch.DataLoader counts its own)."""
-        batch_size = getattr(self.dataset, "batch_size", None)
+        """Batches an epoch yields (a loader rebatched here: its samples / rebatched_size)."""
+        batch_size = getattr(self._dataset, "batch_size", None)
         if self.rebatched_size is None or not batch_size:
-            return len(self.dataset)
-        return len(self.dataset) * batch_size // self.rebatched_size
+            return len(self._dataset)
+        return len(self._dataset) * batch_size // self.rebatched_size
 
     def _start(self) -> Worker:
         # PopTorch's rule: a dataset may say whether rebatching drops the short end (default yes)
-        drop_last = getattr(self.dataset, "rebatched_drop_last", True)
-        worker = Worker(functools.partial(_batches, self.dataset, self.rebatched_size, drop_last),
-                        self.buffer_size, self.early_preload)
+        drop_last = getattr(self._dataset, "rebatched_drop_last", True)
+        worker = Worker(functools.partial(_batches, self._dataset, self.rebatched_size, drop_last),
+                        self._buffer_size, self._early_preload)
         try:
             worker.check_started()
         except BaseException:
@@ -67,15 +67,18 @@ class AsynchronousDataAccessor:
             raise
         return worker
 
-    def __iter__(self):
-        # the pass started at construction serves the first epoch unless terminate() stopped
-        # it; later epochs start here
+    def __iter__(self) -> "AsynchronousDataAccessor":
+        """Start an epoch: the pass begun when the accessor was made serves the first one
+        (unless terminate() stopped it); the accessor is its own iterator, as PopTorch's."""
         if not self._fresh or self._worker.stop.is_set():
             self.terminate()  # a pass left unfinished (break) must not read on
             self._worker = self._start()
         self._fresh = False
-        return _kept_alive(self, (mark_batch(item, prepared_ahead=True)
-                                  for item in self._worker.batches()))
+        self._epoch = (mark_batch(item, prepared_ahead=True) for item in self._worker.batches())
+        return self
+
+    def __next__(self):
+        return next(self._epoch if self._epoch is not None else iter(self)._epoch)
 
     def terminate(self):
         """Stop the background loader (it stops by itself at the end of an epoch)."""
@@ -172,10 +175,10 @@ class DataLoader(torch.utils.data.DataLoader):
         if isinstance(dataset, torch.utils.data.IterableDataset):
             raise ValueError("auto_distributed_partitioning does not support an IterableDataset; "
                              "split the data yourself and pass auto_distributed_partitioning=False")
-        if shuffle and self.options.random_seed is None:
-            raise ValueError("shuffling with several processes needs options.randomSeed(...) so "
-                             "that every process draws the same order")
-        seed = self.options.random_seed if shuffle else None
+        if shuffle and self.options._value("random_seed") is None:  # PopTorch asserts it
+            raise AssertionError("shuffling with several processes needs options.randomSeed("
+                                 "...) so that every process draws the same order")
+        seed = self.options._value("random_seed") if shuffle else None
         return _InstanceShare(dataset, self._spec, self._combined, drop_last, seed)
 
     def _warn_remainder(self, dataset, drop_last: bool):
@@ -216,7 +219,8 @@ class DataLoader(torch.utils.data.DataLoader):
             self._draw_epoch()
         self._next_epoch_drawn = False
         if self._accessor is not None:
-            return _kept_alive(self, iter(self._accessor))
+            # the accessor's epoch, started now (a break closes it, releasing the thread)
+            return _kept_alive(self, iter(self._accessor)._epoch)
         # torch's worker processes fetch batches ahead of the loop; without them the host
         # prepares each batch between calls, while the device waits
         ahead = self.num_workers > 0

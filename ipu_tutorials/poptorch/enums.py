@@ -2,6 +2,16 @@
 import enum
 
 
+class SharingStrategy(enum.IntEnum):
+    """How PopTorch's asynchronous loader process receives data; recorded only (the
+    simulator's AsynchronousDataAccessor loads in a thread, which shares memory)."""
+
+    SharedMemory = 0
+    FileSystem = 1
+    Fork = 2
+    ForkServer = 3
+
+
 class OutputMode(enum.IntEnum):
     """Which results of a call's micro-batches are returned to the host."""
 

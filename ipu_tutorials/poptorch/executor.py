@@ -16,6 +16,7 @@ from torch.utils._pytree import tree_map
 from ..errors import Error, OfflineDeviceError
 from ..profiling import autoreport
 from ..support import environment
+from ..support import extras as _extras
 from ..support.atomic_io import atomic_open
 from . import _instances, overlapped_io
 from . import _lowering_rules as lowering_rules
@@ -56,11 +57,12 @@ def _wrapped_module(model) -> torch.nn.Module:
 def _frozen_copy(options: Options | None, training: bool) -> Options:
     options = Options() if options is None else options
     if not isinstance(options, Options):
-        raise TypeError(f"options must be a poptorch.Options, got {type(options).__name__}")
+        raise Error(f"Invalid type: 'options' is of type {type(options).__name__} (Expected "
+                    f"poptorch.Options)")
     options._freeze()
     copy = options.clone()
-    mode = resolved_output_mode(copy.output_mode, training)
-    if mode != copy.output_mode:
+    mode = resolved_output_mode(copy._value("output_mode"), training)
+    if mode != copy._value("output_mode"):
         copy.outputMode(mode)
     return copy
 
@@ -81,7 +83,7 @@ class PoplarExecutor(PerfQueries, DeviceLink):
             self._device_optimizer = DeviceOptimizer(optimizer)
             settle_reduction(self._options, optimizer)
         self._options._freeze()
-        self._attributes = AttributeTracker(self._options.relax_optimizer_checks)
+        self._attributes = AttributeTracker(self._options._value("relax_optimizer_checks"))
         self._spec = self._plan = self._graph = self._weights = self._example = None
         self._attached = False
         self._record = CallRecord()
@@ -106,7 +108,7 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         opts, env = self._options, environment.read()
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
                                   args, kwargs, env)
-        bar = compilation_bar(opts.show_compilation_progress_bar)
+        bar = compilation_bar(opts._value("show_compilation_progress_bar"))
         try:
             check_popart_options(opts)
             check_updatable_buffers(opts, self._user_model)
@@ -123,7 +125,7 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         self._across_instances = _instances.prepare(spec, self._user_model, self._optimizer)
         self._example = tree_map(lambda x: torch.empty_like(x, device="meta")
                                  if isinstance(x, torch.Tensor) else x, (args, kwargs))
-        self._attached = opts.connection_type != ConnectionType.Never
+        self._attached = opts._value("connection_type") != ConnectionType.Never
         # the weights are uploaded with the executable; an inference model keeps its own copy
         self._weights = DeviceWeights(self._user_model, keep_copy=not self._training)
         self._replica_state = simulator.replica_state(
@@ -133,9 +135,10 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         self._optimizer_state = self._loss_scaling = None  # a new executable starts afresh
         self._follow_optimizer_state()
         log_compiled(plan, type(self._user_model).__name__, self._training, opts.anchored_tensors,
-                     opts.output_mode)
-        name = opts.model_name or ("training" if self._training else "inference")
-        autoreport.write_if_enabled(opts.profile_dir, env.engine_options, name, self.report)
+                     opts._value("output_mode"))
+        name = opts._value("model_name") or ("training" if self._training else "inference")
+        autoreport.write_if_enabled(opts._value("profile_dir"), env.engine_options, name,
+                                    self.report)
         run_post_compile_hooks()
 
     def _follow_optimizer_state(self) -> None:
@@ -152,7 +155,7 @@ class PoplarExecutor(PerfQueries, DeviceLink):
 
     # --- run -------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._options.connection_type == ConnectionType.Never:
+        if self._options._value("connection_type") == ConnectionType.Never:
             raise OfflineDeviceError("Trying to run a model on an offline device (ConnectionType."
                                      "Never, as useOfflineIpuTarget() sets): use model.compile("
                                      "inputs) instead of model(inputs)")
@@ -301,8 +304,9 @@ class PoplarExecutor(PerfQueries, DeviceLink):
     def _counters(self) -> PerfCounters:
         streamed = None if self._spec is None else streams(self._spec, tensor_count(self._example),
                                                            self._record.outputs)
-        return PerfCounters(self._plan, self._record, streamed, self._options.log_cycle_count,
-                            self._options.show_compilation_progress_bar)
+        return PerfCounters(self._plan, self._record, streamed,
+                            self._options._value("log_cycle_count"),
+                            self._options._value("show_compilation_progress_bar"))
 
     # --- PopTorch attributes and simulator extras -----------------------------------------------
     @property
@@ -318,38 +322,28 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         so a later change raises instead of being silently ignored."""
         return self._options
 
-    @property
-    def training(self) -> bool:
-        """True for a `trainingModel`, False for an `inferenceModel`.
-
-        PopTorch has no such property: `training` reaches the wrapped module's own flag
-        (`module.training`), which differs only when the module's train/eval mode does not
-        match the wrapper's kind (docs/differences.md).
-        """
-        return self._training
-
-    @property
-    def plan(self) -> simulator.Plan:
-        """(Simulator) placement, memory plan, costs and timeline of one call."""
+    # `training` is not the executor's: as in PopTorch, it reaches the wrapped module's flag.
+    # The simulator's extras (support/extras_registry.py) note each use while recording.
+    def _compiled_plan(self) -> simulator.Plan:
         self._require_compiled()
         return self._plan
 
-    @property
-    def simulated_seconds(self) -> float:
-        """(Simulator) IPU time of every call so far."""
-        return self._record.simulated_seconds
+    plan = _extras.served_property("poptorch.PoplarExecutor.plan", _compiled_plan)
+    plan.__doc__ = "(Simulator extra) placement, memory plan, costs and timeline of one call."
+    simulated_seconds = _extras.served_property(
+        "poptorch.PoplarExecutor.simulated_seconds", lambda self: self._record.simulated_seconds)
+    simulated_seconds.__doc__ = "(Simulator extra) IPU time of every call so far, in seconds."
+    host_seconds = _extras.served_property(
+        "poptorch.PoplarExecutor.host_seconds", lambda self: self._record.host_seconds)
+    host_seconds.__doc__ = "(Simulator extra) host wall-clock time spent running calls, in s."
 
-    @property
-    def host_seconds(self) -> float:
-        """(Simulator) host wall-clock time spent running calls."""
-        return self._record.host_seconds
-
+    @_extras.served_method("poptorch.PoplarExecutor.report")
     def report(self):
-        """(Simulator) the profiling report of this model, as profiling.Report."""
+        """(Simulator extra) the profiling report of this model, as profiling.Report."""
         from ..profiling import Report
 
-        name = self._options.model_name or type(self._user_model).__name__
-        return Report.from_plan(self.plan, name, self._options.toDict())
+        name = self._options._value("model_name") or type(self._user_model).__name__
+        return Report.from_plan(self._compiled_plan(), name, self._options.toDict())
 
     def __repr__(self) -> str:
         """The wrapped model's repr with its BeginBlock annotations, as PopTorch prints it."""

@@ -111,8 +111,10 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"identity_loss expects a torch.Tensor, got {type(x).__name__}")
     reducers = {"sum": torch.sum, "mean": torch.mean, "none": torch.clone}
-    if reduction not in reducers:
-        raise ValueError(f"identity_loss reduction must be 'sum', 'mean' or 'none', got {reduction!r}")
+    # PopTorch asserts the reduction ("Unsupported reduction type!")
+    assert reduction in reducers, (
+        f"Unsupported reduction type! identity_loss reduction must be 'sum', 'mean' or 'none', "
+        f"got {reduction!r}")
     out = reducers[reduction](x)
     tracing.mark_loss(out)
     return out
@@ -192,12 +194,12 @@ class MultiConv:
     _next_group = 0
 
     def __init__(self):
-        self.plan_type = MultiConvPlanType.Parallel
-        self.settings: dict = {}
+        self._plan_type = MultiConvPlanType.Parallel
+        self._settings: dict = {}
         self._saved = None
 
     def _record(self, name: str, value):
-        self.settings[name] = value
+        self._settings[name] = value
         return self
 
     def availableMemoryProportions(self, value):
@@ -262,12 +264,12 @@ class MultiConv:
         if value is not None and not isinstance(value, MultiConvPlanType):
             raise AssertionError(f"Invalid plan type {value!r}: MultiConv.planType expects a "
                                  f"poptorch.MultiConvPlanType (or None for the default)")
-        self.plan_type = MultiConvPlanType.Parallel if value is None else value
+        self._plan_type = MultiConvPlanType.Parallel if value is None else value
         return self
 
     _open = 0  # MultiConv blocks being traced now: PopTorch refuses nesting them
 
-    def __enter__(self):
+    def __enter__(self) -> None:  # as PopTorch's: `with MultiConv() as m` gives None
         recorder = tracing.STATE.capture
         if recorder is not None:
             if MultiConv._open:
@@ -276,21 +278,19 @@ class MultiConv:
             MultiConv._open += 1
             self._saved, self._first_op = recorder.multiconv, len(recorder.ops)
             MultiConv._next_group += 1
-            parallel = self.plan_type == MultiConvPlanType.Parallel
+            parallel = self._plan_type == MultiConvPlanType.Parallel
             recorder.multiconv = MultiConv._next_group if parallel else None
-        return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, type, value, traceback) -> None:  # noqa: A002 (PopTorch's names)
         recorder = tracing.STATE.capture
         if recorder is None:
-            return False
+            return
         recorder.multiconv = self._saved
         MultiConv._open -= 1
         convs = [op for op in recorder.ops[self._first_op:] if op.name.startswith("aten.convolution")]
-        if exc[0] is None and not convs:
+        if type is None and not convs:
             raise Error("Unexpected end_multi_conv: a poptorch.MultiConv block ran no "
                         "convolution; put the convolutions to plan together inside it")
-        return False
 
 
 # --- custom ops and loops -----------------------------------------------------------------------

@@ -1,185 +1,22 @@
 """poptorch.optim: SGD, Adam, AdamW, RMSprop and LAMB with IPU-style precision controls.
 
 Each optimizer does its arithmetic in float32 and keeps its state in the declared accumulation
-types (float32 by default), writing weights back in their own type, as PopART's updates do.
-With float32 weights the result equals torch.optim's to rounding. Loss scaling is undone inside
-the update, in float32, so scaled gradients never round to zero on the way.
+types (float32 by default), writing weights back in their own type, as PopART's updates do
+(`_optimizer_base.py`). With float32 weights the result equals torch.optim's to rounding. Loss
+scaling is undone inside the update, in float32, so scaled gradients never round to zero on
+the way.
 """
 from __future__ import annotations
 
-import collections
 import math
 import warnings
 
 import torch
 
-from . import _sliced_update
-from ._checks import check_finite_hyperparameters
-from ._ipu_state import IpuStateDict
-from ._variable_attributes import VariableAttributes, allowed_attributes, explicit_arguments
+from ._optimizer_base import Optimizer, _HostStep, _check_positive, _given, _moment_types
+from ._variable_attributes import VariableAttributes
 
-ACCUM_TYPES = (torch.float32, torch.float16)
-
-
-def _check_accum_type(name: str, dtype) -> torch.dtype:
-    if dtype is None:
-        return torch.float32
-    if dtype not in ACCUM_TYPES:
-        raise ValueError(f"{name} must be torch.float32 or torch.float16, got {dtype!r}")
-    return dtype
-
-
-def _check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return float(value)
-
-
-class Optimizer(IpuStateDict):
-    """PopTorch's base of its optimizers: the IPU extras and the float32 update they share."""
-
-    _state_tensors: tuple[str, ...] = ()  # names of per-weight state tensors
-    flops_per_param = 4
-    elementwise = True  # the update treats each element on its own (may run in slices)
-
-    def __new__(cls, *args, **kwargs):
-        self = super().__new__(cls)
-        if args or kwargs:  # not when unpickling or copying, which restore variable_attrs
-            self.variable_attrs = VariableAttributes(
-                list(dict.fromkeys(["lr", *explicit_arguments(cls, args, kwargs)])),
-                allowed_attributes(cls, __name__))
-        return self
-
-    def _setup(self, loss_scaling: float | None, accum_type, max_grad_norm: float | None,
-               **state_types):
-        """state_types maps a state tensor to (the argument that sets its type, that type).
-
-        None means the default for every IPU-specific argument, as in PopTorch.
-        """
-        check_finite_hyperparameters(type(self).__name__, self.param_groups)
-        self.loss_scaling = _check_positive("loss_scaling",
-                                            1.0 if loss_scaling is None else loss_scaling)
-        self.accum_type = _check_accum_type("accum_type", accum_type)
-        max_grad_norm = math.inf if max_grad_norm is None else max_grad_norm
-        if math.isnan(max_grad_norm):
-            raise ValueError("max_grad_norm must be a number (math.inf disables clipping), "
-                             f"got {max_grad_norm!r}")
-        self.max_grad_norm = float(max_grad_norm)
-        self.state_types = {k: _check_accum_type(arg, v) for k, (arg, v) in state_types.items()}
-        # PopTorch's flags: a loaded state dict awaits the device; the host's copy is stale
-        self.ipu_state_is_dirty = self.host_state_is_dirty = False
-
-    def __getstate__(self):
-        # torch pickles only defaults, state and param_groups: keep the IPU settings too, the state
-        # as a plain dict (poptorch.load's weights-only load refuses defaultdicts), not the device.
-        state = {k: v for k, v in self.__dict__.items() if k != "_ipu_device"}
-        return {**state, "state": dict(self.state)}
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self.state = collections.defaultdict(dict, self.state)
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        """Update from the .grad of every weight (the CPU path)."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        grads = {p: p.grad for group in self.param_groups for p in group["params"]
-                 if p.grad is not None}
-        self.apply_gradients(grads, scale=1.0)
-        return loss
-
-    @torch.no_grad()
-    def apply_gradients(self, grads: dict, scale: float) -> None:
-        """Update weights from explicit gradients multiplied by `scale` (in float32).
-
-        The simulated IPU calls this with the accumulated, loss-scaled gradients and
-        scale = 1 / (loss_scaling x micro-batches averaged).
-        """
-        if _sliced_update.can_slice(self):
-            _sliced_update.apply_sliced(self, grads, scale)
-        else:
-            self._apply_per_tensor(grads, scale)
-
-    def _apply_per_tensor(self, grads: dict, scale: float) -> None:
-        """apply_gradients one whole weight at a time: the reference for the sliced update."""
-        g32 = {p: g.float() * scale for p, g in grads.items()}
-        if math.isfinite(self.max_grad_norm) and g32:
-            norm = torch.sqrt(sum(g.pow(2).sum() for g in g32.values()))
-            factor = self.max_grad_norm / max(self.max_grad_norm, norm.item())
-            g32 = {p: g * factor for p, g in g32.items()}
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p in g32:
-                    g = -g32[p] if group.get("maximize") else g32[p]
-                    state = self._state_for(p, group)
-                    state["step"] = int(state.get("step", 0)) + 1  # load_state_dict: a float tensor
-                    new = self._update(p.detach().float(), g, state, group)
-                    p.copy_(new.to(p.dtype))
-
-    @property
-    def accumulator_type(self) -> torch.dtype | None:
-        """(Simulator) the type of the device's gradient accumulators (`accum_type`); None
-        for the weights' own type."""
-        return self.accum_type
-
-    def _state_for(self, p, group: dict) -> dict:
-        state = self.state[p]
-        for name in self._group_state_tensors(group):
-            if name not in state:
-                state[name] = torch.zeros_like(p, dtype=self.state_dtype(name, p))
-        return state
-
-    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
-        """(Simulator) the device's type for the state tensor `name` of `weight`: the type
-        its constructor argument asked for (`first_order_momentum_accum_type`, ...), else
-        float32."""
-        return self._state_type(name)
-
-    def _group_state_tensors(self, group: dict) -> tuple[str, ...]:
-        """The state tensors one param group needs (momentum can differ between groups)."""
-        return self._state_tensors
-
-    def _state_type(self, name: str) -> torch.dtype:
-        return self.state_types.get(name, torch.float32)
-
-    def _moments(self, state: dict, g: torch.Tensor, b1: float, b2: float):
-        """Adam's running first and second moments of the gradient, kept in their own types."""
-        m = self._store(state, "exp_avg", b1 * state["exp_avg"].float() + (1 - b1) * g)
-        v = self._store(state, "exp_avg_sq", b2 * state["exp_avg_sq"].float() + (1 - b2) * g * g)
-        return m, v
-
-    @staticmethod
-    def _store(state: dict, name: str, value: torch.Tensor) -> torch.Tensor:
-        """Keep state in its declared type and return what the update sees (rounded to it)."""
-        state[name] = value.to(state[name].dtype)
-        return state[name].float()
-
-    def _update(self, w, g, state, group):  # pragma: no cover - every optimizer overrides
-        raise NotImplementedError
-
-    @property
-    def state_per_param(self) -> int:
-        """(Simulator) the optimizer-state tensors kept per weight (momentum, variance, ...),
-        which the memory plan counts."""
-        return len(self._state_tensors)
-
-    @property
-    def state_bytes(self) -> int:
-        """(Simulator) the bytes of one element of that state, the widest of its types."""
-        types = [self._state_type(n) for n in self._state_tensors]
-        return max((torch.empty(0, dtype=t).element_size() for t in types), default=4)
-
-
-def _moment_types(first, second) -> dict:
-    """Adam-style state tensors with the argument that sets each one's type."""
-    return {"exp_avg": ("first_order_momentum_accum_type", first),
-            "exp_avg_sq": ("second_order_momentum_accum_type", second)}
-
-
-class SGD(Optimizer, torch.optim.SGD):
+class SGD(Optimizer, _HostStep, torch.optim.SGD):
     """Stochastic gradient descent with optional momentum, dampening and weight decay.
 
     velocity_scaling keeps the stored velocity multiplied by a constant so that it does not
@@ -189,16 +26,20 @@ class SGD(Optimizer, torch.optim.SGD):
     PopART no type): here it takes the weight's type, and there is no optimizer state to place.
     """
 
-    flops_per_param = 4
+    _flops_per_param = 4
 
-    def __init__(self, params, lr: float = 0.01, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, maximize: bool = False,
-                 loss_scaling: float = 1.0, velocity_scaling: float = 1.0,
-                 use_combined_accum: bool = False, accum_type=None, velocity_accum_type=None,
-                 max_grad_norm: float = math.inf, **torch_kwargs):
-        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
-                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                         **torch_kwargs)
+    # PopTorch's parameters: None takes torch's default (or PopTorch's, for its own)
+    def __init__(self, params, lr: float, momentum: float | None = None,
+                 dampening: float | None = None, weight_decay: float | None = None,
+                 nesterov: bool | None = None, maximize: bool | None = None,
+                 foreach: bool | None = None, differentiable: bool | None = None,
+                 loss_scaling: float | None = None, velocity_scaling: float | None = None,
+                 use_combined_accum: bool | None = None, accum_type=None,
+                 velocity_accum_type=None, max_grad_norm: float | None = None):
+        super().__init__(params, **_given(lr=lr, momentum=momentum, dampening=dampening,
+                                          weight_decay=weight_decay, nesterov=nesterov,
+                                          maximize=maximize, foreach=foreach,
+                                          differentiable=differentiable))
         self._setup(loss_scaling, accum_type, max_grad_norm,
                     momentum_buffer=("velocity_accum_type", velocity_accum_type))
         self.use_combined_accum = bool(use_combined_accum)
@@ -219,18 +60,18 @@ class SGD(Optimizer, torch.optim.SGD):
         return ("momentum_buffer",) if velocity else ()
 
     @property
-    def accumulator_type(self) -> torch.dtype | None:
+    def _accumulator_type(self) -> torch.dtype | None:
         """(Simulator) `accum_type`, or None (the weight's type) with the combined
         accumulator, for which PopTorch ignores `accum_type`."""
         return None if self.use_combined_accum else self.accum_type
 
-    def state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
+    def _state_dtype(self, name: str, weight: torch.Tensor) -> torch.dtype:
         """(Simulator) the velocity's type: `velocity_accum_type`, or the weight's own type
         with the combined accumulator."""
         return weight.dtype if self.use_combined_accum else self._state_type(name)
 
     @property
-    def state_per_param(self) -> int:
+    def _state_per_param(self) -> int:
         """(Simulator) 1 with momentum (the velocity), else 0; 0 with the combined
         accumulator, which is the gradient accumulator and no optimizer state besides it."""
         return 0 if self.use_combined_accum else len(self._state_tensors)
@@ -249,28 +90,39 @@ class SGD(Optimizer, torch.optim.SGD):
         return w - group["lr"] * g
 
 
-class Adam(Optimizer, torch.optim.Adam):
+class Adam(Optimizer, _HostStep, torch.optim.Adam):
     """Adam with L2 weight decay (added to the gradient), as torch.optim.Adam."""
 
     _state_tensors = ("exp_avg", "exp_avg_sq")
-    flops_per_param = 12
+    _flops_per_param = 12
     _decoupled = False
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, loss_scaling: float = 1.0,
-                 accum_type=None, first_order_momentum_accum_type=None,
-                 second_order_momentum_accum_type=None, max_grad_norm: float = math.inf,
-                 bias_correction: bool = True, **torch_kwargs):
-        if amsgrad:
+    def __init__(self, params, lr: float | None = None, betas=None, eps: float | None = None,
+                 weight_decay: float | None = None, amsgrad: bool | None = None,
+                 foreach: bool | None = None, maximize: bool | None = None,
+                 capturable: bool | None = None, differentiable: bool | None = None,
+                 fused: bool | None = None, loss_scaling: float | None = None, accum_type=None,
+                 first_order_momentum_accum_type=None, second_order_momentum_accum_type=None,
+                 max_grad_norm: float | None = None):
+        self._init_adam(params, _given(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                       amsgrad=amsgrad, foreach=foreach, maximize=maximize,
+                                       capturable=capturable, differentiable=differentiable,
+                                       fused=fused),
+                        loss_scaling, accum_type, first_order_momentum_accum_type,
+                        second_order_momentum_accum_type, max_grad_norm, bias_correction=None)
+
+    def _init_adam(self, params, torch_args: dict, loss_scaling, accum_type, first, second,
+                   max_grad_norm, bias_correction) -> None:
+        """Adam's and AdamW's construction: torch's, then the IPU settings."""
+        if torch_args.get("amsgrad"):
             raise ValueError(f"{type(self).__name__}(amsgrad=True) is not supported on the IPU; "
                              f"use amsgrad=False")
         # named, not super(): up to torch 2.6 Adam's constructor would run on into AdamW's
         (torch.optim.AdamW if self._decoupled else torch.optim.Adam).__init__(
-            self, params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, **torch_kwargs)
-        self._setup(loss_scaling, accum_type, max_grad_norm,
-                    **_moment_types(first_order_momentum_accum_type,
-                                    second_order_momentum_accum_type))
-        self.bias_correction = bool(bias_correction)
+            self, params, **torch_args)
+        self._setup(loss_scaling, accum_type, max_grad_norm, **_moment_types(first, second))
+        # Adam always corrects its moments' bias; PopTorch's AdamW may turn it off
+        self._bias_correction = True if bias_correction is None else bool(bias_correction)
 
     def _update(self, w, g, state, group):
         lr, wd, (b1, b2), eps = group["lr"], group["weight_decay"], group["betas"], group["eps"]
@@ -280,7 +132,7 @@ class Adam(Optimizer, torch.optim.Adam):
             g = g + wd * w
         m, v = self._moments(state, g, b1, b2)
         t = state["step"]
-        bc1, bc2 = (1 - b1**t, 1 - b2**t) if self.bias_correction else (1.0, 1.0)
+        bc1, bc2 = (1 - b1**t, 1 - b2**t) if self._bias_correction else (1.0, 1.0)
         return w - (lr / bc1) * m / (v.sqrt() / math.sqrt(bc2) + eps)
 
 
@@ -289,25 +141,40 @@ class AdamW(Adam, torch.optim.AdamW):
 
     _decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, **kwargs):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, **kwargs)
+    def __init__(self, params, lr: float | None = None, betas=None, eps: float | None = None,
+                 weight_decay: float | None = None, amsgrad: bool | None = None,
+                 maximize: bool | None = None, foreach: bool | None = None,
+                 capturable: bool | None = None, differentiable: bool | None = None,
+                 fused: bool | None = None, loss_scaling: float | None = None,
+                 bias_correction: bool | None = None, accum_type=None,
+                 first_order_momentum_accum_type=None, second_order_momentum_accum_type=None,
+                 max_grad_norm: float | None = None):
+        self._init_adam(params, _given(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                       amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                       capturable=capturable, differentiable=differentiable,
+                                       fused=fused),
+                        loss_scaling, accum_type, first_order_momentum_accum_type,
+                        second_order_momentum_accum_type, max_grad_norm, bias_correction)
+        self.bias_correction = self._bias_correction  # PopTorch's AdamW keeps it
 
 
-class RMSprop(Optimizer, torch.optim.RMSprop):
+class RMSprop(Optimizer, _HostStep, torch.optim.RMSprop):
     """RMSprop; use_tf_variant puts eps inside the square root, as TensorFlow does."""
 
-    flops_per_param = 8
+    _clips = False
+    _flops_per_param = 8
 
-    def __init__(self, params, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
-                 loss_scaling: float = 1.0, accum_type=None, first_order_momentum_accum_type=None,
-                 second_order_momentum_accum_type=None, use_tf_variant: bool = False,
-                 max_grad_norm: float = math.inf, **torch_kwargs):
-        super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                         momentum=momentum, centered=centered, **torch_kwargs)
-        self._setup(loss_scaling, accum_type, max_grad_norm,
+    def __init__(self, params, lr: float | None = None, alpha: float | None = None,
+                 eps: float | None = None, weight_decay: float | None = None,
+                 momentum: float | None = None, centered: bool | None = None,
+                 foreach: bool | None = None, maximize: bool | None = None,
+                 differentiable: bool | None = None, loss_scaling: float | None = None,
+                 accum_type=None, first_order_momentum_accum_type=None,
+                 second_order_momentum_accum_type=None, use_tf_variant: bool | None = None):
+        super().__init__(params, **_given(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                          momentum=momentum, centered=centered, foreach=foreach,
+                                          maximize=maximize, differentiable=differentiable))
+        self._setup(loss_scaling, accum_type, None,  # PopTorch's RMSprop has no max_grad_norm
                     square_avg=("second_order_momentum_accum_type",
                                 second_order_momentum_accum_type),
                     momentum_buffer=("first_order_momentum_accum_type",
@@ -338,7 +205,7 @@ class RMSprop(Optimizer, torch.optim.RMSprop):
         return w - group["lr"] * g / denom
 
 
-class LAMB(Optimizer, torch.optim.Optimizer):
+class LAMB(Optimizer, _HostStep, torch.optim.Optimizer):
     """Layer-wise adaptive moments (You et al., 2019): Adam's step scaled per weight tensor.
 
     u = m_hat / (sqrt(v_hat) + eps) + weight_decay * w;  w -= lr * min(|w|, max_weight_norm) / |u| * u,
@@ -346,14 +213,21 @@ class LAMB(Optimizer, torch.optim.Optimizer):
     """
 
     _state_tensors = ("exp_avg", "exp_avg_sq")
-    flops_per_param = 16
-    elementwise = False  # the trust ratio takes the norms of whole tensors
+    _clips = False
+    _flops_per_param = 16
+    _elementwise = False  # the trust ratio takes the norms of whole tensors
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, bias_correction: bool = True,
-                 loss_scaling: float = 1.0, max_weight_norm: float | None = 65500.0,
+    def __init__(self, params, lr: float | None = None, betas=None, eps: float | None = None,
+                 weight_decay: float | None = None, bias_correction: bool | None = None,
+                 loss_scaling: float | None = None, max_weight_norm: float | None = None,
                  accum_type=None, first_order_momentum_accum_type=None,
-                 second_order_momentum_accum_type=None, max_grad_norm: float = math.inf):
+                 second_order_momentum_accum_type=None):
+        # PopTorch's defaults (python/optim.py: LAMB.__init__)
+        lr = 1e-3 if lr is None else lr
+        betas = (0.9, 0.999) if betas is None else betas
+        eps = 1e-8 if eps is None else eps
+        weight_decay = 1e-2 if weight_decay is None else weight_decay
+        bias_correction = True if bias_correction is None else bias_correction
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr < 0:
             # as torch's optimizers: 0 is allowed (PopTorch's tests "train" with lr=0)
             raise ValueError(f"LAMB lr must be a non-negative number, got {lr!r}")
@@ -362,7 +236,7 @@ class LAMB(Optimizer, torch.optim.Optimizer):
         max_weight_norm = 65500.0 if max_weight_norm is None else max_weight_norm
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       max_weight_norm=float(max_weight_norm)))
-        self._setup(loss_scaling, accum_type, max_grad_norm,
+        self._setup(loss_scaling, accum_type, None,  # PopTorch's LAMB has no max_grad_norm
                     **_moment_types(first_order_momentum_accum_type,
                                     second_order_momentum_accum_type))
         self.bias_correction = bool(bias_correction)

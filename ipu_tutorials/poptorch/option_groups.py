@@ -51,7 +51,8 @@ class _TrainingOptions(_OptionGroup):
         MeanReductionStrategy.Post, setter="setMeanAccumulationAndReplicationReductionStrategy",
         check=one_of(MeanReductionStrategy),
         spec="running_mean", to_spec=lambda strategy: strategy == MeanReductionStrategy.Running)
-    auto_loss_scaling = Option(False, setter="setAutomaticLossScaling", check=check_bool)
+    auto_loss_scaling = Option(False, setter="setAutomaticLossScaling", check=check_bool,
+                               held=None)  # PopTorch sends it to PopART
 
     def gradientAccumulation(self, gradient_accumulation: int) -> "_TrainingOptions":
         """Accumulate the gradients of this many micro-batches before each weight update.
@@ -103,13 +104,16 @@ class _PrecisionOptions(_OptionGroup):
     """opts.Precision: partials type, stochastic rounding, floating-point exceptions."""
 
     _prefix = "Precision."
+    # PopTorch sends all of these to PopART: none is an attribute of opts.Precision
     partials_type = Option(torch.float32, setter="setPartialsType", check=_partials,
-                           spec="partials_bytes", to_spec=_width)
-    enable_stochastic_rounding = Option(False, setter="enableStochasticRounding", check=check_bool)
+                           spec="partials_bytes", to_spec=_width, held=None)
+    enable_stochastic_rounding = Option(False, setter="enableStochasticRounding", check=check_bool,
+                                        held=None)
     enable_floating_point_exceptions = Option(False, setter="enableFloatingPointExceptions",
-                                              check=check_bool, spec="floating_point_exceptions")
+                                              check=check_bool, spec="floating_point_exceptions",
+                                              held=None)
     half_float_casting = Option(HalfFloatCastingBehavior.Default, setter="halfFloatCasting",
-                                check=one_of(HalfFloatCastingBehavior))
+                                check=one_of(HalfFloatCastingBehavior), held=None)
 
     def setPartialsType(self, dtype: torch.dtype) -> "_PrecisionOptions":
         """The type of the partial sums inside matmuls and convolutions. float16 partials
@@ -201,19 +205,19 @@ class _DistributedOptions(_OptionGroup):
     @property
     def processId(self) -> int:
         """This process's index among numProcesses."""
-        return self.distributed_process_id
+        return self._value("distributed_process_id")
 
     @property
     def numProcesses(self) -> int:
         """The number of processes the run is split over."""
-        return self.num_distributed_processes
+        return self._value("num_distributed_processes")
 
 
 class _JitOptions(_OptionGroup):
     """opts.Jit: kept for compatibility; the simulator always runs the model eagerly."""
 
     _prefix = "Jit."
-    trace_model = Option(False, setter="traceModel", check=check_bool)
+    trace_model = Option(False, setter="traceModel", check=check_bool, held=None)
 
     def traceModel(self, trace_model: bool) -> "_JitOptions":
         """Recorded only: the model always runs as PyTorch code. (PopTorch 3.x deprecates
@@ -283,17 +287,18 @@ class _PopartOptions(_OptionGroup):
         state.setdefault("options", state.pop("_values", {}))
         self.__dict__.update(state)
 
-    def spec_fields(self) -> dict:
+    def _spec_fields(self) -> dict:
         """The RunSpec fields the PopART options the simulator reads fill."""
         return {field: convert(self.options[name])
                 for name, (field, convert) in POPART_SPEC_FIELDS.items() if name in self.options}
 
-    def flat_entries(self) -> dict:
+    def _flat_entries(self) -> dict:
         """The PopART options as PopTorch merges them into its flat backend dict."""
         return backend_value(self.options)
 
     def toDict(self) -> dict:
-        """The PopART options set so far, JSON-friendly."""
+        """The PopART options set so far, JSON-friendly (opts._Popart is private in PopTorch
+        too; its options are `opts._Popart.options`)."""
         return plain(self.options)
 
     def __repr__(self) -> str:

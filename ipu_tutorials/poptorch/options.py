@@ -1,7 +1,8 @@
 """poptorch.Options: how a model is batched, placed, reduced, profiled and where it runs.
 
 Each option is declared once below (`Option`: PopTorch's setter, the default, the check, the
-RunSpec field); the setters check and store through those declarations, and toDict/fromDict,
+RunSpec field); the setters check and store through those declarations, and toDict (and,
+inside the facade, `_options_dict.from_flat`),
 the options-file reader and the simulator's RunSpec are derived from them.
 """
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 from ..support import environment
 from . import _options_file as options_file
 from ._checks import check_bool, check_enum, check_fraction, check_int, check_str, one_of
-from ._declared import Group, Option, groups, shown
-from ._options_dict import from_flat, strategy_entries, strategy_from_entries, to_flat
+from ._declared import Group, Option, enum_value, groups, shown
+from ._options_dict import strategy_entries, strategy_from_entries, to_flat
 from ._run_options import _RunOptions
 from .enums import CommGroupType, OutputMode
 from .option_groups import (_DistributedOptions, _JitOptions, _PopartOptions, _PrecisionOptions,
@@ -31,10 +32,18 @@ def _memory_proportions(where: str, proportions) -> dict:
     if not isinstance(proportions, dict):
         raise TypeError(f"{where} expects a dict such as {{\"IPU0\": 0.5}}")
     for key, value in proportions.items():
-        if not isinstance(key, str) or not key.startswith("IPU") or not key[3:].isdigit():
-            raise ValueError(f"{where}: keys name IPUs as \"IPU0\", \"IPU1\", ...; got {key!r}")
+        # PopTorch asserts the key's form
+        assert isinstance(key, str) and key.startswith("IPU") and key[3:].isdigit(), (
+            f"Available memory proportions are expected to be in a dictionary of "
+            f"{{\"IPU0\": 0.5}} where the 0 in IPU is the index of the IPU ({where}). Invalid "
+            f"key: {key!r}")
         check_fraction(f"{where}[{key!r}]", value)
     return dict(proportions)
+
+
+def _by_ipu(proportions: dict) -> dict:
+    """{"IPU0": 0.5} as PopTorch holds it: {0: 0.5}."""
+    return {int(key[3:]): value for key, value in proportions.items()}
 
 
 class Options(_RunOptions):
@@ -54,27 +63,28 @@ class Options(_RunOptions):
                                 spec="replication_factor")
     input_group_size = Option(1, setter="inputReplicaGrouping", argument="input_group_size",
                               check=check_int, spec="input_group_size")
-    input_group_type = Option(CommGroupType.All, setter="inputReplicaGrouping",
+    input_group_type = Option(CommGroupType.Consecutive, setter="inputReplicaGrouping",
                               argument="input_group_type", check=one_of(CommGroupType),
-                              spec="orthogonal_groups",
+                              key="input_cgt", spec="orthogonal_groups",
                               to_spec=lambda kind: kind == CommGroupType.Orthogonal)
     device_iterations = Option(1, setter="deviceIterations", check=check_int,
                                spec="device_iterations")
     auto_round_num_ipus = Option(False, setter="autoRoundNumIPUs", check=check_bool,
                                  spec="auto_round_num_ipus")
     # the RunSpec's output mode also depends on training (Default): _to_simulator.output_mode
-    output_mode = Option(OutputMode.Default, setter="outputMode", check=one_of(OutputMode))
+    output_mode = Option(OutputMode.Default, setter="outputMode", check=one_of(OutputMode),
+                         held=enum_value)  # PopTorch stores the enum's int
     output_return_period = Option(1, setter="outputMode", argument="output_return_period",
                                   check=check_int, spec="output_return_period")
     available_memory_proportion = Option(
         {}, setter="setAvailableMemoryProportion", check=_memory_proportions,
-        spec="available_memory", to_spec=lambda by_name: {int(k[3:]): v for k, v in by_name.items()})
+        spec="available_memory", to_spec=_by_ipu, held=_by_ipu)
     broadcast_buffers = Option(True, setter="broadcastBuffers", check=check_bool)
     anchored_tensors = Option({}, setter="anchorTensor")
     # the RunSpec's strategy is built from it by _to_simulator.strategy_spec
     execution_strategy = Option(PipelinedExecution(AutoStage.SameAsIpu),
                                 setter="setExecutionStrategy", check=_strategy,
-                                kind=ExecutionStrategy,
+                                kind=ExecutionStrategy, held=None,
                                 to_flat=strategy_entries, from_flat=strategy_from_entries,
                                 flat_keys=("execution_mode", "separate_backward_phase",
                                            "tensors_liveness", "serial_phases_execution"))
@@ -110,18 +120,13 @@ class Options(_RunOptions):
         if env.default_options:
             try:
                 self.from_json(env.default_options)
-            except (ValueError, TypeError) as error:  # say where the bad text came from
+            except (ValueError, TypeError, AssertionError) as error:  # say where it came from
                 raise type(error)(f"POPTORCH_DEFAULT_OPTIONS: {error}") from None
-
-    @property
-    def GraphProcessing(self) -> _PrecisionOptions:
-        """Older SDKs' name for the group that holds halfFloatCasting (opts.Precision)."""
-        return self.Precision
 
     @property
     def _execution_strategy(self):
         """PopTorch's own (private) name for the strategy, which its tests read."""
-        return self.execution_strategy
+        return self._value("execution_strategy")
 
     # --- batching -------------------------------------------------------------------------
     def deviceIterations(self, device_iterations: int) -> "Options":
@@ -151,10 +156,18 @@ class Options(_RunOptions):
             input_group_type: which replicas form a group: `CommGroupType.Consecutive`
                 (0, 1 | 2, 3) or `CommGroupType.Orthogonal` (0, 2 | 1, 3).
         """
+        if input_group_type == CommGroupType.NoGrouping:  # as PopTorch: each replica its own
+            input_group_size, input_group_type = 1, CommGroupType.Consecutive
         values = self._checked(input_group_size=input_group_size, input_group_type=input_group_type)
+        if input_group_type == CommGroupType.All:
+            raise ValueError("input_group_type cannot be All: inputReplicaGrouping() groups the "
+                             "replicas Consecutive or Orthogonal")
+        if self.replication_factor < input_group_size:
+            raise ValueError(f"input_group_size cannot be larger than replication_factor "
+                             f"({input_group_size} > {self.replication_factor})")
         if self.replication_factor % input_group_size:
-            raise ValueError(f"inputReplicaGrouping(): the group size must divide the replication "
-                             f"factor; {input_group_size} does not divide {self.replication_factor}")
+            raise ValueError(f"input_group_size must be a factor of replication_factor; "
+                             f"{input_group_size} does not divide {self.replication_factor}")
         return self._store(values)
 
     def outputMode(self, output_mode: OutputMode, output_return_period: int | None = None
@@ -171,15 +184,16 @@ class Options(_RunOptions):
         values = self._checked(output_mode=output_mode)
         period = 1  # like PopTorch, a period given with another mode is ignored
         if output_mode == OutputMode.EveryN:
-            if output_return_period is None:
-                raise ValueError("outputMode(OutputMode.EveryN) needs output_return_period, "
-                                 "e.g. outputMode(OutputMode.EveryN, 5)")
+            # PopTorch asserts this rule
+            assert output_return_period and output_return_period > 0, (
+                "EveryN anchor must have output_return_period set to valid positive integer, "
+                "e.g. outputMode(OutputMode.EveryN, 5)")
             period = output_return_period
         return self._store({**values, **self._checked(output_return_period=period)})
 
     def defaultOutputMode(self) -> bool:
         """Whether the output mode is still Default (each wrapped model resolves it)."""
-        return self.output_mode == OutputMode.Default
+        return self._value("output_mode") == OutputMode.Default
 
     # --- placement ------------------------------------------------------------------------
     def setExecutionStrategy(self, strategy) -> "Options":
@@ -235,23 +249,25 @@ class Options(_RunOptions):
         return self
 
     def anchorTensor(self, short_name: str, long_name: str, output_mode=None,
-                     output_return_period: int = 1) -> "Options":
+                     output_return_period: int | None = 1) -> None:
         """Keep a tensor of the training step (a weight or gradient by PopART's name) to read
-        with `getAnchoredTensor(short_name)` after each run.
+        with `getAnchoredTensor(short_name)` after each run. As in PopTorch, it returns None
+        and the anchor is held as `[long_name, output_mode is None, output_mode, period]`.
 
         Args:
             short_name: the name to read it by.
             long_name: PopART's name of the tensor, such as "Gradient___fc.weight".
             output_mode: when it is returned (default None: as the model's outputs).
-            output_return_period: N for `OutputMode.EveryN` (default 1).
+            output_return_period: N for `OutputMode.EveryN` (default 1; 1 for other modes).
         """
         check_str("anchorTensor(short_name)", short_name)
         check_str("anchorTensor(long_name)", long_name)
-        mode = OutputMode.Default if output_mode is None else check_enum(
-            "anchorTensor(output_mode)", output_mode, OutputMode)
-        anchors = {**self.anchored_tensors, short_name: {
-            "long_name": long_name, "output_mode": mode, "output_return_period": output_return_period}}
-        return self._set(anchored_tensors=anchors)
+        if output_mode is not None:
+            check_enum("anchorTensor(output_mode)", output_mode, OutputMode)
+        if output_mode != OutputMode.EveryN:
+            output_return_period = 1
+        anchor = [long_name, output_mode is None, output_mode, output_return_period]
+        self._set(anchored_tensors={**self._value("anchored_tensors"), short_name: anchor})
 
     # --- copies, files and dictionaries ---------------------------------------------------
     def clone(self) -> "Options":
@@ -265,16 +281,11 @@ class Options(_RunOptions):
         for group in groups(type(self)):
             getattr(self, group.name)._freeze()
 
-    @property
-    def is_frozen(self) -> bool:
-        """Whether a wrapped model or DataLoader uses these Options (then setters raise)."""
-        return self._frozen
-
-    def spec_fields(self) -> dict:
+    def _spec_fields(self) -> dict:
         """The RunSpec fields every declared option of these Options and their groups fills."""
-        fields = super().spec_fields()
+        fields = super()._spec_fields()
         for group in groups(type(self)):
-            fields.update(getattr(self, group.name).spec_fields())
+            fields.update(getattr(self, group.name)._spec_fields())
         return fields
 
     def toDict(self) -> dict:
@@ -285,16 +296,6 @@ class Options(_RunOptions):
         """
         return to_flat(self)
 
-    @classmethod
-    def fromDict(cls, data: dict) -> "Options":
-        """Options rebuilt from toDict()'s dict: `Options.fromDict(o.toDict()).toDict() == o.toDict()`.
-
-        Raises:
-            TypeError: `data` is not a dict, or a value has the wrong type.
-            ValueError: for phased execution (its phases are not in the dict).
-        """
-        return from_flat(cls, data)
-
     def from_json(self, string: str) -> "Options":
         """Apply {"methodName": value or [arguments], "Group.methodName": ...} from JSON text,
         as PopTorch's from_json (and POPTORCH_DEFAULT_OPTIONS) does; "OutputMode.All"-style
@@ -303,7 +304,8 @@ class Options(_RunOptions):
         Args:
             string: the JSON text.
         """
-        return options_file.apply_json(self, string)
+        options_file.apply_json(self, string)
+        return self
 
     def loadFromFile(self, filepath: str) -> "Options":
         """Apply a file of option calls, one per line, without the `options.` prefix
@@ -313,7 +315,8 @@ class Options(_RunOptions):
         Args:
             filepath: the file's path.
         """
-        return options_file.apply_file(self, filepath)
+        options_file.apply_file(self, filepath)
+        return self
 
     def __repr__(self) -> str:
         lines = [f"    {option.name}={shown(value)}," for option, value in self._items()]

@@ -81,13 +81,14 @@ def check_settings(watch: _Watch, opts, training: bool) -> None:
     """The options overlapped I/O needs (PopTorch checks them when it adds the outputs)."""
     if not watch.overlapped:
         return
-    if isinstance(opts.execution_strategy, PipelinedExecution):
+    if type(opts._value("execution_strategy")) is PipelinedExecution:  # not its Sharded subclass
         raise Error("Overlapped IO is not supported with poptorch.PipelinedExecution. If you are "
                     "using only one IPU, please switch to poptorch.ShardedExecution.")
-    if not getattr(opts.TensorLocations, "num_io_tiles", 0):  # unset until numIOTiles()
+    if not opts.TensorLocations._value("num_io_tiles"):  # unset until numIOTiles()
         raise Error("No IO tiles allocated. You must allocate at least 32 IO tiles using "
                     "poptorch.Options().TensorLocations.numIOTiles.")
-    if resolved_output_mode(opts.output_mode, training) not in (OutputMode.Sum, OutputMode.All):
+    mode = resolved_output_mode(opts._value("output_mode"), training)
+    if mode not in (OutputMode.Sum, OutputMode.All):
         raise Error("Unsupported output mode for overlapped IO. Please switch output mode to "
                     "poptorch.OutputMode.All or poptorch.OutputMode.Sum.")
 

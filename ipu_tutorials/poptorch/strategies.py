@@ -1,166 +1,219 @@
-"""Stages, phases and the four multi-IPU execution strategies (descriptions only; compile checks them)."""
+"""Stages, phases and the four multi-IPU execution strategies (descriptions; compile checks them).
+
+Each class has PopTorch's public surface and no more (python/options.py at sdk/poptorch/3.4.0):
+what the simulator reads is kept under PopTorch's own private names (`_ipu`, `_phases`,
+`_tensors_liveness`, ...), and each rule PopTorch checks with `assert` raises AssertionError
+here too, with PopTorch's words.
+"""
 from __future__ import annotations
 
-from ._checks import check_bool, check_enum, check_int
+from ._checks import check_int
 from .enums import AutoStage, Liveness
 
 
-def _check_block_id(where: str, block_id) -> str:
-    """A block id as plans name it: a string, or an int as the string of its digits."""
-    if isinstance(block_id, bool) or not isinstance(block_id, (str, int)):
-        raise TypeError(f"{where}: block ids are strings or ints (the user_id given to "
-                        f"poptorch.Block or BeginBlock), got {type(block_id).__name__} "
-                        f"{block_id!r}")
-    return str(block_id)
+# Files saved (PoplarExecutor.save) before the strategies kept PopTorch's private names hold
+# these attributes; each is read back under its present name.
+_OLD_NAMES = {"blocks": "_blocks", "auto_stage": "_auto_stage", "stages": "_stages",
+              "phases": "_phases", "separate_backward_phase": "_separate_backward_phase",
+              "liveness": "_tensors_liveness"}
 
 
-class Stage:
+class _Restorable:
+    """Unpickles a strategy object saved under its older attribute names."""
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        if "send_tensors_off_chip_after_fwd" in state:  # ParallelPhasedExecution's old flag
+            off = state.pop("send_tensors_off_chip_after_fwd")
+            state["_tensors_liveness"] = Liveness.OffChipAfterFwd if off else Liveness.AlwaysLive
+        for old, new in _OLD_NAMES.items():
+            if old in state and not (old == "stages" and isinstance(self, Phase)):
+                state[new] = state.pop(old)
+        if isinstance(self, Stage):
+            state["_blocks"] = tuple(state.get("_blocks", ()))
+        if "_stages" in state and state["_stages"] is not None:
+            state.setdefault("_block_map", _block_map(state["_stages"]))
+        if "_phases" in state:
+            stages = [s for phase in state["_phases"] for s in phase.stages]
+            state.setdefault("_block_map", _block_map(stages))
+            state.setdefault("_tensors_liveness", Liveness.AlwaysLive)
+        if isinstance(self, _StrategyBase):
+            state.setdefault("_block_map", {})
+        self.__dict__.update(state)
+
+
+def _check_block_ids(block_ids) -> None:
+    """PopTorch's rule for the blocks of a Stage: each id is a string (the user_id given to
+    poptorch.Block or BeginBlock)."""
+    assert all(isinstance(b, str) for b in block_ids), (
+        f"Block IDs are supposed to be strings but got {block_ids}")
+
+
+class Stage(_Restorable):
     """One or more blocks that run on one IPU: `Stage("B1", "B2").ipu(0)`."""
 
     def __init__(self, *block_ids: str):
+        _check_block_ids(block_ids)
         if not block_ids:
             raise ValueError("poptorch.Stage needs at least one block id, e.g. Stage(\"B1\")")
-        self.blocks = [_check_block_id("poptorch.Stage", b) for b in block_ids]
+        self._blocks = block_ids
         self._ipu: int | None = None
 
-    def ipu(self, ipu_id: int) -> "Stage":
-        """Run this stage on IPU `ipu_id` (a non-negative int), as PopTorch's `Stage.ipu`.
+    @property
+    def blocks(self) -> tuple[str, ...]:
+        """The ids of the blocks this stage is made of."""
+        return self._blocks
+
+    def ipu(self, ipu: int) -> "Stage":
+        """Run this stage on IPU `ipu`, as PopTorch's `Stage.ipu`.
 
         Returns:
-            This Stage, so that `Stage("B1").ipu(0)` reads as one expression.
+            This Stage, so that `Stage("B1").ipu(0)` reads as one expression (as in PopTorch).
+
+        Raises:
+            AssertionError: `ipu` is not an int (PopTorch asserts). ValueError: it is negative.
         """
-        self._ipu = check_int("Stage.ipu()", ipu_id, minimum=0)
+        assert isinstance(ipu, int) and not isinstance(ipu, bool), (
+            f"Stage.ipu() expects an integer, got {type(ipu).__name__} {ipu!r}")
+        self._ipu = check_int("Stage.ipu()", ipu, minimum=0)
         return self
 
-    @property
-    def ipu_id(self) -> int | None:
-        """(Simulator) the IPU `ipu()` chose, or None: the stage then runs on its blocks'
-        `ipu_id`."""
-        return self._ipu
-
     def __repr__(self) -> str:
-        names = ", ".join(f'"{b}"' for b in self.blocks)
+        names = ", ".join(f'"{b}"' for b in self._blocks)
         return f"Stage({names})" + ("" if self._ipu is None else f".ipu({self._ipu})")
 
 
-def _as_stage(where: str, item) -> Stage:
+def _as_stage(item) -> Stage:
     """A Stage, one block id, or a list of block ids (one Stage made of those blocks)."""
     if isinstance(item, Stage):
         return item
-    if isinstance(item, (list, tuple)):
-        return Stage(*[_check_block_id(where, b) for b in item])
-    return Stage(_check_block_id(where, item))
+    if isinstance(item, str):
+        return Stage(item)
+    assert all(isinstance(b, str) for b in item), (
+        f"Block IDs are supposed to be strings but got {item}")
+    return Stage(*item)
 
 
-class _StagedExecution:
-    """Shared by PipelinedExecution and ShardedExecution: explicit stages or an AutoStage rule."""
+def _block_map(stages) -> dict[str, Stage]:
+    """Each block's stage; a block in two stages breaks PopTorch's rule."""
+    found = {}
+    for stage in stages:
+        for block in stage.blocks:
+            assert block not in found, f"{block} associated with more than one stage"
+            found[block] = stage
+    return found
+
+
+class _StrategyBase(_Restorable):
+    """What every strategy offers: the stage that holds a block (PopTorch's `stage`)."""
+
+    _block_map: dict[str, Stage]
+
+    def stage(self, block_id: str) -> Stage:
+        """The Stage holding `block_id`, e.g. to move it: `strategy.stage("B1").ipu(0)`.
+
+        Raises:
+            AssertionError: no stage holds that block (PopTorch asserts).
+        """
+        assert block_id in self._block_map, (
+            f"Unknown block {block_id}; the stages hold {list(self._block_map)}")
+        return self._block_map[block_id]
+
+
+class PipelinedExecution(_StrategyBase):
+    """Stages on different IPUs work on different micro-batches at the same time."""
 
     def __init__(self, *args):
-        name = type(self).__name__
-        self.auto_stage = AutoStage.SameAsIpu
-        self.stages: list[Stage] | None = None
+        self._auto_stage = AutoStage.SameAsIpu
+        self._stages: list[Stage] | None = None
         if len(args) == 1 and isinstance(args[0], AutoStage):
-            self.auto_stage = args[0]
+            self._auto_stage = args[0]
         elif args:
             if any(isinstance(a, AutoStage) for a in args):
-                raise TypeError(f"{name}: pass either one AutoStage or stages/block ids, not both")
+                raise TypeError(f"{type(self).__name__}: pass either one AutoStage or "
+                                f"stages/block ids, not both")
             # A stage without .ipu() runs on its blocks' ipu_id, else on the IPU numbered like
             # the stage: plain block ids "B1", "B2", ... land on IPUs 0, 1, ... (placement.py).
-            self.stages = [_as_stage(name, a) for a in args]
+            self._stages = [_as_stage(a) for a in args]
+        self._block_map = _block_map(self._stages or [])
 
     def __repr__(self) -> str:
-        inner = (", ".join(map(repr, self.stages)) if self.stages is not None
-                 else f"AutoStage.{self.auto_stage.name}")
+        inner = (", ".join(map(repr, self._stages)) if self._stages is not None
+                 else f"AutoStage.{self._auto_stage.name}")
         return f"{type(self).__name__}({inner})"
 
 
-class PipelinedExecution(_StagedExecution):
-    """Stages on different IPUs work on different micro-batches at the same time."""
-
-
-class ShardedExecution(_StagedExecution):
+class ShardedExecution(PipelinedExecution):
     """Stages run one after another: one IPU is busy at a time."""
 
 
-class Phase:
+class Phase(_Restorable):
     """Stages that run at the same time on a group of IPUs, in phased execution."""
 
-    def __init__(self, *stages):
-        if len(stages) == 1 and isinstance(stages[0], (list, tuple)):
-            stages = tuple(stages[0])
-        if not stages:
+    def __init__(self, *arg):
+        """Stages (`Phase(Stage("A"), Stage("B"))`), or block ids that form one Stage
+        (`Phase("A", "B")`), as PopTorch takes them."""
+        if not arg:
             raise ValueError("poptorch.Phase needs at least one stage or block id")
-        if all(isinstance(s, str) for s in stages):
-            self.stages = [Stage(*stages)]  # Phase("A", "B"): one Stage made of both blocks
-        elif all(isinstance(s, Stage) for s in stages):
-            self.stages = list(stages)
+        if all(isinstance(s, Stage) for s in arg):
+            self.stages = arg
         else:
-            raise TypeError(f"poptorch.Phase takes either block ids (strings, which form one "
-                            f"Stage) or poptorch.Stage objects, all of one kind; got "
-                            f"{[type(s).__name__ for s in stages]}")
+            assert all(isinstance(s, str) for s in arg), (
+                f"All arguments must either be block IDs (strings) or Stages: "
+                f"{[type(s) for s in arg]}")
+            self.stages = [Stage(*arg)]
 
-    def ipus(self, *ipu_ids: int) -> "Phase":
+    def stage(self, idx: int) -> Stage:
+        """The phase's stage number `idx`."""
+        return self.stages[idx]
+
+    def ipus(self, *ipus: int) -> None:
         """Give each of this phase's stages its IPU, in order (PopTorch's `Phase.ipus`).
 
-        Returns:
-            This Phase (PopTorch returns None; returning the phase lets a strategy be written
-            as one expression).
+        It returns None, as PopTorch's does: call it on the phase, not inside the expression
+        that builds the strategy (`strategy.phase(0).ipus(0, 1)`, or `Stage(...).ipu(n)`).
 
         Raises:
-            ValueError: when the count of IPUs is not the count of stages.
+            AssertionError: the count of IPUs is not the count of stages (PopTorch asserts).
         """
-        if len(ipu_ids) != len(self.stages):
-            raise ValueError(f"Phase.ipus(): this phase has {len(self.stages)} stage(s) "
-                             f"{self.stages} but {len(ipu_ids)} IPU id(s) {list(ipu_ids)} were given; "
-                             f"give one IPU per stage")
-        for stage, ipu in zip(self.stages, ipu_ids):
+        assert len(ipus) == len(self.stages), (
+            f"Phase contains {len(self.stages)} stages but you provided {len(ipus)} ipus "
+            f"{list(ipus)}; give one IPU per stage {list(self.stages)}")
+        for stage, ipu in zip(self.stages, ipus):
             stage.ipu(ipu)
-        return self
-
-    @property
-    def ipu_ids(self) -> list[int | None]:
-        """(Simulator) each stage's IPU, None where none was given."""
-        return [s.ipu_id for s in self.stages]
 
     def __repr__(self) -> str:
         return "Phase(" + ", ".join(map(repr, self.stages)) + ")"
 
 
-class _PhasedExecution:
+class _IPhasedExecution(_StrategyBase):
     """Phases run one after another; their weights stream in from off-chip memory."""
 
     def __init__(self, *phases):
-        # A single list of Phases (or of lists) is the list of phases; any other list is one phase.
-        if len(phases) == 1 and isinstance(phases[0], (list, tuple)) and all(
-                isinstance(p, (Phase, list, tuple)) for p in phases[0]):
-            phases = tuple(phases[0])
-        if not phases:
-            raise ValueError(f"{type(self).__name__} needs at least one poptorch.Phase")
-        self.phases = [p if isinstance(p, Phase) else Phase(p) for p in phases]
-        self.separate_backward_phase = False
+        """Each argument is one phase: a Phase, a list of Stages or block ids (one Phase), or
+        one Stage or block id, as PopTorch takes them."""
+        assert phases, ("There is currently no AutoStage for PhasedExecution, please "
+                        "explicitly specify the phases")
+        self._phases = [p if isinstance(p, Phase) else Phase(*(p if isinstance(p, list) else [p]))
+                        for p in phases]
+        self._block_map = _block_map(s for p in self._phases for s in p.stages)
+        self._separate_backward_phase = False
+        self._tensors_liveness = Liveness.AlwaysLive
         # A stage without .ipu() runs on its blocks' ipu_id; with neither, the simulator picks
         # an IPU at compile and warns, as PopTorch has no default (simulator/placement.py).
 
-    def phase(self, index: int) -> Phase:
-        """The phase at `index` (from 0), e.g. to place it: `strategy.phase(0).ipus(0, 1)`.
+    def phase(self, phase: int) -> Phase:
+        """The phase at index `phase` (from 0), e.g. to place it: `strategy.phase(0).ipus(0, 1)`.
 
         Raises:
-            IndexError: for an index outside the phases (PopTorch asserts on a negative one).
+            AssertionError: `phase` is not an int >= 0 (PopTorch asserts). IndexError: there
+                is no such phase.
         """
-        if not isinstance(index, int) or not 0 <= index < len(self.phases):
-            raise IndexError(f"{type(self).__name__} has phases 0..{len(self.phases) - 1}, "
-                             f"not {index!r}")
-        return self.phases[index]
-
-    def stage(self, block_id: str) -> Stage:
-        """The Stage holding `block_id`, e.g. to move it: `strategy.stage("B1").ipu(0)`."""
-        for phase in self.phases:
-            for stage in phase.stages:
-                if block_id in stage.blocks:
-                    return stage
-        known = [b for phase in self.phases for stage in phase.stages for b in stage.blocks]
-        raise KeyError(f"{type(self).__name__}.stage(): unknown block {block_id!r}; the phases "
-                       f"hold {known}")
+        assert isinstance(phase, int) and phase >= 0, "Phases are identified by positive integers"
+        if phase >= len(self._phases):
+            raise IndexError(f"{type(self).__name__} has phases 0..{len(self._phases) - 1}, "
+                             f"not {phase}")
+        return self._phases[phase]
 
     def useSeparateBackwardPhase(self, use: bool = True):
         """Give the backward pass phases of its own, as PopTorch does.
@@ -173,46 +226,44 @@ class _PhasedExecution:
         Returns:
             This strategy, so that settings chain.
         """
-        self.separate_backward_phase = check_bool("useSeparateBackwardPhase()", use)
+        assert isinstance(use, bool), f"useSeparateBackwardPhase() expects a bool, got {use!r}"
+        self._separate_backward_phase = use
         return self
 
     def __repr__(self) -> str:
-        inner = ", ".join(repr(p) if None in p.ipu_ids else
-                          f"{p!r}.ipus({', '.join(map(str, p.ipu_ids))})" for p in self.phases)
-        return f"{type(self).__name__}({inner})"
+        # each stage shows its IPU as `.ipu(n)`: code that builds the same strategy
+        return f"{type(self).__name__}({', '.join(map(repr, self._phases))})"
 
 
-class SerialPhasedExecution(_PhasedExecution):
+class SerialPhasedExecution(_IPhasedExecution):
     """All phases on one group of IPUs, one after another."""
-
-    def __init__(self, *phases):
-        super().__init__(*phases)
-        self.liveness = Liveness.AlwaysLive
 
     def setTensorsLiveness(self, liveness: Liveness):
         """When streamed tensors leave the chip (poptorch.Liveness); the memory plan and the
-        timeline follow it (simulator/phases.py)."""
-        self.liveness = check_enum("setTensorsLiveness()", liveness, Liveness)
+        timeline follow it (simulator/phases.py).
+
+        Raises:
+            AssertionError: `liveness` is not a poptorch.Liveness (PopTorch asserts).
+        """
+        assert isinstance(liveness, Liveness), (
+            f"setTensorsLiveness() expects a poptorch.Liveness, got {liveness!r}")
+        self._tensors_liveness = liveness
         return self
 
 
-class ParallelPhasedExecution(_PhasedExecution):
+class ParallelPhasedExecution(_IPhasedExecution):
     """Even phases on even IPUs, odd phases on odd IPUs: one group computes while the other loads."""
 
-    def __init__(self, *phases):
-        super().__init__(*phases)
-        self.send_tensors_off_chip_after_fwd = False
-
     def sendTensorsOffChipAfterFwd(self, off_chip: bool = True):
-        """Store the forward's activations off chip until the backward (Liveness.OffChipAfterFwd)."""
-        self.send_tensors_off_chip_after_fwd = check_bool("sendTensorsOffChipAfterFwd()", off_chip)
-        return self
+        """Store the forward's activations off chip until the backward (Liveness.OffChipAfterFwd).
 
-    @property
-    def liveness(self) -> Liveness:
-        """PopTorch's two choices for parallel phases: AlwaysLive or OffChipAfterFwd."""
-        return Liveness.OffChipAfterFwd if self.send_tensors_off_chip_after_fwd \
-            else Liveness.AlwaysLive
+        Raises:
+            AssertionError: `off_chip` is not a bool (PopTorch asserts).
+        """
+        assert isinstance(off_chip, bool), (
+            f"sendTensorsOffChipAfterFwd() expects a bool, got {off_chip!r}")
+        self._tensors_liveness = Liveness.OffChipAfterFwd if off_chip else Liveness.AlwaysLive
+        return self
 
 
 ExecutionStrategy = (PipelinedExecution, ShardedExecution, SerialPhasedExecution,

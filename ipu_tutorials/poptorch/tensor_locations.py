@@ -24,6 +24,7 @@ class TensorLocationSettings(_OptionGroup):
     (on chip, not sharded, except that phased execution puts what is left unset off chip).
     """
 
+    # PopTorch keeps each by its setter's name, the flags as 0 or 1
     on_chip = Option(None, setter="useOnChipStorage", check=_flag, key="onChip",
                      spec="on_chip", to_spec=bool, optional=True)
     replicated_tensor_sharding = Option(
@@ -46,7 +47,7 @@ class TensorLocationSettings(_OptionGroup):
         rebuilt = cls()
         for option in declared(cls):
             if option.key in settings:
-                rebuilt.set(**{option.name: settings[option.key]})
+                rebuilt._store({option.name: settings[option.key]})
         return rebuilt
 
     def useOnChipStorage(self, use: bool = True) -> "TensorLocationSettings":
@@ -178,16 +179,13 @@ class _TensorLocationOptions(_OptionGroup):
         """
         return self._set(location_accumulator=location)
 
-    def location(self, kind: str) -> dict:
-        """The settings given for one kind of tensor, by PopTorch's names ({} when unset).
-
-        Args:
-            kind: "activation", "weight", "optimizer" or "accumulator".
-        """
+    def _location(self, kind: str) -> dict:
+        """The settings given for one kind of tensor, by PopTorch's names ({} when unset);
+        PopTorch holds them as `location_<kind>` once set."""
         if kind not in TENSOR_KINDS:
             raise ValueError(f"unknown tensor kind {kind!r}; the kinds are {', '.join(TENSOR_KINDS)}")
-        return dict(getattr(self, f"location_{kind}", None) or {})
+        return dict(self._value(f"location_{kind}") or {})
 
-    def settings(self, kind: str) -> TensorLocationSettings:
-        """(Simulator) the settings given for one kind of tensor, as TensorLocationSettings."""
-        return TensorLocationSettings._from_dict(self.location(kind))
+    def _settings(self, kind: str) -> TensorLocationSettings:
+        """The settings given for one kind of tensor, as TensorLocationSettings."""
+        return TensorLocationSettings._from_dict(self._location(kind))

@@ -275,8 +275,8 @@ def involves_half(model: torch.nn.Module, inputs, optimizer=None, mixed: bool = 
         return True
     if any(isinstance(x, torch.Tensor) and x.dtype == HALF for x in tree_leaves(inputs)):
         return True
-    types = getattr(optimizer, "state_types", {}) or {}
-    return getattr(optimizer, "accumulator_type", None) == HALF or HALF in types.values()
+    types = getattr(optimizer, "_state_types", {}) or {}
+    return getattr(optimizer, "_accumulator_type", None) == HALF or HALF in types.values()
 
 
 def emulation(active: bool, rounding: Rounding = Rounding(), compute: torch.dtype = FLOAT):

@@ -15,14 +15,16 @@ class DeviceOptimizer(Protocol):
     sizes its state like its PopTorch twin.
     """
 
+    # Its members other than PopTorch's own (param_groups, loss_scaling) start with "_": they
+    # are the simulator's questions, not part of PopTorch's optimizer classes.
     param_groups: list[dict]
     loss_scaling: float  # the loss is multiplied by it before backward; gradients divided after
-    accumulator_type: torch.dtype | None  # gradient accumulator dtype (None: the weights' dtype)
-    state_per_param: int  # tensors of optimizer state kept per weight
-    state_bytes: int  # width of one element of that state
-    flops_per_param: int  # arithmetic of one update, per weight element
+    _accumulator_type: torch.dtype | None  # gradient accumulator dtype (None: the weights' dtype)
+    _state_per_param: int  # tensors of optimizer state kept per weight
+    _state_bytes: int  # width of one element of that state
+    _flops_per_param: int  # arithmetic of one update, per weight element
 
-    def apply_gradients(self, grads: dict[torch.Tensor, torch.Tensor], scale: float) -> None:
+    def _apply_gradients(self, grads: dict[torch.Tensor, torch.Tensor], scale: float) -> None:
         """Update each parameter from its accumulated gradient times `scale`.
 
         scale = 1 / (loss_scaling x micro-batches averaged).

@@ -91,7 +91,8 @@ def verify_blocks_staged(graph: Graph, staged: list[str], text: str) -> None:
     getStage (python/options.py) asserts it for each block as the model enters it."""
     missing = [b for b in graph.blocks if b not in staged]
     if missing and graph.annotated:
-        raise Error(f"Unknown Block {missing[0]!r} list of expected Blocks: {staged}. "  # PopTorch's words
+        # PopTorch asserts (python/options.py: getStage), so the rule is an AssertionError
+        raise AssertionError(f"Unknown Block {missing[0]!r} list of expected Blocks: {staged}. "
                     f"Every block the model runs must be in a poptorch.Stage of {text}; "
                     f"add {_quoted(missing)} to one.")
 
@@ -106,8 +107,10 @@ def _auto_stages(graph: Graph, spec: RunSpec) -> list[Stage]:
     stages: dict[int, Stage] = {}
     for block, ipu in graph.blocks.items():
         if ipu is None:
-            raise Error(f"poptorch.AutoStage.SameAsIpu was selected but no IPU was specified for "
-                        f"block {block}. "  # PopTorch's words (python/options.py)
+            # PopTorch's words and class: an assert (python/options.py: _DefaultStageManager)
+            raise AssertionError(
+                        f"poptorch.AutoStage.SameAsIpu was selected but no IPU was specified for "
+                        f"block {block}. "
                         f"{strategy.text} puts each block on the IPU its ipu_id names, and block "
                         f"{block!r} has no ipu_id. Give every block an IPU "
                         f"(poptorch.Block({block!r}, ipu_id=0)), or list the stages yourself: "

@@ -177,7 +177,7 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     for p in params:  # the IPU's accumulators start at zero: gradients left on the host
         p.grad = None  # (e.g. by a CPU training loop before wrapping) never join the update
     device = isinstance(optimizer, DeviceOptimizer)
-    gradients = _Gradients(params, optimizer.accumulator_type if device else None,
+    gradients = _Gradients(params, optimizer._accumulator_type if device else None,
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
     float16 = half.involves_half(model, (args, kwargs), optimizer, spec.mixed_precision is not None)
@@ -264,7 +264,7 @@ def _update(optimizer, device: bool, params, grads: dict, scale: float, on_updat
         on_update(grads, scale)
     if device:
         with half.outside_emulation(rounding):  # float32 arithmetic, rounded by the optimizer
-            optimizer.apply_gradients(grads, scale)
+            optimizer._apply_gradients(grads, scale)
     else:  # a plain torch.optim optimizer
         for p, g in grads.items():
             p.grad = (g * scale).to(p.dtype)

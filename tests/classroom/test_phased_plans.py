@@ -7,7 +7,7 @@ from ipu_tutorials.errors import Error
 
 
 def stage_ipus(strategy):
-    return [[stage._ipu for stage in phase.stages] for phase in strategy.phases]
+    return [[stage._ipu for stage in phase.stages] for phase in strategy._phases]
 
 
 def test_serial_phases_use_every_ipu_and_parallel_ones_alternate():
@@ -18,9 +18,11 @@ def test_serial_phases_use_every_ipu_and_parallel_ones_alternate():
 
 def test_a_phased_strategy_has_one_block_per_stage_and_the_liveness_asked():
     serial = lesson.phased_strategy(lesson.SERIAL, 8, "OffChipAfterEachPhase")
-    assert len(serial.phases) == 2 and serial.liveness is poptorch.Liveness.OffChipAfterEachPhase
+    assert len(serial._phases) == 2
+    assert serial._tensors_liveness is poptorch.Liveness.OffChipAfterEachPhase
     parallel = lesson.phased_strategy(lesson.PARALLEL, 8, "OffChipAfterFwd")
-    assert len(parallel.phases) == 4 and parallel.liveness is poptorch.Liveness.OffChipAfterFwd
+    assert len(parallel._phases) == 4
+    assert parallel._tensors_liveness is poptorch.Liveness.OffChipAfterFwd
     assert stage_ipus(parallel) == [[0, 2], [1, 3], [0, 2], [1, 3]]
     with pytest.raises(Error, match="Liveness.OffChipAfterEachPhase is only supported for serial"):
         lesson.phased_strategy(lesson.PARALLEL, 8, "OffChipAfterEachPhase")

@@ -13,7 +13,7 @@ from ipu_tutorials.lightning._compat import check_version
 def test_importing_registers_the_names():
     assert AcceleratorRegistry["ipu"]["accelerator"] is IPUAccelerator
     assert StrategyRegistry["ipu_strategy"]["strategy"] is IPUStrategy
-    ipu_lightning.register()  # a second registration is harmless
+    ipu_lightning._register()  # a second registration is harmless
 
 
 def test_bare_ipu_trainer_picks_the_ipu_strategy_not_ddp(trainer_kwargs):

@@ -24,6 +24,6 @@ def test_the_connector_is_patched_once():
     import ipu_tutorials.lightning as ipu_lightning
 
     chosen = _AcceleratorConnector._choose_strategy
-    _compat.install(ipu_lightning.IPUStrategy, ipu_lightning.IPUPrecision,
+    _compat.install(ipu_lightning.IPUStrategy, ipu_lightning.IPUPrecisionPlugin,
                     ipu_lightning.IPUAccelerator)
     assert _AcceleratorConnector._choose_strategy is chosen

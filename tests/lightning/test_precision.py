@@ -1,10 +1,10 @@
-"""IPUPrecision: 32-bit, mixed and pure 16-bit, and the precisions IPUs refuse."""
+"""IPUPrecisionPlugin: 32-bit, mixed and pure 16-bit, and the precisions IPUs refuse."""
 import pytest
 import torch
 
 import lightning.pytorch as pl
 
-from ipu_tutorials.lightning import IPUPrecision, IPUStrategy
+from ipu_tutorials.lightning import IPUPrecisionPlugin, IPUStrategy
 
 
 class RecordsDtypes:
@@ -33,7 +33,7 @@ def test_32_bit_keeps_everything_in_float32(Tiny, loader, trainer_kwargs):
 
 def test_precision_16_is_mixed_inputs_cast_on_the_host(Tiny, loader, trainer_kwargs):
     model, trainer = fit(Tiny, loader, trainer_kwargs, 16)
-    assert isinstance(trainer.precision_plugin, IPUPrecision)
+    assert isinstance(trainer.precision_plugin, IPUPrecisionPlugin)
     assert trainer.precision_plugin.precision == "16-mixed"
     # was wrong: the batch was upcast before the step; PopTorch 3.x hands forward the float16
     # batch and types each op (nn.Linear on a 2-D batch with its bias promotes to float32)
@@ -76,13 +76,13 @@ def test_precisions_ipus_lack_are_refused(trainer_kwargs, precision):
 def test_a_strategy_given_lightnings_own_plugin_converts_it():
     strategy = IPUStrategy()
     strategy.precision_plugin = pl.plugins.precision.HalfPrecision("16-true")
-    assert isinstance(strategy.precision_plugin, IPUPrecision)
+    assert isinstance(strategy.precision_plugin, IPUPrecisionPlugin)
     assert strategy.precision_plugin.precision == "16-true"
     assert IPUStrategy().precision_plugin.precision == "32-true"
 
 
 def test_a_plugin_given_to_the_strategy_is_kept(trainer_kwargs):
-    plugin = IPUPrecision("16-mixed")
+    plugin = IPUPrecisionPlugin("16-mixed")
     trainer = pl.Trainer(**trainer_kwargs, devices=1, strategy=IPUStrategy(precision_plugin=plugin))
     assert trainer.precision_plugin is plugin
 
@@ -162,4 +162,5 @@ def test_the_plugin_has_lightning_2_0_9s_class_name():
     assert type(trainer.precision_plugin).__name__ == "IPUPrecisionPlugin"
     assert isinstance(trainer.precision_plugin, IPUPrecisionPlugin)
     assert trainer.precision_plugin.precision == "16-mixed"
-    assert IPUPrecision is IPUPrecisionPlugin  # lightning-graphcore's name still works
+    import ipu_tutorials.lightning as ipu_lightning
+    assert not hasattr(ipu_lightning, "IPUPrecision")  # lightning-graphcore's name, not 2.0.9's

@@ -120,7 +120,9 @@ def test_the_executors_wrap_the_steps(Tiny, loader, trainer_kwargs):
     model = Tiny()
     pl.Trainer(**{**trainer_kwargs, "num_sanity_val_steps": 1}, devices=1,
                strategy=Spy()).fit(model, loader(), loader())
-    assert seen["train"].training and not seen["validate"].training
+    # a trainingModel for fit, inferenceModels otherwise (`training` is the module's flag, as
+    # in PopTorch)
+    assert seen["train"]._training and not seen["validate"]._training
     assert seen["sanity_check"] is seen["validate"]
 
 

@@ -12,9 +12,8 @@ import warnings
 
 import pytest
 
-from ipu_tutorials.lightning import IPUAccelerator, IPUPrecision, IPUStrategy, _auto
+from ipu_tutorials.lightning import IPUAccelerator, IPUPrecisionPlugin, IPUStrategy, _auto
 
-IPUPrecisionPlugin = IPUPrecision
 _POPTORCH_AVAILABLE = True
 _IPU_AVAILABLE = True  # 2.0.9's flag; its tests monkeypatch it, so it drives the opt-in below
 

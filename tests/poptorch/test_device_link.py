@@ -40,7 +40,8 @@ def test_detaching_an_uncompiled_or_detached_model_is_refused():
 
 def test_tensor_names_and_the_random_state_need_a_compiled_model():
     model = poptorch.inferenceModel(nn.Linear(2, 1))
-    with pytest.raises(poptorch.Error):
+    with pytest.raises(AssertionError, match="Model must be compiled before calling "
+                                             "getTensorNames"):  # PopTorch asserts
         model.getTensorNames()
     with pytest.raises(poptorch.Error):
         model.rng_state

@@ -42,7 +42,9 @@ def test_inputs_like_the_compiled_ones_pass():
      r"other is not a valid parameter. Allowed values are \['x', 'y', 'scale'\]"),
 ])
 def test_the_first_difference_is_named_with_how_to_recompile(given, message):
-    with pytest.raises(Error, match=message):
+    # PopTorch's argument parser asserts these two rules; its other checks raise poptorch.Error
+    asserted = message.startswith(("Too many arguments", "other is not a valid parameter"))
+    with pytest.raises(AssertionError if asserted else Error, match=message):
         check_inputs(Model(), COMPILED, given)
 
 

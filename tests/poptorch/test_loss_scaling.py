@@ -132,5 +132,5 @@ def test_a_torch_optimizer_has_no_loss_scale_to_adjust():
     assert AutomaticLossScaling.for_model(als_options(), optimizer) is None
     training = poptorch.trainingModel(model, als_options(), optimizer)
     training(torch.ones(1, 4))
-    with pytest.raises(poptorch.Error, match="has no value yet"):
+    with pytest.raises(AssertionError, match="has no value yet"):  # PopTorch asserts
         training.getAnchoredTensor("ls")

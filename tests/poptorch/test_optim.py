@@ -388,15 +388,15 @@ def test_float16_first_moment_is_the_float32_value_rounded():
 
 
 def test_state_size_reported_to_the_simulator():
-    assert optim.SGD(params(), lr=0.1).state_per_param == 0
-    assert optim.SGD(params(), lr=0.1, momentum=0.9).state_per_param == 1
-    assert optim.Adam(params()).state_per_param == 2
-    assert optim.RMSprop(params(), momentum=0.9, centered=True).state_per_param == 3
-    assert optim.Adam(params()).state_bytes == 4
+    assert optim.SGD(params(), lr=0.1)._state_per_param == 0
+    assert optim.SGD(params(), lr=0.1, momentum=0.9)._state_per_param == 1
+    assert optim.Adam(params())._state_per_param == 2
+    assert optim.RMSprop(params(), momentum=0.9, centered=True)._state_per_param == 3
+    assert optim.Adam(params())._state_bytes == 4
     half = dict(first_order_momentum_accum_type=torch.float16,
                 second_order_momentum_accum_type=torch.float16)
-    assert optim.Adam(params(), **half).state_bytes == 2
-    assert optim.Adam(params(), first_order_momentum_accum_type=torch.float16).state_bytes == 4
+    assert optim.Adam(params(), **half)._state_bytes == 2
+    assert optim.Adam(params(), first_order_momentum_accum_type=torch.float16)._state_bytes == 4
     assert optim.SGD(params(), lr=0.1, momentum=0.9, accum_type=torch.float16).accum_type == \
         torch.float16
 
@@ -411,9 +411,9 @@ def test_the_combined_sgd_accumulator_ignores_the_accumulation_types():
         sgd.apply_gradients({weights[0]: torch.ones(3, dtype=weight_type)}, 1.0)
         assert sgd.state[weights[0]]["momentum_buffer"].dtype == weight_type
         assert sgd.accum_type == given  # kept, as PopTorch keeps it
-        assert sgd.accumulator_type is None and sgd.state_per_param == 0
+        assert sgd._accumulator_type is None and sgd._state_per_param == 0
     separate = optim.SGD(params(), lr=0.1, momentum=0.9, accum_type=torch.float16)
-    assert separate.accumulator_type == torch.float16 and separate.state_per_param == 1
+    assert separate._accumulator_type == torch.float16 and separate._state_per_param == 1
 
 
 def test_the_combined_sgd_accumulator_is_the_gradient_accumulator_in_the_memory_plan():

@@ -75,7 +75,7 @@ def test_a_marked_output_may_feed_later_ops():
     (lambda opts: opts.setExecutionStrategy(poptorch.PipelinedExecution()),
      r"^Overlapped IO is not supported with poptorch\.PipelinedExecution\. If you are using only "
      r"one IPU, please switch to poptorch\.ShardedExecution\.$"),
-    (lambda opts: opts.TensorLocations.set(num_io_tiles=None),
+    (lambda opts: opts.TensorLocations._values.pop("num_io_tiles"),  # no numIOTiles() call
      r"^No IO tiles allocated\. You must allocate at least 32 IO tiles using "
      r"poptorch\.Options\(\)\.TensorLocations\.numIOTiles\.$"),
     (lambda opts: opts.outputMode(poptorch.OutputMode.Final),
@@ -109,4 +109,4 @@ def test_io_tiles_are_an_even_number_from_32_to_192(tiles):
     with pytest.raises(AssertionError, match=r"^numIOTiles must be an even number between 32 and "
                        r"192\.$"):
         poptorch.Options().TensorLocations.numIOTiles(tiles)
-    assert poptorch.Options().TensorLocations.numIOTiles(192).num_io_tiles == 192
+    assert poptorch.Options().TensorLocations.numIOTiles(192)._value("num_io_tiles") == 192

@@ -72,7 +72,7 @@ CASES = {
     "Adam float16 moments": lambda ws: optim.Adam(
         ws, lr=0.01, weight_decay=0.1, first_order_momentum_accum_type=HALF,
         second_order_momentum_accum_type=HALF, **H),
-    "Adam float32 moments": lambda ws: optim.Adam(ws, lr=0.01, bias_correction=False),
+    "AdamW float32 moments": lambda ws: optim.AdamW(ws, lr=0.01, bias_correction=False),
     "AdamW float16 moments": lambda ws: optim.AdamW(
         ws, lr=0.001, first_order_momentum_accum_type=HALF, second_order_momentum_accum_type=HALF),
     "AdamW clipped": lambda ws: optim.AdamW(ws, lr=0.01, max_grad_norm=0.5, **H),
@@ -166,7 +166,7 @@ def test_slices_run_on_one_thread_and_the_thread_count_comes_back():
     seen = []
 
     class Recording(optim.SGD):
-        elementwise = True  # a subclass's own update is sliced only when it says so
+        _elementwise = True  # a subclass's own update is sliced only when it says so
 
         def _update(self, w, g, state, group):
             seen.append(torch.get_num_threads())
@@ -188,7 +188,7 @@ def test_a_users_own_update_runs_on_whole_tensors_unless_declared_elementwise():
             return super()._update(w, g / g.norm().clamp_min(1e-12), state, group)
 
     class DeclaredElementwise(poptorch.optim.SGD):
-        elementwise = True
+        _elementwise = True
 
         def _update(self, w, g, state, group):
             return super()._update(w, 2 * g, state, group)

@@ -7,7 +7,9 @@ from ipu_tutorials import poptorch
 
 
 def test_options_of_the_wrong_type():
-    with pytest.raises(TypeError, match=r"options must be a poptorch.Options, got dict"):
+    # PopTorch's class and words (python/_poplar_executor.py: PoplarExecutor.__init__)
+    with pytest.raises(poptorch.Error, match=r"Invalid type: 'options' is of type dict "
+                                             r"\(Expected poptorch.Options\)"):
         poptorch.inferenceModel(nn.Linear(2, 2), {"deviceIterations": 2})
 
 

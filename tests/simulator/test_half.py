@@ -366,7 +366,7 @@ def test_involves_half():
     assert not involves_half(model, (torch.randn(1, 2),))
     assert involves_half(model, (torch.randn(1, 2).half(),))
     assert involves_half(model.half(), ())
-    sgd = poptorch.optim.SGD(nn.Linear(2, 2).parameters(), momentum=0.9,
+    sgd = poptorch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1, momentum=0.9,
                              velocity_accum_type=torch.float16)
     assert involves_half(nn.Linear(2, 2), (), sgd)
 

@@ -68,4 +68,4 @@ def test_a_class_saved_under_its_old_module_loads_under_the_name_the_file_gives(
     assert "ipu_tutorials.poptorch.option_groups._TensorLocationOptions" in \
         torch.serialization.get_unsafe_globals_in_checkpoint(str(tmp_path / "o.pt"))
     loaded = load_trusted(tmp_path / "o.pt")
-    assert loaded.TensorLocations.location("weight") == {"onChip": 0}
+    assert loaded.TensorLocations.location_weight == {"onChip": 0}

@@ -85,7 +85,7 @@ def _check_branch(candidate) -> Feedback:
     batches = _batches(original)
     try:
         outputs, frozen = _run_on_ipu(ported, batches)
-    except poptorch.Error as error:
+    except (poptorch.Error, AssertionError) as error:
         return wrong(f"the simulator refused the model: {error}")
     if frozen:
         return wrong(f"forward still reads a tensor value in Python, so the IPU graph keeps "
@@ -201,7 +201,7 @@ def _as_floats(losses) -> list[float] | None:
 def _run_learner_loop(train_steps, model, loader) -> tuple[object, Feedback | None]:
     try:
         return train_steps(model, loader, STEPS), None
-    except poptorch.Error as error:
+    except (poptorch.Error, AssertionError) as error:
         text = str(error)
         if "backward() cannot be called" in text:
             return None, wrong("remove loss.backward() (and any optimizer.step()): calling the "

@@ -73,7 +73,7 @@ def _out_of_memory(error: OutOfMemoryError, model, opts) -> Feedback:
     if next(model.parameters()).dtype == torch.float32:
         return wrong(f"out of memory ({over}): you forgot half precision. Call model.half(): "
                      f"float16 halves the weights, gradients and activations.")
-    if opts.TensorLocations.location("optimizer").get("onChip", 1):
+    if getattr(opts.TensorLocations, "location_optimizer", {}).get("onChip", 1):
         return wrong(f"out of memory ({over}): LAMB's two moments per weight are on chip; "
                      f"opts.TensorLocations decides where they live (lesson 8).")
     return wrong(f"out of memory on IPU {fullest.ipu} ({over}): move layers off IPU "
@@ -126,7 +126,7 @@ def _check_pod16(setup) -> Feedback:
         plan = _plan(model, opts)
     except OutOfMemoryError as error:
         return _out_of_memory(error, model, opts)
-    except Error as error:
+    except (Error, AssertionError) as error:
         if "gradientAccumulation" in str(error):
             return wrong(f"the accumulation is too low for the pipeline: {error}")
         return wrong(f"the simulator refused the setup: {error}")

@@ -66,7 +66,7 @@ def _check_loss(my_loss) -> Feedback:
         return wrong("give the function itself: my_loss, without parentheses.")
     try:
         trained = _weights_after_one_step(my_loss, on_ipu=True)
-    except poptorch.Error as error:
+    except (poptorch.Error, AssertionError) as error:
         if "Couldn't find a loss" in str(error):
             return wrong("the simulator found no loss: a hand-made loss is plain arithmetic to "
                          "PopTorch; wrap the total in poptorch.identity_loss(total, "
@@ -161,7 +161,7 @@ def _check_body(body) -> Feedback:
                                     .showCompilationProgressBar(False))
     try:
         x = model(a)
-    except poptorch.Error as error:
+    except (poptorch.Error, AssertionError) as error:
         if "as many tensors" in str(error):
             return wrong("the body takes (x, a) and must return both: the loop feeds its "
                          "outputs back as the next iteration's inputs. Return (x_new, a).")

@@ -84,7 +84,7 @@ def _check_balance(layers_per_ipu) -> Feedback:
                      f"{LAYERS} encoder layers.")
     try:
         yours = plan_bert(bert_ipu_config(layers_per_ipu))
-    except Error as error:
+    except (Error, AssertionError) as error:
         return wrong(f"that configuration does not compile: {error}")
     if not yours.fits:
         return wrong("that split does not fit in memory: spread the layers more evenly.")

@@ -30,7 +30,7 @@ def reference() -> Outcome:
 
 def _offloaded(opts: poptorch.Options) -> list[str]:
     return [kind for kind in LOCATIONS
-            if opts.TensorLocations.location(kind).get("onChip", 1) == 0]
+            if getattr(opts.TensorLocations, f"location_{kind}", {}).get("onChip", 1) == 0]
 
 
 def _why_it_does_not_fit(model: torch.nn.Module, opts: poptorch.Options, outcome: Outcome) -> str:
@@ -78,7 +78,7 @@ def _check_fit(answer) -> Feedback:
                      f"serialisation instead.")
     try:
         outcome = compile_tuned(model, opts)
-    except poptorch.Error as error:
+    except (poptorch.Error, AssertionError) as error:
         return wrong(f"the model does not compile: {error}")
     if outcome.memory.ipus and len(outcome.memory.ipus) != IPUS:
         return wrong(f"the plan uses {len(outcome.memory.ipus)} IPUs per replica; fit the "

@@ -121,7 +121,7 @@ def _check_options(options) -> Feedback:
                          f"IPU is still on chip; opts.TensorLocations decides where the "
                          f"optimizer state lives.")
         return wrong(f"{_over(error.plan)}.")
-    except Error as error:
+    except (Error, AssertionError) as error:
         return wrong(f"these options do not compile the model: {error}")
     fullest = max(memory.ipus, key=lambda m: m.utilisation)
     streamed = sum(m.off_chip.get("optimizer", 0) for m in memory.ipus)

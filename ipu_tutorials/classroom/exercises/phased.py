@@ -49,15 +49,17 @@ def _out_of_memory_feedback(strategy, outcome: lesson.Outcome) -> Feedback:
     worst = _fullest(outcome)
     over = (f"IPU {worst.ipu} needs {format_bytes(worst.total)} of "
             f"{format_bytes(worst.capacity)}")
-    crowded = [stage for phase in strategy.phases for stage in phase.stages if len(stage.blocks) > 1]
+    crowded = [stage for phase in strategy._phases for stage in phase.stages
+               if len(stage.blocks) > 1]
     if crowded:
         return wrong(f"{over}: {crowded[0]!r} is one Stage holding {len(crowded[0].blocks)} "
                      f"layers on one IPU. A Phase made of block ids (Phase(\"chunk0\", "
                      f"\"chunk1\")) is a single Stage; give one poptorch.Stage per block so a "
                      f"phase spreads over the IPUs.")
-    if isinstance(strategy, poptorch.SerialPhasedExecution) and strategy.liveness in (
+    liveness = getattr(strategy, "_tensors_liveness", None)  # PopTorch keeps it private
+    if isinstance(strategy, poptorch.SerialPhasedExecution) and liveness in (
             poptorch.Liveness.AlwaysLive, poptorch.Liveness.OffChipAfterFwd):
-        return wrong(f"{over}: with Liveness.{strategy.liveness.name} each IPU holds the phase "
+        return wrong(f"{over}: with Liveness.{liveness.name} each IPU holds the phase "
                      f"it runs, the one it is storing and the one it is loading. Call "
                      f".setTensorsLiveness(poptorch.Liveness.OffChipAfterFwdNoOverlap) (or "
                      f"OffChipAfterEachPhase) so fewer phases share the chip.")
@@ -70,7 +72,7 @@ def _check_phases(strategy) -> Feedback:
         return _why_not_phased(strategy)
     try:
         outcome = lesson.plan_model(lesson.chunked_model(WIDTH, LAYERS, CHUNKS), strategy)
-    except Error as error:
+    except (Error, AssertionError) as error:
         return _placement_feedback(error)
     if not outcome.fits:
         return _out_of_memory_feedback(strategy, outcome)
@@ -84,8 +86,8 @@ def _check_phases(strategy) -> Feedback:
 
 # Four phases of four stages, each stage on its own IPU. Stage.ipu() returns the stage in PopTorch,
 # so it chains; Phase.ipus() returns None there, so it does not.
-_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\").ipu(i) for i in range(4)])"
-                  " for p in range(4)]")
+_SERIAL_PHASES = ("*[poptorch.Phase(*[poptorch.Stage(f\"chunk{4 * p + i}\").ipu(i) "
+                  "for i in range(4)]) for p in range(4)]")
 
 write_the_phases = Exercise(
     "Phases for a model too big for four IPUs", _check_phases,

@@ -94,19 +94,19 @@ WANTED = {f"B{ipu + 1}": ipu for ipu in range(IPUS)}  # B1 to B4 on IPUs 0 to 3
 
 def _sharded_plan(options: poptorch.Options):
     """The tutorial network compiled under the learner's options (strategy included)."""
-    return tutorial_plan(options.execution_strategy, options.Training.gradient_accumulation,
+    return tutorial_plan(options._execution_strategy, options.Training.gradient_accumulation,
                          device_iterations=options.device_iterations, options=options)
 
 
 def _check_sharded_options(options) -> Feedback:
     if not isinstance(options, poptorch.Options):
         return wrong(f"expected a poptorch.Options, got {type(options).__name__}.")
-    if not isinstance(options.execution_strategy, poptorch.ShardedExecution):
-        return wrong(f"the options run {type(options.execution_strategy).__name__}: call "
+    if not isinstance(options._execution_strategy, poptorch.ShardedExecution):
+        return wrong(f"the options run {type(options._execution_strategy).__name__}: call "
                      f"opts.setExecutionStrategy(poptorch.ShardedExecution(...)).")
     try:
         plan = _sharded_plan(options)
-    except Error as error:
+    except (Error, AssertionError) as error:
         return wrong(f"these options do not compile the network: {error}")
     ipus = plan.placement.ipus_acquired
     if ipus != IPUS:

@@ -67,7 +67,7 @@ class Explorer:
         result, or a broken rule (poptorch.Error) as its text."""
         try:
             return self.compute(**values)
-        except Error as error:  # e.g. too little gradient accumulation for the pipeline
+        except (Error, AssertionError) as error:  # a rule broken (PopTorch asserts some)
             return {"text": f"<span style='color:#c62828'>{error}</span>", "error": error}
 
     def update(self, change=None) -> None:

@@ -11,19 +11,30 @@ from typing import Any
 import torch
 
 from ... import poptorch
-from ...support.atomic_io import write_text
-from . import _config_fields as fields
-from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError, IPUConfigFields
-from ._popart_flags import set_popart_flags, simulated_ipu_version
+from ...support import extras as _extras
+from ...support.atomic_io import write_text as _write_text
+from . import _config_fields as _fields
+from ._config_fields import ALLOWED_POD_TYPES, IncompatibleIPUConfigError
+from ._config_fields import IPUConfigFields as _IPUConfigFields
+from ._popart_flags import set_popart_flags as _set_popart_flags
+from ._popart_flags import simulated_ipu_version as _simulated_ipu_version
 
-CONFIG_NAME = "ipu_config.json"
-MODES = ("training", "inference")
-OUTPUT_MODES = {"all": poptorch.OutputMode.All, "sum": poptorch.OutputMode.Sum,
+# the module's names are optimum-graphcore's (ALLOWED_POD_TYPES until v0.6.0); the rest are private
+IPU_CONFIG_NAME = "ipu_config.json"
+_MODES = ("training", "inference")
+_OUTPUT_MODES = {"all": poptorch.OutputMode.All, "sum": poptorch.OutputMode.Sum,
                 "final": poptorch.OutputMode.Final, "default": poptorch.OutputMode.Default}
 _logger = logging.getLogger(__name__)
 
 
-class IPUConfig(IPUConfigFields):
+def _note_defaults_from(kwargs: dict) -> None:
+    """`defaults_from=` is the simulator's (support/extras_registry.py): note its use by the
+    caller of the IPUConfig method that received it."""
+    if "defaults_from" in kwargs:
+        _extras.record("optimum.graphcore.IPUConfig(defaults_from=)", depth=2)
+
+
+class IPUConfig(_IPUConfigFields):
     """How a Hugging Face model is placed, batched and run on IPUs, as a JSON file beside it.
 
     optimum-graphcore v0.7.1's IPUConfig: every attribute is a keyword argument, declared with
@@ -46,44 +57,45 @@ class IPUConfig(IPUConfigFields):
         TypeError: for a value of the wrong type. ValueError: for a value out of range.
     """
 
-    CONFIG_NAME = CONFIG_NAME
-    modes = MODES
+    CONFIG_NAME = IPU_CONFIG_NAME
+    modes = _MODES
 
     def __init__(self, **kwargs: Any):
+        _note_defaults_from(kwargs)
         object.__setattr__(self, "_mode", "training")
-        object.__setattr__(self, "_release", fields.release_of(kwargs))
+        object.__setattr__(self, "_release", _fields.release_of(kwargs))
         for deprecated in ("enable_half_first_order_momentum", "sharded_execution_for_inference"):
             if deprecated in kwargs:
                 warnings.warn(f"The {deprecated!r} parameter is deprecated", stacklevel=2)
             kwargs.pop(deprecated, None)  # inference is always sharded (v0.3+)
-        for key in fields.METADATA_KEYS & kwargs.keys():
+        for key in _fields.METADATA_KEYS & kwargs.keys():
             kwargs.pop(key)
-        unknown = {k: v for k, v in kwargs.items() if k not in fields.FIELDS}
+        unknown = {k: v for k, v in kwargs.items() if k not in _fields.FIELDS}
         if unknown:
             listed = "\n".join(f"  {k}={v!r}" for k, v in unknown.items())
             raise IncompatibleIPUConfigError(
                 f"IPUConfig received unknown arguments:\n{listed}\nValid arguments are: "
-                f"{', '.join(fields.FIELDS)}")
-        for name in fields.FIELDS:
-            setattr(self, name, copy.deepcopy(kwargs.get(name, fields.default_of(name, self._release))))
-        if not self.has_pod_types:
+                f"{', '.join(_fields.FIELDS)}")
+        for name in _fields.FIELDS:
+            setattr(self, name, copy.deepcopy(kwargs.get(name, _fields.default_of(name, self._release))))
+        if not self._has_pod_types:
             self._derive_defaults()
             self._validate_ipu_config()
 
     # --- attributes -----------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in fields.FIELDS:
-            fields.validate(name, value)
+        if name in _fields.FIELDS:
+            _fields.validate(name, value)
         elif not name.startswith("_") and not hasattr(type(self), name):
             raise AttributeError(f"IPUConfig has no attribute {name!r}; valid attributes are: "
-                                 f"{', '.join(fields.FIELDS)}")
+                                 f"{', '.join(_fields.FIELDS)}")
         object.__setattr__(self, name, value)
 
     @property
-    def has_pod_types(self) -> bool:
+    def _has_pod_types(self) -> bool:
         """True while some value is still given per POD type (see `for_pod_type`)."""
-        return any(fields.is_pod_dict(getattr(self, n)) for n in fields.FIELDS
-                   if not fields.takes_dict(n))
+        return any(_fields.is_pod_dict(getattr(self, n)) for n in _fields.FIELDS
+                   if not _fields.takes_dict(n))
 
     def _derive_defaults(self) -> None:
         """Fill the attributes left None from the ones they follow (optimum-graphcore v0.7)."""
@@ -92,7 +104,7 @@ class IPUConfig(IPUConfigFields):
         if self.inference_layers_per_ipu is None:
             self.inference_layers_per_ipu = list(self.layers_per_ipu)
         if self.inference_ipus_per_replica is None:
-            follows_layers = self.release == "v0.7" and (
+            follows_layers = self._release == "v0.7" and (
                 self.ipus_per_replica == len(self.layers_per_ipu)
                 or self.inference_layers_per_ipu != [-1])  # v0.5: one count for both modes
             self.inference_ipus_per_replica = (len(self.inference_layers_per_ipu) if follows_layers
@@ -102,7 +114,7 @@ class IPUConfig(IPUConfigFields):
         if self.inference_matmul_proportion is None:
             proportion = self.matmul_proportion
             fits = not isinstance(proportion, list) or len(proportion) == self.inference_ipus_per_replica
-            fallback = fields.INFERENCE_PROPORTION_FALLBACK[self._release]
+            fallback = _fields.INFERENCE_PROPORTION_FALLBACK[self._release]
             self.inference_matmul_proportion = copy.deepcopy(proportion) if fits else fallback
         for kind in ("embedding", "projection"):
             factor, splits = f"{kind}_serialization_factor", f"serialized_{kind}_splits_per_ipu"
@@ -113,12 +125,6 @@ class IPUConfig(IPUConfigFields):
                 if getattr(self, prefix + factor) is None and getattr(self, prefix + splits) is None:
                     setattr(self, prefix + factor, 1)
 
-    @property
-    def release(self) -> str:
-        """Whose defaults and rules apply: "v0.5" (v0.2-v0.5: layers_per_ipu alone places the
-        layers, ipus_per_replica defaults to 1) or "v0.7" (the two must agree)."""
-        return self._release
-
     # --- modes ----------------------------------------------------------------------------------
     @property
     def mode(self) -> str:
@@ -127,8 +133,8 @@ class IPUConfig(IPUConfigFields):
 
     @mode.setter
     def mode(self, value: str) -> None:
-        if value not in MODES:
-            raise ValueError(f"`IPUConfig` mode can only take values in {MODES}. You provided "
+        if value not in _MODES:
+            raise ValueError(f"`IPUConfig` mode can only take values in {_MODES}. You provided "
                              f"mode={value!r}; use config.train() or config.eval().")
         object.__setattr__(self, "_mode", value)
 
@@ -145,7 +151,7 @@ class IPUConfig(IPUConfigFields):
     def _get_managed_attr_mode_name(self, attr: str) -> str:
         """`attr` in training mode, `inference_attr` in inference mode when that exists."""
         inference = f"inference_{attr}"
-        return inference if self._mode == "inference" and inference in fields.FIELDS else attr
+        return inference if self._mode == "inference" and inference in _fields.FIELDS else attr
 
     # --- whole-config validation ----------------------------------------------------------------
     def _validate_ipu_config(self) -> None:
@@ -154,7 +160,7 @@ class IPUConfig(IPUConfigFields):
             _logger.warning("`replicated_tensor_sharding` is not used when `replication_factor=1`")
         previous = self._mode
         try:
-            for mode in MODES:
+            for mode in _MODES:
                 self.mode = mode
                 self._validate_current_mode()
         finally:
@@ -165,7 +171,7 @@ class IPUConfig(IPUConfigFields):
         ipus = self._ipus_per_replica
         ipus_text = f"{name('ipus_per_replica')}={ipus}"
         proportion = self._matmul_proportion
-        v05 = self.release == "v0.5"  # v0.5 read the first ipus_per_replica proportions only
+        v05 = self._release == "v0.5"  # v0.5 read the first ipus_per_replica proportions only
         if isinstance(proportion, list) and (len(proportion) < ipus if v05
                                              else len(proportion) != ipus):
             raise IncompatibleIPUConfigError(
@@ -206,8 +212,8 @@ class IPUConfig(IPUConfigFields):
         if pod_type is not None and pod_type not in ALLOWED_POD_TYPES:
             raise ValueError(f"{pod_type} is not a correct value for a POD type, supported POD "
                              f"types: {', '.join(ALLOWED_POD_TYPES)}")
-        values = {name: value if fields.takes_dict(name) else
-                  fields.value_for_pod(name, value, pod_type)
+        values = {name: value if _fields.takes_dict(name) else
+                  _fields.value_for_pod(name, value, pod_type)
                   for name, value in self.to_dict().items()}
         specialised = IPUConfig(**values, defaults_from=self._release)
         specialised.mode = self._mode
@@ -234,7 +240,7 @@ class IPUConfig(IPUConfigFields):
             IncompatibleIPUConfigError: when the values contradict each other.
             NotImplementedError: for execute_encoder_on_cpu_for_generation=True.
         """
-        config = self.for_pod_type(pod_type) if (pod_type or self.has_pod_types) else self
+        config = self.for_pod_type(pod_type) if (pod_type or self._has_pod_types) else self
         config._validate_ipu_config()
         if config.execute_encoder_on_cpu_for_generation:
             raise NotImplementedError("execute_encoder_on_cpu_for_generation is not supported yet.")
@@ -256,7 +262,7 @@ class IPUConfig(IPUConfigFields):
             opts.Training.accumulationAndReplicationReductionType(poptorch.ReductionType.Mean)
             if self.auto_loss_scaling:
                 opts.Training.setAutomaticLossScaling(True)
-        opts.outputMode(poptorch.OutputMode.All if for_inference else OUTPUT_MODES[self.output_mode])
+        opts.outputMode(poptorch.OutputMode.All if for_inference else _OUTPUT_MODES[self.output_mode])
         if self.seed:
             opts.randomSeed(self.seed)
         opts.TensorLocations.setOptimizerLocation(
@@ -267,14 +273,14 @@ class IPUConfig(IPUConfigFields):
         strategy = poptorch.ShardedExecution if for_inference else poptorch.PipelinedExecution
         opts.setExecutionStrategy(strategy(poptorch.AutoStage.AutoIncrement))
         if compile_only:
-            opts.useOfflineIpuTarget(simulated_ipu_version())
+            opts.useOfflineIpuTarget(_simulated_ipu_version())
         opts.setAvailableMemoryProportion(self._memory_proportions())
         if self.executable_cache_dir and self.executable_cache_dir != "disabled":
             opts.enableExecutableCaching(self.executable_cache_dir)
         opts.Precision.enableStochasticRounding(not for_inference)
         if self.enable_half_partials:
             opts.Precision.setPartialsType(torch.float16)
-        set_popart_flags(opts, for_inference and self.explicit_ir_inference)
+        _set_popart_flags(opts, for_inference and self.explicit_ir_inference)
         return opts
 
     def _memory_proportions(self) -> dict[str, float]:
@@ -292,7 +298,7 @@ class IPUConfig(IPUConfigFields):
         Returns:
             The factor to multiply the micro-batch size by to get the combined batch size.
         """
-        config = self.for_pod_type(pod_type) if (pod_type or self.has_pod_types) else self
+        config = self.for_pod_type(pod_type) if (pod_type or self._has_pod_types) else self
         if for_inference:
             return config.inference_replication_factor * config.inference_device_iterations
         return (config.replication_factor * config.gradient_accumulation_steps
@@ -308,14 +314,14 @@ class IPUConfig(IPUConfigFields):
         for pair in filter(None, (p.strip() for p in update_str.split(","))):
             key, sep, text = pair.partition("=")
             key, text = key.strip(), text.strip()
-            if not sep or key not in fields.FIELDS:
+            if not sep or key not in _fields.FIELDS:
                 raise ValueError(f"Key {key} isn't in the original config dict; valid keys are: "
-                                 f"{', '.join(fields.FIELDS)}")
-            setattr(self, key, fields.parse_value(key, text))
+                                 f"{', '.join(_fields.FIELDS)}")
+            setattr(self, key, _fields.parse_value(key, text))
 
     def to_dict(self) -> dict[str, Any]:
         """Every attribute and its value (deep copies)."""
-        return {name: copy.deepcopy(getattr(self, name)) for name in fields.FIELDS}
+        return {name: copy.deepcopy(getattr(self, name)) for name in _fields.FIELDS}
 
     def to_diff_dict(self) -> dict[str, Any]:
         """The attributes whose values differ from a default IPUConfig()'s.
@@ -325,7 +331,7 @@ class IPUConfig(IPUConfigFields):
         """
         defaults = IPUConfig().to_dict()
         return {k: v for k, v in self.to_dict().items()
-                if v != defaults[k] and not (v is None and fields.declared_default(k) is None)}
+                if v != defaults[k] and not (v is None and _fields.declared_default(k) is None)}
 
     def to_json_string(self, use_diff: bool = True) -> str:
         """JSON of `to_diff_dict()` (or of `to_dict()` with use_diff=False), keys sorted."""
@@ -335,7 +341,7 @@ class IPUConfig(IPUConfigFields):
     def to_json_file(self, json_file_path: str | os.PathLike, use_diff: bool = True) -> None:
         """Write `to_json_string(use_diff)` to `json_file_path`, atomically (use_diff: only the
         attributes that differ from the defaults, else every one)."""
-        write_text(json_file_path, self.to_json_string(use_diff=use_diff))  # atomic
+        _write_text(json_file_path, self.to_json_string(use_diff=use_diff))  # atomic
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> None:
         """Write `save_directory/ipu_config.json` (the directory is created if needed).
@@ -346,18 +352,19 @@ class IPUConfig(IPUConfigFields):
         if os.path.isfile(save_directory):
             raise AssertionError(f"Provided path ({save_directory}) should be a directory, not a file")
         os.makedirs(save_directory, exist_ok=True)
-        self.to_json_file(os.path.join(save_directory, CONFIG_NAME))
+        self.to_json_file(os.path.join(save_directory, IPU_CONFIG_NAME))
 
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> "IPUConfig":
         """An IPUConfig from a dict of attributes; `kwargs` override the dict's values."""
+        _note_defaults_from(kwargs)
         return cls(**{**config_dict, **kwargs})
 
     @classmethod
     def from_json_file(cls, json_file: str | os.PathLike) -> "IPUConfig":
         """An IPUConfig from a JSON file of attributes, as to_json_file writes it (OSError when
         it is missing, damaged or not a JSON object)."""
-        return cls(**fields.read_config_file(json_file))
+        return cls(**_fields.read_config_file(json_file))
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike,
@@ -369,16 +376,17 @@ class IPUConfig(IPUConfigFields):
                 Names on the Hugging Face Hub (such as "Graphcore/bert-base-ipu") cannot be
                 downloaded: ipu_tutorials works offline.
         """
+        _note_defaults_from(kwargs)
         path = os.fspath(pretrained_model_name_or_path)
-        file = os.path.join(path, CONFIG_NAME) if os.path.isdir(path) else path
+        file = os.path.join(path, IPU_CONFIG_NAME) if os.path.isdir(path) else path
         if not os.path.isfile(file):
-            where = (f"the directory {path!r} has no {CONFIG_NAME}" if os.path.isdir(path)
+            where = (f"the directory {path!r} has no {IPU_CONFIG_NAME}" if os.path.isdir(path)
                      else f"{path!r} is not a local directory or file")
             raise OSError(f"Can't load the IPU configuration: {where}. ipu_tutorials works offline "
                           f"and does not download from the Hugging Face Hub; save the configuration "
                           f"with IPUConfig(...).save_pretrained(directory) (or copy the Hub's "
-                          f"{CONFIG_NAME} into a directory) and pass that directory.")
-        return cls.from_dict(fields.read_config_file(file), **kwargs)
+                          f"{IPU_CONFIG_NAME} into a directory) and pass that directory.")
+        return cls.from_dict(_fields.read_config_file(file), **kwargs)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, IPUConfig) and self.to_dict() == other.to_dict()
@@ -388,5 +396,5 @@ class IPUConfig(IPUConfigFields):
 
 
 # Managed attributes: IPUConfig._layers_per_ipu and so on.
-for _name in fields.MANAGED:
-    setattr(IPUConfig, f"_{_name}", fields.Managed(_name))
+for _name in _fields.MANAGED:
+    setattr(IPUConfig, f"_{_name}", _fields.Managed(_name))

@@ -15,10 +15,12 @@ from .serialized_layers import SerializedEmbedding, SerializedLinear, SplitProje
 _PRETRAINED_TO_PIPELINED_REGISTRY: dict[type, type] = {}
 
 
-def register(transformers_cls: type):
-    """Class decorator: the decorated class is the pipelined version of `transformers_cls`."""
+def register(transformers_cls: type | None = None):
+    """Class decorator: the decorated class is the pipelined version of `transformers_cls`
+    (by default its first base other than PipelineMixin, as in optimum-graphcore)."""
     def wrapper(cls):
-        _PRETRAINED_TO_PIPELINED_REGISTRY[transformers_cls] = cls
+        original = transformers_cls or next(b for b in cls.__bases__ if b is not PipelineMixin)
+        _PRETRAINED_TO_PIPELINED_REGISTRY[original] = cls
         return cls
     return wrapper
 
@@ -91,7 +93,7 @@ class PipelineMixin:
                             f"provided")
         self.__dict__["_ipu_config"] = value  # not a submodule or parameter: bypass nn.Module
 
-    def parallelize(self, **kwargs) -> nn.Module:
+    def parallelize(self) -> nn.Module:
         """Place the model's layers on IPUs (the base version only checks for an IPUConfig)."""
         self._hooks = []
         self._has_ipu_config_check()
@@ -125,7 +127,7 @@ def _expand_layers_per_ipu_wildcard(ipu_config: IPUConfig,
         return layers
     total = (target_number_of_layers if isinstance(target_number_of_layers, int)
              else len(target_number_of_layers))
-    if ipu_config.release == "v0.5" and -1 not in layers:  # v0.5's get_layer_ipu: the list alone
+    if ipu_config._release == "v0.5" and -1 not in layers:  # v0.5's get_layer_ipu: the list alone
         if sum(layers) < total:
             raise IncompatibleIPUConfigError(
                 f"{name} does not define enough layers for the current model. The current IPU "

@@ -40,7 +40,7 @@ def test_shuffling_permutes_the_whole_dataset_the_same_way_everywhere():
 def test_shuffling_instances_need_a_seed():
     opts = poptorch.Options()
     opts.Distributed.configureProcessId(0, 2)
-    with pytest.raises(ValueError, match="needs options.randomSeed"):
+    with pytest.raises(AssertionError, match="needs options.randomSeed"):  # PopTorch asserts
         poptorch.DataLoader(opts, torch.utils.data.TensorDataset(torch.arange(8)), shuffle=True)
 
 

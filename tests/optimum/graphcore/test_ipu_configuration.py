@@ -53,7 +53,7 @@ def test_a_saved_v05_file_loads_with_that_eras_defaults(tmp_path):
     assert (config.ipus_per_replica, config.replication_factor) == (1, 2)
     # v0.5 set a proportion for each of ipus_per_replica IPUs, and placed the layers by
     # layers_per_ipu alone (get_layer_ipu), without comparing the two
-    assert config.to_options().available_memory_proportion == {"IPU0": 0.3}
+    assert config.to_options().available_memory_proportion == {0: 0.3}  # PopTorch keys by IPU
     assert get_layer_ipu(config, 4) == [0, 1, 1, 1]
     with pytest.raises(IncompatibleIPUConfigError, match=r"layers_per_ipu does not define enough "
                                                          r"layers .* assignments for 4 layers but "
@@ -188,16 +188,16 @@ def test_training_options_follow_the_reference():
     assert opts.replication_factor == 4 and opts.device_iterations == 2
     assert opts.Training.gradient_accumulation == 2048
     assert opts.Training.accumulation_and_replication_reduction_type == poptorch.ReductionType.Mean
-    assert opts.Training.auto_loss_scaling is True
+    assert opts.Training._value("auto_loss_scaling") is True  # PopTorch sends it to PopART
     assert opts.output_mode == poptorch.OutputMode.All
     assert opts.random_seed == 42
-    assert opts.TensorLocations.location("optimizer") == {"onChip": 1, "useReplicatedTensorSharding": 0}  # v0.7: on chip
-    assert repr(opts.execution_strategy) == "PipelinedExecution(AutoStage.AutoIncrement)"
+    assert opts.TensorLocations.location_optimizer == {"onChip": 1, "useReplicatedTensorSharding": 0}  # v0.7: on chip
+    assert repr(opts._execution_strategy) == "PipelinedExecution(AutoStage.AutoIncrement)"
     assert opts.connection_type == poptorch.ConnectionType.Always
-    assert opts.available_memory_proportion == {"IPU0": 0.1, "IPU1": 0.15, "IPU2": 0.15, "IPU3": 0.15}
-    assert opts.executable_cache_dir == "./exe"
-    assert opts.Precision.enable_stochastic_rounding is True
-    assert opts.Precision.partials_type == torch.float16
+    assert opts.available_memory_proportion == {0: 0.1, 1: 0.15, 2: 0.15, 3: 0.15}
+    assert opts._value("executable_cache_dir") == "./exe"
+    assert opts.Precision._value("enable_stochastic_rounding") is True
+    assert opts.Precision._value("partials_type") == torch.float16
     popart = opts._Popart.toDict()
     assert popart["disableGradAccumulationTensorStreams"] is True
     assert popart["accumulateOuterFragmentSettings.schedule"] == 3
@@ -218,21 +218,21 @@ def test_inference_options_follow_the_reference():
     assert opts.replication_factor == 8 and opts.device_iterations == 32
     assert opts.Training.gradient_accumulation == 1
     assert opts.output_mode == poptorch.OutputMode.All
-    assert repr(opts.execution_strategy) == "ShardedExecution(AutoStage.AutoIncrement)"
-    assert opts.available_memory_proportion == {"IPU0": 0.25}
-    assert opts.Precision.enable_stochastic_rounding is False
-    assert opts.Precision.partials_type == torch.float32
-    assert opts.TensorLocations.location("optimizer") == {"onChip": 1, "useReplicatedTensorSharding": 1}
+    assert repr(opts._execution_strategy) == "ShardedExecution(AutoStage.AutoIncrement)"
+    assert opts.available_memory_proportion == {0: 0.25}
+    assert opts.Precision._value("enable_stochastic_rounding") is False
+    assert opts.Precision._value("partials_type") == torch.float32
+    assert opts.TensorLocations.location_optimizer == {"onChip": 1, "useReplicatedTensorSharding": 1}
     assert opts._Popart.toDict()["enableExplicitIR"] is True
     assert config.mode == "training"  # to_options restores the mode
 
 
 def test_options_defaults_and_special_values():
     opts = IPUConfig(seed=0, executable_cache_dir="disabled").to_options()
-    assert opts.random_seed is None  # seed 0 is falsy: optimum-graphcore does not set it
-    assert opts.executable_cache_dir is None
+    assert not hasattr(opts, "random_seed")  # seed 0 is falsy: optimum-graphcore does not set it
+    assert opts._value("executable_cache_dir") is None
     assert opts.output_mode == poptorch.OutputMode.Final
-    assert opts.available_memory_proportion == {"IPU0": 0.2}  # v0.7.1 default
+    assert opts.available_memory_proportion == {0: 0.2}  # v0.7.1 default
     assert IPUConfig(output_mode="default").to_options().output_mode == poptorch.OutputMode.Default
 
 
@@ -256,9 +256,9 @@ POD_CONFIG = {"layers_per_ipu": [3, 7, 7, 7],
 
 def test_for_pod_type_picks_each_value():
     config = IPUConfig(**POD_CONFIG)
-    assert config.has_pod_types and config.ipus_per_replica == 1  # v0.5's default, never None
+    assert config._has_pod_types and config.ipus_per_replica == 1  # v0.5's default, never None
     pod64 = config.for_pod_type("pod64")
-    assert not pod64.has_pod_types and pod64.ipus_per_replica == 1
+    assert not pod64._has_pod_types and pod64.ipus_per_replica == 1
     assert (pod64.replication_factor, pod64.gradient_accumulation_steps) == (16, 128)
     assert config.for_pod_type().replication_factor == 1
     assert config.to_options(pod_type="pod16").replication_factor == 4
