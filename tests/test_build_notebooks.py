@@ -60,7 +60,7 @@ def test_build_refuses_a_walkthrough_that_copies_the_package_in_one_line(tmp_pat
              f"ipu_tutorials.tutorial.models.{name} does: show it with "
              f"`# show: ipu_tutorials.tutorial.models.{name}` instead of a copy"
              for line, name in ((pasted.splitlines().index(f"class {name}(nn.Module):") + 1, name)
-                                for name in ("ConvLayer", "Network"))]
+                                for name in ("ConvLayer", "Network", "ThreeBlocks"))]
     assert capsys.readouterr().err.splitlines() == lines  # and no lesson ran
     assert build_notebooks.main(["--check", "03_blocks_and_stages"]) == 1
 
@@ -75,6 +75,25 @@ def test_build_refuses_a_marker_that_names_nothing_in_one_line(tmp_path, monkeyp
     assert capsys.readouterr().err.splitlines()[-1].startswith(
         "error: 99_shown: `# show: ipu_tutorials.tutorial.models.Nope`: ipu_tutorials.tutorial.models "
         "defines no top-level class or function 'Nope'")
+
+
+def test_build_refuses_a_lesson_line_that_uses_a_simulator_extra_unmarked(tmp_path, monkeypatch,
+                                                                           capsys):
+    source, notebooks = tmp_path / "walkthroughs", tmp_path / "notebooks"
+    source.mkdir()
+    (source / "99_extras.py").write_text(
+        "# %% [markdown]\n# # Lesson 99: Extras\n\n# %%\nfrom ipu_tutorials import poptorch\n\n"
+        "said = poptorch.OutOfMemoryError  # simulator extra\n"
+        "def unsaid():\n    return poptorch.OutOfMemoryError\n\n"
+        "# %%\nunsaid()\nreal = poptorch.Error\n")
+    monkeypatch.setattr(build_notebooks, "SOURCES", str(source))
+    monkeypatch.setattr(build_notebooks, "NOTEBOOKS", str(notebooks))
+    monkeypatch.setattr(build_notebooks, "STATIC", str(tmp_path / "static"))
+    assert build_notebooks.main(["99_extras"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: 99_extras: `return poptorch.OutOfMemoryError` uses the simulator extra "
+        "poptorch.OutOfMemoryError: mark its line `# simulator extra`")  # the line, not its caller
+    assert not (notebooks / "99_extras.ipynb").exists()
 
 
 def test_student_writes_the_editions_without_running_a_notebook(tmp_path, monkeypatch):

@@ -26,8 +26,8 @@
 # %% [markdown]
 # `ipu_tutorials` provides the same `poptorch` API on top of a simulator, so the PopTorch
 # code below runs on a real IPU with only its import changed; what real PopTorch lacks (the
-# plans, reports and system description the lesson reads) is marked *simulator extra*
-# where it first appears.<!-- claim: L01-portable --> The numbers are real PyTorch; where
+# plans, reports and system description the lesson reads) is marked *simulator extra* on
+# every line that uses it.<!-- claim: L01-portable --> The numbers are real PyTorch; where
 # the blocks land, how much memory they take and how long they would run come from a cost
 # model of a GC200 IPU.
 
@@ -82,8 +82,9 @@ strategy = poptorch.PipelinedExecution(
 opts = poptorch.Options().deviceIterations(4).setExecutionStrategy(strategy)
 inference_model = poptorch.inferenceModel(model, opts)
 inference_model.compile(torch.randn(4 * 8, 1, 28, 28))
-print(inference_model.plan.placement.describe())  # simulator extra; on IPUs: PopVision
-print(f"simulated compile time on hardware: {inference_model.plan.compile_seconds:.0f} s")
+plan = inference_model.plan  # simulator extra; on IPUs: PopVision Graph Analyser
+print(plan.placement.describe())
+print(f"simulated compile time on hardware: {plan.compile_seconds:.0f} s")
 
 # %% [markdown]
 # The progress bar imitates the real one, at the simulator's speed. On hardware, compiling is
@@ -141,7 +142,7 @@ for name, net, x in [("Decorated", Decorated(), torch.randn(8, 1, 28, 28)),
                      ("BeginBlock", plain, torch.randn(8, 784))]:
     wrapped = poptorch.inferenceModel(net, poptorch.Options().deviceIterations(2))
     wrapped.compile(x)
-    print(f"{name}:", wrapped.plan.placement.describe().replace("\n", " | "))
+    print(f"{name}:", wrapped.plan.placement.describe().replace("\n", " | "))  # simulator extra
 
 # %% [markdown]
 # These two models gave each block an `ipu_id` and no strategy. The default strategy,

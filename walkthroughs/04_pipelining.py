@@ -167,7 +167,7 @@ for accumulation in (7, 10, 20, 40, 80):
 # 7).<!-- claim: L07-recompute-default -->
 
 # %%
-plan = training_model.plan
+plan = training_model.plan  # simulator extra
 for stage, cost in zip(plan.placement.stages, plan.stage_costs):
     print(f"stage {stage.index} on IPU {stage.ipu} ({', '.join(stage.blocks)}): forward "
           f"{cost.forward * 1e6:5.1f} µs, backward {cost.backward * 1e6:5.1f} µs, "
@@ -224,8 +224,9 @@ inference_opts = tutorial.inference_options(opts, device_iterations=25)
 inference_model = poptorch.inferenceModel(model, inference_opts)
 test_data = poptorch.DataLoader(inference_opts, test_set, batch_size=8)
 print(f"Accuracy on test set: {tutorial.test(inference_model, test_data, progress=False):.1f}%")
-print(f"Simulated training throughput: {training_model.plan.samples_per_second:,.0f} images/s")
-print(training_model.plan.breakdown_text())
+plan = training_model.plan  # simulator extra
+print(f"Simulated training throughput: {plan.samples_per_second:,.0f} images/s")
+print(plan.breakdown_text())
 
 # %% [markdown]
 # The inference model reuses the training options with gradient accumulation 1, as PopTorch

@@ -55,7 +55,7 @@ def training_setup(strategy_name, seed=0):
 
 for name in ("sharded", "pipelined"):
     opts = tutorial.training_options(name, device_iterations=10, gradient_accumulation=10)
-    print(f"{opts.execution_strategy}: deviceIterations {opts.device_iterations}, "  # simulator extra
+    print(f"{name}: deviceIterations {opts.device_iterations}, "
           f"gradientAccumulation {opts.Training.gradient_accumulation}, "
           f"OutputMode.{poptorch.OutputMode(opts.output_mode).name}")
 
@@ -77,14 +77,15 @@ for name in ("pipelined", "sharded"):
     training_model.compile(*next(iter(data)))
     models[name] = training_model
 
-work = {name: m.plan.timeline.device_span() for name, m in models.items()}  # simulator extra
+plans = {name: m.plan for name, m in models.items()}  # simulator extra: what each compiled into
+work = {name: plan.timeline.device_span() for name, plan in plans.items()}
 # alt: Two timelines of one training step on IPUs 0 to 3 on one time axis. Top, pipelined: the
 #   micro-batches' forward and backward passes overlap across the four IPUs. Bottom, sharded: one
 #   micro-batch at a time passes through the IPUs in turn, so each IPU works only now and then and
 #   the step takes longer.
 fig, axes = plt.subplots(2, 1, figsize=(11, 6.6), sharex=True)
-for ax, (name, m) in zip(axes, models.items()):
-    plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
+for ax, (name, plan) in zip(axes, plans.items()):
+    plot_timeline(plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
                   title=f"{name}: the IPUs' part of one step, {work[name] * 1e6:,.0f} µs")
 plt.show()
 
@@ -101,12 +102,12 @@ plt.show()
 # The simulator's timeline says so directly:
 
 # %%
-step = {name: m.plan.device_seconds / 10 for name, m in models.items()}  # a call: 10 steps
-for name, m in models.items():
-    busy = sum(m.plan.timeline.busy(ipu) for ipu in range(4)) / (4 * m.plan.device_seconds)
-    print(f"{name:>9}: at most {m.plan.timeline.max_concurrency()} IPU(s) busy at once, "
-          f"device utilisation {busy:.0%}, {m.plan.device_samples_per_second:,.0f} images/s "
-          f"on the IPUs and the host link, {m.plan.samples_per_second:,.0f} images/s fed by "
+step = {name: plan.device_seconds / 10 for name, plan in plans.items()}  # a call: 10 steps
+for name, plan in plans.items():
+    busy = sum(plan.timeline.busy(ipu) for ipu in range(4)) / (4 * plan.device_seconds)
+    print(f"{name:>9}: at most {plan.timeline.max_concurrency()} IPU(s) busy at once, "
+          f"device utilisation {busy:.0%}, {plan.device_samples_per_second:,.0f} images/s "
+          f"on the IPUs and the host link, {plan.samples_per_second:,.0f} images/s fed by "
           f"the host")
 link = step["pipelined"] - work["pipelined"]
 print(f"the IPUs' part of a step (the figure): pipelining is "
@@ -125,12 +126,12 @@ print(f"with the host link's {link * 1e6:,.0f} µs per step (the same for both: 
 
 # %%
 print(f"{'':>9}  host prepares  IPUs and host link  bound by")
-for name, m in models.items():
-    host, ipus = m.plan.host_data_seconds / 10, m.plan.device_seconds / 10  # simulator extra
+for name, plan in plans.items():
+    host, ipus = plan.host_data_seconds / 10, plan.device_seconds / 10
     print(f"{name:>9}  {host * 1e6:10,.0f} µs  {ipus * 1e6:15,.0f} µs  "
           f"{'the host' if host > ipus else 'the IPUs'}")
-per_image = models["sharded"].plan.host_data_seconds / models["sharded"].plan.spec.samples_per_call
-print(f"host: {per_image * 1e6:.1f} µs per image; {models['sharded'].plan.breakdown_text()}")
+per_image = plans["sharded"].host_data_seconds / plans["sharded"].spec.samples_per_call
+print(f"host: {per_image * 1e6:.1f} µs per image; {plans['sharded'].breakdown_text()}")
 
 # %% [markdown]
 # On hardware, Graphcore's efficient-data-loading tutorial diagnoses this the same way: time the
@@ -146,7 +147,7 @@ print(f"host: {per_image * 1e6:.1f} µs per image; {models['sharded'].plan.break
 # pipelining is worth once it is:
 
 # %%
-pipelined, sharded = models["pipelined"].plan, models["sharded"].plan
+pipelined, sharded = plans["pipelined"], plans["sharded"]
 needed = pipelined.host_data_seconds / pipelined.device_seconds
 print(f"the host must prepare images {needed:.1f}x faster for the pipelined IPUs to be the "
       f"bottleneck; then pipelined {pipelined.device_samples_per_second:,.0f} images/s against "
@@ -227,8 +228,9 @@ for name in ("pipelined", "sharded"):
     single = poptorch.inferenceModel(Network(), opts.showCompilationProgressBar(False))
     try:
         single.compile(torch.randn(1, 1, 28, 28))
-        host = single.plan.breakdown()["host I/O"]
-        print(f"{name}: one image in {single.plan.call_seconds * 1e6:.1f} µs, of which "
+        plan = single.plan  # simulator extra
+        host = plan.breakdown()["host I/O"]
+        print(f"{name}: one image in {plan.call_seconds * 1e6:.1f} µs, of which "
               f"{host * 1e6:.1f} µs is the host's synchronisation and transfer")
     except poptorch.Error as error:
         print(f"{name}: {error}")
@@ -282,8 +284,8 @@ exercises.busy_ipus.check(my_busy_ipus)
 # ### Exercise 5.2: measure the speedup
 #
 # With `gradientAccumulation(10)`, how many times faster is a pipelined step than a sharded
-# one for this network? Compute it from the two plans in `models`
-# (`models[name].plan.device_seconds`: the time the IPUs and the host link take per call).
+# one for this network? Compute it from the two plans in `plans`
+# (`plans[name].device_seconds`: the time the IPUs and the host link take per call).
 
 # %% tags=["answer"]
 # starting code: exercises.speedup.starting_code

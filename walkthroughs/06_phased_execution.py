@@ -76,7 +76,7 @@ for m in pipelined.memory.ipus:
 
 # %%
 strategy = poptorch.SerialPhasedExecution(
-    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}") for i in range(4)]).ipus(0, 1, 2, 3)
+    *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}").ipu(i) for i in range(4)])
       for p in range(4)])
 print(strategy.phase(1))
 always_live = lesson.plan_model(model, strategy)
@@ -163,10 +163,10 @@ print(f"IPU compute {parts['IPU compute'] * 1e3:,.1f} ms of {best.call_seconds *
 # PopTorch's documentation):
 
 # %%
-parallel = poptorch.ParallelPhasedExecution(
-    *[poptorch.Phase(poptorch.Stage(f"chunk{2 * p}"), poptorch.Stage(f"chunk{2 * p + 1}"))
-      .ipus(p % 2, 2 + p % 2) for p in range(8)])
-print(parallel.phase(0), parallel.phase(0).ipu_ids, parallel.phase(1).ipu_ids)
+phases = [poptorch.Phase(poptorch.Stage(f"chunk{2 * p}").ipu(p % 2),
+                         poptorch.Stage(f"chunk{2 * p + 1}").ipu(2 + p % 2)) for p in range(8)]
+parallel = poptorch.ParallelPhasedExecution(*phases)
+print(parallel.phase(0), parallel.phase(1), sep="\n")
 outcome = lesson.plan_model(model, parallel)
 print(f"fits: {outcome.fits}; fullest IPU {format_bytes(max(m.total for m in outcome.memory.ipus))}; "
       f"{outcome.plan.call_seconds * 1e3:,.1f} ms per step")
@@ -178,8 +178,8 @@ print(outcome.plan.grid())
 # is an error, in PopTorch's words:
 
 # %%
-wrong = poptorch.ParallelPhasedExecution(poptorch.Phase(poptorch.Stage("chunk0")).ipus(0),
-                                         poptorch.Phase(poptorch.Stage("chunk1")).ipus(2))
+wrong = poptorch.ParallelPhasedExecution(poptorch.Phase(poptorch.Stage("chunk0").ipu(0)),
+                                         poptorch.Phase(poptorch.Stage("chunk1").ipu(2)))
 try:
     lesson.plan_model(lesson.chunked_model(1536, 16, 2), wrong)
 except poptorch.Error as error:
@@ -194,9 +194,9 @@ except poptorch.Error as error:
 # %%
 for label, variant in (("shared turn", parallel),
                        ("separate backward phase",
-                        poptorch.ParallelPhasedExecution(*parallel.phases).useSeparateBackwardPhase()),
+                        poptorch.ParallelPhasedExecution(*phases).useSeparateBackwardPhase()),
                        ("sendTensorsOffChipAfterFwd",
-                        poptorch.ParallelPhasedExecution(*parallel.phases).sendTensorsOffChipAfterFwd())):
+                        poptorch.ParallelPhasedExecution(*phases).sendTensorsOffChipAfterFwd())):
     plan = lesson.plan_model(model, variant).plan
     loads = len([e for e in plan.timeline.of_kind("stream") if e.micro_batch == 0 and e.step == 0])
     print(f"{label:27s} {plan.call_seconds * 1e3:8,.1f} ms per step, {loads} streams per micro-batch")
@@ -249,7 +249,7 @@ phase_planner(width=1536, layers=16, phases=4, liveness="OffChipAfterFwdNoOverla
 #
 # ## Summary
 #
-# - `SerialPhasedExecution(Phase(Stage(...), ...).ipus(...), ...)` runs phases one after
+# - `SerialPhasedExecution(Phase(Stage(...).ipu(n), ...), ...)` runs phases one after
 #   another on one group of IPUs, streaming each phase's weights from streaming memory. Name
 #   the IPUs: PopTorch has no default for phased stages.
 # - `setTensorsLiveness` chooses how many phases share the chip: `AlwaysLive` holds three,

@@ -95,7 +95,7 @@ def plan_transformer(offload=False, half=False, replicas=1, sharded_state=False)
     lm_model = poptorch.trainingModel(lm, opts, poptorch.optim.AdamW(lm.parameters(), accum_type=accum))
     tokens = torch.zeros(4 * 32 * replicas, 128, dtype=torch.long, device="meta")
     lm_model.compile(tokens, tokens)
-    return lm_model.plan
+    return lm_model.plan  # simulator extra
 
 
 print(f"{sum(p.numel() for p in transformer().parameters()) / 1e6:.0f}M parameters, "
@@ -114,7 +114,7 @@ try:
     plan_transformer()
 except poptorch.OutOfMemoryError as error:  # simulator extra; on IPUs: poptorch.Error
     print(error)
-    failed = error.plan
+    failed = error.plan  # simulator extra: the plan it failed on
 
 # %% [markdown]
 # The error carries the plan, so it can be drawn: the dashed line is each IPU's capacity.

@@ -123,7 +123,7 @@ for name, m in rows:
 
 # %%
 _, half_model = first_ipu(True, torch.float16)
-strategy = half_model.options.Training.meanAccumulationAndReplicationReductionStrategy  # simulator extra
+strategy = half_model.options.Training.meanAccumulationAndReplicationReductionStrategy
 print(f"MeanReductionStrategy.{strategy.name}")
 
 # %% [markdown]

@@ -138,10 +138,11 @@ for replicas in (1, 2, 4):
     _, m, _ = replicated(replicas)
     m.compile(torch.zeros(10 * 8 * replicas, 1, 28, 28), torch.zeros(10 * 8 * replicas,
                                                                     dtype=torch.long))
-    reduce = [e for e in m.plan.timeline.events if e.kind == "allreduce"]
+    plan = m.plan  # simulator extra
+    reduce = [e for e in plan.timeline.events if e.kind == "allreduce"]
     cost = max((e.duration for e in reduce), default=0.0)
     print(f"{replicas} replica(s): all-reduce {cost * 1e6:6.2f} µs of a "
-          f"{m.plan.call_seconds * 1e6:,.0f} µs step, {m.plan.samples_per_second:,.0f} images/s")
+          f"{plan.call_seconds * 1e6:,.0f} µs step, {plan.samples_per_second:,.0f} images/s")
 
 # %% [markdown]
 # How far to trust a simulated throughput: on eleven published Graphcore runs it was not
@@ -157,8 +158,8 @@ for replicas in (1, 2, 4):
 #   forward and backward passes, then a short all-reduce of the gradients across the 4 replicas and
 #   the weight update at the end.
 fig, ax = plt.subplots(figsize=(11, 3))
-plot_timeline(m.plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
-              title=f"{m.plan.spec.replication_factor} replicas: one device iteration of one replica")
+plot_timeline(plan.timeline.events, 4, ax=ax, steps=1, show_host=False,
+              title=f"{plan.spec.replication_factor} replicas: one device iteration of one replica")
 plt.show()
 
 # %% [markdown]

@@ -77,13 +77,11 @@ print("ipus_per_replica:", ipu_config.ipus_per_replica,
 # %%
 for name, opts in [("training", ipu_config.to_options()),
                    ("inference", ipu_config.to_options(for_inference=True))]:
-    # simulator extras: PopTorch keeps the strategy, partials and rounding in private fields
-    print(f"{name}: {opts.execution_strategy!r}, gradient accumulation "  # simulator extra
-          f"{opts.Training.gradient_accumulation}, output {opts.output_mode.name}, "
-          f"partials {opts.Precision.partials_type}, stochastic rounding "  # simulator extra
-          f"{opts.Precision.enable_stochastic_rounding}")  # simulator extra
+    strategy = type(opts._execution_strategy).__name__  # a private field, in PopTorch too
+    print(f"{name}: {strategy}, gradient accumulation {opts.Training.gradient_accumulation}, "
+          f"output {poptorch.OutputMode(opts.output_mode).name}")
 print("memory proportions:", ipu_config.to_options().available_memory_proportion)
-print("optimizer state:", ipu_config.to_options().TensorLocations.location("optimizer"))  # simulator extra
+print("optimizer state:", ipu_config.to_options().TensorLocations.location_optimizer)
 
 # %% [markdown]
 # ## A BERT pipelined by `layers_per_ipu`

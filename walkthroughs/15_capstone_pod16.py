@@ -218,8 +218,8 @@ training = poptorch.trainingModel(model, capstone.options(small, plan_only=False
 for step in range(3):
     _, losses = training(*data(step))
     print(f"step {step}: loss per replica {[round(x, 3) for x in losses.tolist()]}")
-print(f"{small}: {training.plan.placement.ipus_acquired} simulated IPUs, layers per IPU "
-      f"{capstone.layers_per_ipu(4, TINY['depth'])} (IPU 0: embedding and heads)")
+print(f"{small}: {training.plan.placement.ipus_acquired} simulated IPUs, "  # simulator extra
+      f"layers per IPU {capstone.layers_per_ipu(4, TINY['depth'])} (IPU 0: embedding and heads)")
 
 # %% [markdown]
 # The tiny model runs in float32, where plain PyTorch is an exact oracle (lesson 9 compares

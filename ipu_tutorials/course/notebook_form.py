@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 
 import nbformat
@@ -33,12 +34,13 @@ def kernelspec() -> dict:
     return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
 
 
-def execute(nb: nbformat.NotebookNode, checkout: Checkout) -> nbformat.NotebookNode:
-    """Run the notebook in a fresh kernel whose working directory is the checkout's notebooks/,
-    and return it in the form JupyterLab saves."""
+def execute(nb: nbformat.NotebookNode, checkout: Checkout,
+            env: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    """Run the notebook in a fresh kernel (with environment `env`, else this process's) whose
+    working directory is the checkout's notebooks/, and return it in the form JupyterLab saves."""
     client = NotebookClient(nb, timeout=TIMEOUT, kernel_name=KERNEL, store_widget_state=True,
                             resources={"metadata": {"path": checkout.notebooks}})
-    client.execute()
+    client.execute(env=dict(os.environ if env is None else env))
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps would make every build differ
         if cell.cell_type == "code":

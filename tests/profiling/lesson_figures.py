@@ -76,7 +76,7 @@ def pipelined_report(_) -> dict:
 
 def both_strategies(_) -> dict:
     plans = {name: tutorial_plan(name) for name in ("pipelined", "sharded")}
-    return {"models": {name: SimpleNamespace(plan=plan) for name, plan in plans.items()},
+    return {"plans": plans,
             "work": {name: plan.timeline.device_span() for name, plan in plans.items()}}
 
 
@@ -137,7 +137,7 @@ def four_replicas(_) -> dict:
     model = poptorch.trainingModel(TrainingModelWithLoss(net), opts,
                                    poptorch.optim.SGD(net.parameters(), lr=0.05))
     model.compile(torch.zeros(10 * 8 * 4, 1, 28, 28), torch.zeros(10 * 8 * 4, dtype=torch.long))
-    return {"m": model}
+    return {"plan": model.plan}
 
 
 def observed_report(_) -> dict:
@@ -186,17 +186,21 @@ def bert_large(_) -> dict:
 
 def schedule_panels(_) -> dict:
     """Lesson 16's three schedules: the IPU's step, and the orders torch's GPipe and 1F1B run
-    (which the lesson checks against four real processes)."""
+    (which the lesson checks against four real processes; here torch_orders stands in for them)."""
+    from ipu_tutorials.classroom.explorers.schedules import recomputing_stages
     from ipu_tutorials.profiling.diagrams import unit_stages
     from ipu_tutorials.tutorial import torch_engines as engines
 
-    times = unit_stages(4)
-    panels = [("simulated IPU pipeline: 4 IPUs, gradientAccumulation(10)", "IPU",
-               engines.ipu_step(times, 10))]
-    panels += [(f"torch Schedule{schedule}: the order its 4 processes ran", "stage",
-                engines.replay(engines.torch_orders(schedule, 4, 10), times))
-               for schedule in ("GPipe", "1F1B")]
-    return {"panels": panels}
+    runs = {schedule: SimpleNamespace(schedule=schedule,
+                                      orders=engines.torch_orders(schedule, 4, 10))
+            for schedule in ("GPipe", "1F1B")}
+    times, ipu_times = unit_stages(4), recomputing_stages(4)
+    ipu = engines.ipu_step(ipu_times, 10)
+    panels = [("simulated IPU pipeline: 4 IPUs, gradientAccumulation(10)", "IPU", ipu)]
+    panels += [(f"torch Schedule{run.schedule}: the order its 4 processes ran", "stage",
+                engines.replay(run.orders, times)) for run in runs.values()]
+    return {"panels": panels, "engines": engines, "ipu_times": ipu_times,
+            "gpipe": runs["GPipe"], "one_f_one_b": runs["1F1B"]}
 
 
 FIGURES = {
@@ -205,7 +209,7 @@ FIGURES = {
     "03 placement": LessonFigure("03_blocks_and_stages", "report.plot_placement()", blocks_report),
     "03 memory": LessonFigure("03_blocks_and_stages", "report.plot_memory(zoom=True)", blocks_report),
     "04 one step": LessonFigure("04_pipelining", "report.plot_timeline(steps=1)", pipelined_report),
-    "05 pipelined and sharded": LessonFigure("05_sharding", "plot_timeline(m.plan", both_strategies),
+    "05 pipelined and sharded": LessonFigure("05_sharding", "plot_timeline(plan.timeline", both_strategies),
     "06 one micro-batch in phases": LessonFigure("06_phased_execution", "plot_timeline(first",
                                                  phased_best),
     "08 state on chip": LessonFigure("08_optimizer_offload", "plot_memory(failed.ipus", offload_plans),
@@ -213,12 +217,12 @@ FIGURES = {
                                       offload_plans),
     "08 streaming": LessonFigure("08_optimizer_offload", "Report.from_plan(off_chip)", offload_plans),
     "09 gradients": LessonFigure("09_half_precision", "draw_histogram(result", small_loss_gradients),
-    "10 the all-reduce": LessonFigure("10_replication", "plot_timeline(m.plan", four_replicas),
+    "10 the all-reduce": LessonFigure("10_replication", "plot_timeline(plan.timeline", four_replicas),
     "11 a report": LessonFigure("11_observing_and_profiling", "report.plot_memory(ax=", observed_report),
     "13 BERT-Base": LessonFigure("13_ipuconfig", "plot_memory(even.memory.ipus", bert_base_even),
     "14 Lightning's report": LessonFigure("14_lightning", "timeline = report.plot_timeline()",
                                           lightning_report),
     "15 BERT-Large": LessonFigure("15_capstone_pod16", "plot_memory(plan.memory.ipus", bert_large),
-    "16 three schedules": LessonFigure("16_pytorch_engines", "draw_schedules(panels, 4)",
+    "16 three schedules": LessonFigure("16_pytorch_engines", "draw_schedules(panels, 4,",
                                        schedule_panels),
 }

@@ -1,5 +1,4 @@
 """Exercises of lesson 5: sharding."""
-import types
 
 from ... import poptorch
 from ...errors import Error
@@ -37,10 +36,8 @@ def lesson_plans() -> dict:
 
 
 def lesson_namespace() -> dict:
-    """What the lesson defines before its exercises: `models`, one compiled model per strategy
-    (only their plans are read)."""
-    return {"models": {name: types.SimpleNamespace(plan=plan)
-                       for name, plan in lesson_plans().items()}}
+    """What the lesson defines before its exercises: `plans`, what each strategy compiled into."""
+    return {"plans": lesson_plans()}
 
 
 def measured_speedup() -> float:
@@ -78,15 +75,15 @@ speedup = Exercise(
          "plan.device_seconds (the time the IPUs and the host link take: both runs wait "
          "equally for the host's data).",
     solution="""
-my_speedup = models["sharded"].plan.device_seconds / models["pipelined"].plan.device_seconds""",
+my_speedup = plans["sharded"].device_seconds / plans["pipelined"].device_seconds""",
     mistakes=(
-        Mistake('models["pipelined"].plan.device_seconds / models["sharded"].plan.device_seconds',
+        Mistake('plans["pipelined"].device_seconds / plans["sharded"].device_seconds',
                 "divide the sharded time by the pipelined time"),
-        Mistake('models["sharded"].plan.call_seconds / models["pipelined"].plan.call_seconds',
+        Mistake('plans["sharded"].call_seconds / plans["pipelined"].call_seconds',
                 "includes the wait for the host's data"),
         Mistake("4.0", "measure it from the two plans"),
-        Mistake("models['sharded'].plan.timeline.device_span() / "
-                "models['pipelined'].plan.timeline.device_span()", "the IPUs' work alone")))
+        Mistake("plans['sharded'].timeline.device_span() / "
+                "plans['pipelined'].timeline.device_span()", "the IPUs' work alone")))
 
 DEVICE_ITERATIONS = 10
 WANTED = {f"B{ipu + 1}": ipu for ipu in range(IPUS)}  # B1 to B4 on IPUs 0 to 3
