@@ -17,7 +17,7 @@ import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.lightning import IPUStrategy
-from ipu_tutorials.lightning.mnist import MnistClassifier
+from ipu_tutorials.tutorial.mnist_lightning import MnistClassifier
 from ipu_tutorials.tutorial import loops
 from ipu_tutorials.tutorial.datasets import load_mnist
 from mnist_pipeline import positive_float, positive_int, seed

@@ -1,13 +1,13 @@
 """Print the calibration table of docs/cost-model.md: published runs against the simulator's plans.
 
 Each row is a published configuration planned on the meta device with the memory check on;
-tests/tutorial/calibration/test_published_runs.py asserts the same ratios.
+tests/calibration/test_published_runs.py asserts the same ratios.
 
     python benchmarks/calibration.py
 """
 import sys
 
-from ipu_tutorials.tutorial.calibration.published_runs import all_runs, calibration_table
+from ipu_tutorials.calibration.published_runs import all_runs, calibration_table
 
 
 def main() -> int:

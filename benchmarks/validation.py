@@ -9,8 +9,8 @@ benchmarks/calibration.py prints the calibration runs, kept apart.
 """
 import sys
 
-from ipu_tutorials.tutorial.calibration.published_runs import calibration_table
-from ipu_tutorials.tutorial.calibration.validation_runs import all_runs
+from ipu_tutorials.calibration.published_runs import calibration_table
+from ipu_tutorials.calibration.validation_runs import all_runs
 
 
 def main() -> int:

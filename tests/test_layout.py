@@ -61,7 +61,7 @@ NO_BEHAVIOUR = {
     "classroom/explorers/__init__.py", "distributed/__init__.py", "optimum/__init__.py",
     "optimum/graphcore/models/__init__.py", "poptorch/__init__.py", "profiling/__init__.py",
     "simulator/__init__.py", "support/__init__.py", "tutorial/__init__.py",
-    "tutorial/calibration/__init__.py", "tutorial/torch_engines/__init__.py",
+    "calibration/__init__.py", "torch_engines/__init__.py",
     "errors.py", "poptorch/enums.py", "poptorch/_popart_names.py", "simulator/optimizer.py",
 }
 

@@ -1,6 +1,6 @@
-"""Modules that moved into a room (issue 37) keep the names lessons, PopTorch code, instructors
-and the `poprun` command use: each old name is the moved module itself, not a copy, and the old
-commands (`python -m ipu_tutorials.classroom.editions`) still run."""
+"""The two names PopTorch code swaps its imports to (`import popdist` -> `from ipu_tutorials import
+popdist`, `poprun` -> `python -m ipu_tutorials.poprun`) are the moved modules themselves, not
+copies; every other old name is retired (the project has no release whose users need them)."""
 import importlib
 import pathlib
 import subprocess
@@ -11,20 +11,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "ipu_tutorials"
 
-# old name -> where the module lives now
+# the name PopTorch code uses -> where the module lives
 MOVED = {
     "ipu_tutorials.popdist": "ipu_tutorials.distributed.popdist",
     "ipu_tutorials.popdist.poptorch": "ipu_tutorials.distributed.popdist.poptorch",
     "ipu_tutorials.poprun": "ipu_tutorials.distributed.poprun",
-    "ipu_tutorials.rendezvous": "ipu_tutorials.support.rendezvous",
-    "ipu_tutorials.environment": "ipu_tutorials.support.environment",
-    "ipu_tutorials.atomic_io": "ipu_tutorials.support.atomic_io",
-    "ipu_tutorials.tutorial.published_runs": "ipu_tutorials.tutorial.calibration.published_runs",
-    "ipu_tutorials.classroom.editions": "ipu_tutorials.course.editions",
-    "ipu_tutorials.classroom.grading": "ipu_tutorials.course.grading",
-    "ipu_tutorials.classroom.gradebook": "ipu_tutorials.course.gradebook",
-    "ipu_tutorials.classroom.shown_code": "ipu_tutorials.course.shown_code",
-    "ipu_tutorials.classroom.diagrams": "ipu_tutorials.course.diagrams",
 }
 
 
@@ -53,9 +44,17 @@ def test_popdist_is_one_module_whichever_name_imports_it_first():
     assert result.stdout.strip() == "one", result.stderr
 
 
-def test_lesson_11_reads_the_variables_table_under_the_old_name():
-    from ipu_tutorials import environment
-    assert "| POPTORCH_LOG_LEVEL |" in environment.__doc__
+RETIRED = ["ipu_tutorials.rendezvous", "ipu_tutorials.environment", "ipu_tutorials.atomic_io",
+           "ipu_tutorials.tutorial.published_runs", "ipu_tutorials.tutorial.calibration",
+           "ipu_tutorials.tutorial.torch_engines", "ipu_tutorials.classroom.editions",
+           "ipu_tutorials.classroom.grading", "ipu_tutorials.classroom.gradebook",
+           "ipu_tutorials.classroom.shown_code", "ipu_tutorials.classroom.diagrams"]
+
+
+@pytest.mark.parametrize("old", RETIRED)
+def test_a_retired_internal_name_no_longer_imports(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
 def test_python_m_runs_poprun_under_its_old_name():
@@ -63,18 +62,3 @@ def test_python_m_runs_poprun_under_its_old_name():
                              "python", "-c", "pass"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("poprun: error:"), result.stderr
-
-
-def test_python_m_runs_the_editions_tool_under_its_old_name(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "ipu_tutorials.classroom.editions", "01",
-                             "--out", str(tmp_path), "--root", str(ROOT)],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert (tmp_path / "release" / "01_poptorch_basics" / "01_poptorch_basics.ipynb").is_file()
-
-
-def test_python_m_runs_the_grader_under_its_old_name(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "ipu_tutorials.classroom.grading",
-                             str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2
-    assert result.stderr == f"ipu-course: {tmp_path / 'nothing'} is not a folder\n"

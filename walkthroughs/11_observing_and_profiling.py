@@ -34,8 +34,9 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from ipu_tutorials import environment, poptorch, tutorial
+from ipu_tutorials import poptorch, tutorial
 from ipu_tutorials.profiling import load_report
+from ipu_tutorials.support import environment
 from ipu_tutorials.tutorial.datasets import load_mnist
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 from ipu_tutorials.tutorial.overflow import SharpClassifier, replay, train_until_not_finite
@@ -79,7 +80,7 @@ print(pipelined.plan.breakdown_text())  # simulator extra; on IPUs: getPerfCount
 # The level can also come from the environment:
 # `POPTORCH_LOG_LEVEL=INFO python train.py`.<!-- claim: L11-env-vars --> These are the variables
 # the library reads, each at the moment the user acts (importing poptorch, creating `Options`,
-# compiling), listed from `ipu_tutorials.environment` itself:
+# compiling), listed from `ipu_tutorials.support.environment` itself:
 
 # %%
 for line in environment.__doc__.splitlines():

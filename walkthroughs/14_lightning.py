@@ -36,7 +36,7 @@ import torch
 
 from ipu_tutorials import poptorch, tutorial
 from ipu_tutorials.lightning import IPUStrategy, RealIPUWarning  # simulator extra: the warning
-from ipu_tutorials.lightning.mnist import MnistClassifier
+from ipu_tutorials.tutorial.mnist_lightning import MnistClassifier
 from ipu_tutorials.tutorial.datasets import embedded_digits
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
 

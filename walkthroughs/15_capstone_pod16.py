@@ -30,8 +30,9 @@ import torch
 
 from ipu_tutorials import poptorch
 from ipu_tutorials.profiling import plot_memory
+from ipu_tutorials.calibration.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND
 from ipu_tutorials.tutorial import capstone
-from ipu_tutorials.tutorial.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND, BertPretraining
+from ipu_tutorials.tutorial.models import BertPretraining
 
 _ = torch.manual_seed(0)  # the same numbers on every run
 

@@ -43,11 +43,11 @@ from ipu_tutorials import poptorch, tutorial
 from ipu_tutorials.classroom.explorers.schedules import (TIME_AXIS, recomputing_stages,
                                                          step_length)
 from ipu_tutorials.profiling.diagrams import unit_stages
-from ipu_tutorials.tutorial import torch_engines as engines
+from ipu_tutorials import torch_engines as engines
 from ipu_tutorials.tutorial.datasets import embedded_digits
 from ipu_tutorials.tutorial.models import Network, TrainingModelWithLoss
-from ipu_tutorials.tutorial.torch_engines import jobs
-from ipu_tutorials.tutorial.torch_engines.figures import draw_schedules
+from ipu_tutorials.torch_engines import jobs
+from ipu_tutorials.torch_engines.figures import draw_schedules
 
 DEVICE = "cpu"  # "cuda": the same cells on 4 CUDA GPUs, one per process, over nccl
 digits = embedded_digits(train=True)
@@ -274,7 +274,7 @@ for what, key in (("AdamW state", "optimizer"), ("weights", "weights")):
 # so one process holds most of the state:<!-- claim: L16-torch-zero-partition -->
 
 # %%
-from ipu_tutorials.tutorial.torch_engines.partition import parameter_sizes, zero_partition
+from ipu_tutorials.torch_engines.partition import parameter_sizes, zero_partition
 
 for rank, held in enumerate(sharded["zero"].holds):
     print(f"rank {rank}: {', '.join(held)}")

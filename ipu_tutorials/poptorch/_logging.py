@@ -15,12 +15,21 @@ _LEVEL_NAMES = {logging.DEBUG - 5: "trace", logging.DEBUG: "debug", logging.INFO
                 logging.WARNING: "warn", logging.ERROR: "err"}
 
 
+def to_stderr(line: str) -> None:
+    """Write one line to the stderr of the moment (a notebook's) after all the program printed
+    before it, as a terminal shows them: a notebook kernel sends stdout and stderr on timers of
+    their own, so without the flushes the order would depend on the machine's load."""
+    sys.stdout.flush()
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 class _StderrHandler(logging.Handler):
-    """Writes `[poptorch:python] [info] message` to the stderr of the moment (a notebook's)."""
+    """Writes `[poptorch:python] [info] message` to stderr, in order with the program's prints."""
 
     def emit(self, record: logging.LogRecord) -> None:
         level = _LEVEL_NAMES.get(record.levelno, record.levelname.lower())
-        sys.stderr.write(f"[poptorch:python] [{level}] {record.getMessage()}\n")
+        to_stderr(f"[poptorch:python] [{level}] {record.getMessage()}")
 
 
 _HANDLER = _StderrHandler()

@@ -8,7 +8,7 @@ import torch
 
 from ..errors import Error
 from ..support import environment
-from ._logging import install_handler
+from ._logging import install_handler, to_stderr
 from ._to_simulator import tracing
 from ._checks import check_fraction, check_int, check_str
 from ._print_layout import format_tensor
@@ -69,13 +69,13 @@ class _PrintTensor(torch.autograd.Function):
     def forward(ctx, tensor, title, print_gradient, options):
         ctx.title, ctx.print_gradient, ctx.options = title, print_gradient, options
         text = format_tensor(tensor, options)
-        print(f"{title}: {text}" if title else text, file=sys.stderr)
+        to_stderr(f"{title}: {text}" if title else text)
         return tensor.clone()
 
     @staticmethod
     def backward(ctx, grad):
         if ctx.print_gradient:
-            print(f"{ctx.title}_gradient: {format_tensor(grad, ctx.options)}", file=sys.stderr)
+            to_stderr(f"{ctx.title}_gradient: {format_tensor(grad, ctx.options)}")
         return grad, None, None, None
 
 

@@ -2,7 +2,7 @@
 
 Lesson 15, its explorer and its exercises all build the model and the options here, so the
 BERT-Large plan on the meta device and the tiny BERT trained for real go through the same
-code. The model is the calibration's BERT-Large (tutorial/calibration/published_runs.py), so the default
+code. The model is the calibration's BERT-Large (calibration/published_runs.py plans it), so the default
 configuration is the published Bow Pod16 run: 4 IPUs x 4 replicas, accumulation 2048, float16,
 LAMB state off chip, a recomputation checkpoint after every layer.
 """
@@ -14,7 +14,7 @@ import torch
 
 from .. import poptorch
 from ..errors import OutOfMemoryError
-from .calibration.published_runs import BERT_PACKING_RATIO, BertPretraining
+from .models import BertPretraining
 
 POD_IPUS = 16  # a Pod16: 4 IPU-M2000 (or Bow-2000) machines of 4 IPUs
 BERT_LARGE_LAYERS = 24
@@ -23,6 +23,7 @@ MICRO_BATCH, SEQUENCE, MASKED = 8, 128, 20  # phase 1: length 128, 20 masked tok
 # pretrain_large_128's loss_scaling (graphcore/examples@v3.4.1 nlp/bert/pytorch/
 # configs_pretraining.yml): keeps float16 gradients above the underflow threshold (lesson 9)
 LOSS_SCALING = 4096.0
+BERT_PACKING_RATIO = 1.17  # sequences per packed row at length 128 (the config's packing_factor)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The lessons' models: lesson 1's digit classifier, the tutorial's MNIST network in four blocks,
-lesson 3's three-block model for the placement rules, and a transformer for planning large
-models. Lessons show these classes with `# show:` lines
+lesson 3's three-block model for the placement rules, a transformer for planning large
+models and BERT-Large's pretraining graph (lesson 15's recipe; the calibration plans it too). Lessons show these classes with `# show:` lines
 (ipu_tutorials/course/shown_code.py), so what a learner reads is what the package runs."""
 from __future__ import annotations
 
@@ -170,6 +170,46 @@ class TransformerLM(nn.Module):
         if labels is None:
             return logits
         return logits, self.loss(logits.flatten(0, 1), labels.flatten())
+
+
+class BertPretraining(nn.Module):
+    """BERT-Large's pretraining graph as Graphcore's PyTorch BERT places it."""
+
+    def __init__(self, vocab=30522, width=1024, depth=24, heads=16, context=128,
+                 layers_per_ipu=(3, 7, 7, 7), recompute: bool = True):
+        super().__init__()
+        self.recompute = recompute  # a recomputation checkpoint after every layer
+        self.word = nn.Embedding(vocab, width)
+        self.position = nn.Embedding(context, width)
+        self.embed_norm = nn.LayerNorm(width)
+        self.layers = nn.ModuleList(TransformerLayer(width, heads) for _ in range(depth))
+        self.ipus = [ipu for ipu, count in enumerate(layers_per_ipu) for _ in range(count)]
+        self.pooler = nn.Linear(width, width)
+        self.next_sentence = nn.Linear(width, 2)
+        self.transform = nn.Linear(width, width)
+        self.head_norm = nn.LayerNorm(width)
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, tokens, masked_positions, masked_labels):
+        with poptorch.Block("embedding", ipu_id=0):
+            x = self.embed_norm(self.word(tokens) + self.position.weight[: tokens.shape[1]])
+        for index, (layer, ipu) in enumerate(zip(self.layers, self.ipus)):
+            with poptorch.Block(f"layer{index}", ipu_id=ipu):
+                x = layer(x)
+                if self.recompute:
+                    x = poptorch.recomputationCheckpoint(x)
+        with poptorch.Block("heads", ipu_id=0):  # back on IPU 0, next to the tied embedding
+            pooled = torch.tanh(self.pooler(x[:, 0]))
+            nsp = self.next_sentence(pooled)
+            index = masked_positions.unsqueeze(-1).expand(-1, -1, x.shape[-1])
+            masked = torch.gather(x, 1, index)  # only the 20 masked tokens reach the vocabulary
+            hidden = self.head_norm(torch.nn.functional.gelu(self.transform(masked)))
+            logits = hidden @ self.word.weight.t()
+            # one final loss, as poptorch.trainingModel requires: the two losses' sum
+            loss = poptorch.identity_loss(
+                self.loss(logits.flatten(0, 1), masked_labels.flatten())
+                + self.loss(nsp, masked_labels[:, 0] % 2), reduction="none")
+        return logits, loss
 
 
 def split_layers(model: TransformerLM, layers_per_ipu: list[int]) -> TransformerLM:

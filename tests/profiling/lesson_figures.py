@@ -157,7 +157,7 @@ def lightning_report(directory: str) -> dict:
     import lightning.pytorch as pl
 
     from ipu_tutorials.lightning import IPUStrategy
-    from ipu_tutorials.lightning.mnist import MnistClassifier
+    from ipu_tutorials.tutorial.mnist_lightning import MnistClassifier
     from ipu_tutorials.profiling import load_report
     from ipu_tutorials.tutorial.datasets import embedded_digits
     from ipu_tutorials.tutorial.loops import training_options
@@ -189,7 +189,7 @@ def schedule_panels(_) -> dict:
     (which the lesson checks against four real processes; here torch_orders stands in for them)."""
     from ipu_tutorials.classroom.explorers.schedules import recomputing_stages
     from ipu_tutorials.profiling.diagrams import unit_stages
-    from ipu_tutorials.tutorial import torch_engines as engines
+    from ipu_tutorials import torch_engines as engines
 
     runs = {schedule: SimpleNamespace(schedule=schedule,
                                       orders=engines.torch_orders(schedule, 4, 10))

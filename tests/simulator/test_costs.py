@@ -1,5 +1,5 @@
 """The cost model: op costs, the available-memory trade-off and MultiConv (published runs:
-tests/tutorial/calibration/test_published_runs.py)."""
+tests/calibration/test_published_runs.py)."""
 import pytest
 import torch
 import torch.nn as nn

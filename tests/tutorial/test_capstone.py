@@ -7,7 +7,7 @@ import torch
 from ipu_tutorials import poptorch
 from ipu_tutorials.errors import Error, OutOfMemoryError
 from ipu_tutorials.tutorial import capstone
-from ipu_tutorials.tutorial.calibration.published_runs import bert_large_run
+from ipu_tutorials.calibration.published_runs import bert_large_run
 
 PUBLISHED = capstone.PUBLISHED
 

@@ -7,7 +7,7 @@ from ... import poptorch
 from ...errors import Error, OutOfMemoryError
 from ...simulator.memory import format_bytes
 from ...tutorial import capstone
-from ...tutorial.calibration.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND, BertPretraining
+from ...calibration.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND, BertPretraining
 from .base import Exercise, Feedback, Mistake, check_number, right, wrong
 
 TARGET = BERT_LARGE_SEQUENCES_PER_SECOND  # sequences/s: the published Bow Pod16 run

@@ -8,9 +8,9 @@ from ...errors import Error
 from ...profiling.diagrams import unit_stages
 from ...tutorial.loops import strategy
 from ...tutorial.models import Network
-from ...tutorial.torch_engines.partition import (RTS_MIN_ELEMENTS, even_state_bytes,
+from ...torch_engines.partition import (RTS_MIN_ELEMENTS, even_state_bytes,
                                                  rts_state_bytes, zero_partition, zero_state_bytes)
-from ...tutorial.torch_engines.schedules import (bubble, ipu_step, orders_of, peak_in_flight,
+from ...torch_engines.schedules import (bubble, ipu_step, orders_of, peak_in_flight,
                                                  replay, torch_orders)
 from ..plans import tutorial_plan
 from .base import Exercise, Feedback, Mistake, as_number, check_number, right, wrong

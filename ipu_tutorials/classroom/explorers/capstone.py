@@ -15,7 +15,7 @@ from ...profiling import plot_memory, plot_timeline
 from ...simulator.memory import format_bytes
 from ...simulator.timeline import pipeline_parts
 from ...tutorial.capstone import POD_IPUS, PUBLISHED, PodConfig, plan_pod16, sequences_per_second
-from ...tutorial.calibration.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND
+from ...calibration.published_runs import BERT_LARGE_SEQUENCES_PER_SECOND
 from .widgets import FIGURE_INCHES, Explorer, choice
 
 IPU_COUNTS = (1, 2, 4, 8, 16)

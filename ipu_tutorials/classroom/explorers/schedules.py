@@ -21,8 +21,8 @@ from ...simulator.schedule import StageTimes
 # the time axis of every figure that sets the IPU's recomputing pipeline beside torch's
 TIME_AXIS = ("time (forward = 1 unit, backward = 2 units, every stage alike; the IPU's backward "
              "also recomputes its forward: 3 units)")
-from ...tutorial.torch_engines.figures import draw_schedules
-from ...tutorial.torch_engines.schedules import (SCHEDULES, bubble, ipu_step, orders_of,
+from ...torch_engines.figures import draw_schedules
+from ...torch_engines.schedules import (SCHEDULES, bubble, ipu_step, orders_of,
                                                  peak_in_flight, replay, torch_orders)
 from .widgets import FIGURE_INCHES, Explorer, choice, slider
 

@@ -10,7 +10,7 @@ from ipu_tutorials.classroom.explorers.schedules import (compare_schedules, reco
 from ipu_tutorials.classroom.plans import tutorial_plan
 from ipu_tutorials.errors import Error
 from ipu_tutorials.tutorial import strategy
-from ipu_tutorials.tutorial.torch_engines.schedules import bubble, ipu_step
+from ipu_tutorials.torch_engines.schedules import bubble, ipu_step
 
 matplotlib.use("Agg")
 

@@ -5,7 +5,7 @@ import lightning.pytorch as pl
 import torch
 
 from .. import poptorch
-from ..tutorial.models import Network, TrainingModelWithLoss
+from .models import Network, TrainingModelWithLoss
 
 
 class MnistClassifier(pl.LightningModule):

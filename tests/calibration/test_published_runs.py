@@ -14,7 +14,7 @@ from ipu_tutorials.support import environment
 from ipu_tutorials.errors import OutOfMemoryError
 from ipu_tutorials.poptorch import _to_simulator
 from ipu_tutorials.simulator import capture, compile_plan
-from ipu_tutorials.tutorial.calibration import published_runs
+from ipu_tutorials.calibration import published_runs
 from ipu_tutorials.tutorial.loops import inference_options, training_options
 from ipu_tutorials.tutorial.models import Network
 

@@ -6,7 +6,7 @@ OUTSIDE_1_25, which stay within 2x until the cost model explains them.
 """
 import pytest
 
-from ipu_tutorials.tutorial.calibration import published_runs, validation_runs
+from ipu_tutorials.calibration import published_runs, validation_runs
 
 # Known misses of the current model (docs/cost-model.md says why it is thought to miss them)
 OUTSIDE_1_25 = {
@@ -50,7 +50,7 @@ def test_the_lessons_quote_the_validation_tables_spread(runs):
     ratios = [run.ratio for run in runs]
     within = sum(1 / 1.25 <= r <= 1.25 for r in ratios)
     words = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
-    lessons = sorted(pathlib.Path(__file__).parents[3].glob("walkthroughs/*.py"))
+    lessons = sorted(pathlib.Path(__file__).parents[2].glob("walkthroughs/*.py"))
     quoting = [p for p in lessons if "How far to trust a simulated throughput" in p.read_text()]
     assert len(quoting) >= 8
     for path in quoting:

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from ipu_tutorials.tutorial.torch_engines import processes, runs
+from ipu_tutorials.torch_engines import processes, runs
 
 IMAGES, LABELS = torch.zeros(4000, 1, 28, 28), torch.zeros(4000, dtype=torch.long)
 
@@ -110,7 +110,7 @@ def test_a_pickled_object_from_a_peer_is_refused():
 LAUNCHER = '''
 import time
 import torch
-from ipu_tutorials.tutorial.torch_engines import processes, runs
+from ipu_tutorials.torch_engines import processes, runs
 if __name__ == "__main__":
     processes._collect = lambda *args: time.sleep(600)
     runs.run_pipeline("GPipe", torch.zeros(80, 3, 28, 28), torch.zeros(80, dtype=torch.long),

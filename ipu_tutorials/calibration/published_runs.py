@@ -26,17 +26,17 @@ import dataclasses
 import torch
 import torch.nn as nn
 
-from ... import poptorch
-from ...poptorch import _to_simulator
-from ...simulator import capture, compile_plan
-from ...simulator.compile import Plan
-from ...simulator.hardware import System, ipu_spec
-from ...support import environment
-from ..loops import training_options
-from ..models import Network, TrainingModelWithLoss, TransformerLayer
+from .. import poptorch
+from ..poptorch import _to_simulator
+from ..simulator import capture, compile_plan
+from ..simulator.compile import Plan
+from ..simulator.hardware import System, ipu_spec
+from ..support import environment
+from ..tutorial.capstone import BERT_PACKING_RATIO
+from ..tutorial.loops import training_options
+from ..tutorial.models import BertPretraining, Network, TrainingModelWithLoss, TransformerLayer
 
 CALIBRATED = 1.1  # a calibration run's accepted ratio either way (validation runs: 1.25)
-BERT_PACKING_RATIO = 1.17  # sequences per packed row at length 128 (the config's packing_factor)
 # BERT-Large phase 1, Bow Pod16: Graphcore's Performance Results page,
 # https://www.graphcore.ai/performance-results (Bow Pod training table, "BERT Large Ph1
 # Pre-Training (SL128) - Packed, Bow Pod16, SDK 3.3, PyTorch", 5,600 items/s; an SDK 3.3 row,
@@ -87,46 +87,6 @@ def tutorial_run() -> PublishedRun:
                         "images/s", 60_000,
                         "graphcore/tutorials@198c92b:tutorials/pytorch/pipelining/README.md: "
                         "~15 calls/s x 4,000 images", CALIBRATED, plan)
-
-
-class BertPretraining(nn.Module):
-    """BERT-Large's pretraining graph as Graphcore's PyTorch BERT places it."""
-
-    def __init__(self, vocab=30522, width=1024, depth=24, heads=16, context=128,
-                 layers_per_ipu=(3, 7, 7, 7), recompute: bool = True):
-        super().__init__()
-        self.recompute = recompute  # a recomputation checkpoint after every layer
-        self.word = nn.Embedding(vocab, width)
-        self.position = nn.Embedding(context, width)
-        self.embed_norm = nn.LayerNorm(width)
-        self.layers = nn.ModuleList(TransformerLayer(width, heads) for _ in range(depth))
-        self.ipus = [ipu for ipu, count in enumerate(layers_per_ipu) for _ in range(count)]
-        self.pooler = nn.Linear(width, width)
-        self.next_sentence = nn.Linear(width, 2)
-        self.transform = nn.Linear(width, width)
-        self.head_norm = nn.LayerNorm(width)
-        self.loss = nn.CrossEntropyLoss()
-
-    def forward(self, tokens, masked_positions, masked_labels):
-        with poptorch.Block("embedding", ipu_id=0):
-            x = self.embed_norm(self.word(tokens) + self.position.weight[: tokens.shape[1]])
-        for index, (layer, ipu) in enumerate(zip(self.layers, self.ipus)):
-            with poptorch.Block(f"layer{index}", ipu_id=ipu):
-                x = layer(x)
-                if self.recompute:
-                    x = poptorch.recomputationCheckpoint(x)
-        with poptorch.Block("heads", ipu_id=0):  # back on IPU 0, next to the tied embedding
-            pooled = torch.tanh(self.pooler(x[:, 0]))
-            nsp = self.next_sentence(pooled)
-            index = masked_positions.unsqueeze(-1).expand(-1, -1, x.shape[-1])
-            masked = torch.gather(x, 1, index)  # only the 20 masked tokens reach the vocabulary
-            hidden = self.head_norm(torch.nn.functional.gelu(self.transform(masked)))
-            logits = hidden @ self.word.weight.t()
-            # one final loss, as poptorch.trainingModel requires: the two losses' sum
-            loss = poptorch.identity_loss(
-                self.loss(logits.flatten(0, 1), masked_labels.flatten())
-                + self.loss(nsp, masked_labels[:, 0] % 2), reduction="none")
-        return logits, loss
 
 
 @dataclasses.dataclass(frozen=True)

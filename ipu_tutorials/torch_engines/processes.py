@@ -27,12 +27,12 @@ import time
 import torch
 import torch.distributed as dist
 
-from ...support.rendezvous import listen, tcp_store
+from ..support.rendezvous import listen, tcp_store
 
 LOOPBACK = "127.0.0.1"
 TIMEOUT = 120.0  # seconds for a whole run; the lesson's runs take a few
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL when stopping
-JOBS_MODULE = "ipu_tutorials.tutorial.torch_engines.jobs"
+JOBS_MODULE = "ipu_tutorials.torch_engines.jobs"
 
 
 class EngineError(RuntimeError):

@@ -15,10 +15,10 @@ import math
 import torch
 import torch.nn as nn
 
-from ... import poptorch
-from ...simulator.compile import Plan
-from ...simulator.hardware import System, ipu_spec
-from ..models import TransformerLayer
+from .. import poptorch
+from ..simulator.compile import Plan
+from ..simulator.hardware import System, ipu_spec
+from ..tutorial.models import TransformerLayer
 from .published_runs import BertConfig, PublishedRun, bert_plan, plan_run, resnet50_tf1_plan
 
 RESULTS = "graphcore.ai/performance-results"

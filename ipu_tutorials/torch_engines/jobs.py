@@ -19,7 +19,7 @@ from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
 from torch.nn.parallel import DistributedDataParallel
 
-from ..models import Network
+from ..tutorial.models import Network
 
 
 def stage_modules(net: Network) -> list[nn.Module]:

@@ -11,8 +11,8 @@ import time
 
 import torch
 
-from ...simulator.schedule import Action
-from ..loops import BLOCKS
+from ..simulator.schedule import Action
+from ..tutorial.loops import BLOCKS
 from . import processes
 from .schedules import check_micro_batches, parse_order
 

@@ -4,7 +4,7 @@ import torch.nn as nn
 from ipu_tutorials import poptorch, tutorial
 from ipu_tutorials.classroom.plans import tutorial_plan
 from ipu_tutorials.tutorial.models import Network
-from ipu_tutorials.tutorial.torch_engines.partition import (RTS_MIN_ELEMENTS, even_state_bytes,
+from ipu_tutorials.torch_engines.partition import (RTS_MIN_ELEMENTS, even_state_bytes,
                                                             parameter_sizes, rts_state_bytes,
                                                             zero_partition, zero_state_bytes)
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from ipu_tutorials.tutorial.models import Network
-from ipu_tutorials.tutorial.torch_engines.jobs import (boundary_shapes, record_order,
+from ipu_tutorials.torch_engines.jobs import (boundary_shapes, record_order,
                                                        sharded_state, stage_modules)
 
 

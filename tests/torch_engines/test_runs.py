@@ -6,9 +6,9 @@ import torch.nn.functional as F
 
 from ipu_tutorials.tutorial.datasets import embedded_digits
 from ipu_tutorials.tutorial.models import Network
-from ipu_tutorials.tutorial.torch_engines import runs
-from ipu_tutorials.tutorial.torch_engines.partition import zero_partition, zero_state_bytes
-from ipu_tutorials.tutorial.torch_engines.schedules import torch_orders
+from ipu_tutorials.torch_engines import runs
+from ipu_tutorials.torch_engines.partition import zero_partition, zero_state_bytes
+from ipu_tutorials.torch_engines.schedules import torch_orders
 
 GPUS = torch.cuda.device_count()
 

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from ipu_tutorials.tutorial.calibration import validation_cnns
+from ipu_tutorials.calibration import validation_cnns
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import torch
 
 pytest.importorskip("lightning.pytorch")
 
-from ipu_tutorials.lightning.mnist import MnistClassifier  # noqa: E402
+from ipu_tutorials.tutorial.mnist_lightning import MnistClassifier  # noqa: E402
 
 
 def test_the_steps_compute_the_networks_loss_and_predictions(seed):

@@ -15,7 +15,7 @@ alternates a backward and a forward, then the remaining backwards.
 """
 from __future__ import annotations
 
-from ...simulator.schedule import Action, Event, StageTimes, pipelined_step
+from ..simulator.schedule import Action, Event, StageTimes, pipelined_step
 
 SCHEDULES = ("GPipe", "1F1B")
 

@@ -6,7 +6,7 @@ import torch
 
 from ipu_tutorials.profiling.diagrams import unit_stages
 from ipu_tutorials.simulator.schedule import Action
-from ipu_tutorials.tutorial.torch_engines.schedules import (bubble, check_micro_batches, ipu_step,
+from ipu_tutorials.torch_engines.schedules import (bubble, check_micro_batches, ipu_step,
                                                             order_text, orders_of, parse_order,
                                                             peak_in_flight, replay, torch_orders)
 

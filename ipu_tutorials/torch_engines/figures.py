@@ -7,9 +7,9 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from ...profiling import style
-from ...profiling.diagrams import KIND_COLOURS
-from ...simulator.schedule import Event
+from ..profiling import style
+from ..profiling.diagrams import KIND_COLOURS
+from ..simulator.schedule import Event
 
 TIME_AXIS = "time (forward = 1 unit, backward = 2 units, every stage alike)"
 

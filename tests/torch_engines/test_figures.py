@@ -2,8 +2,8 @@
 import matplotlib
 
 from ipu_tutorials.profiling.diagrams import unit_stages
-from ipu_tutorials.tutorial.torch_engines.figures import draw_schedules
-from ipu_tutorials.tutorial.torch_engines.schedules import ipu_step, replay, torch_orders
+from ipu_tutorials.torch_engines.figures import draw_schedules
+from ipu_tutorials.torch_engines.schedules import ipu_step, replay, torch_orders
 
 matplotlib.use("Agg")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from ... import poptorch
-from ...simulator.hardware import System, ipu_spec
+from .. import poptorch
+from ..simulator.hardware import System, ipu_spec
 from .published_runs import PublishedRun, plan_run
 
 RESULTS = "graphcore.ai/performance-results, TensorFlow1 SDK 3.0"
