@@ -9,7 +9,7 @@ torch.optim ones those left at their default; lr is always variable.
 """
 from __future__ import annotations
 
-import contextlib
+import functools
 import inspect
 import logging
 import warnings
@@ -110,28 +110,28 @@ class DeviceOptimizer:
                     f"poptorch.optim, call optimizer.variable_attrs.markAsVariable({name!r})), "
                     f"or wrap the model again.")
 
-    @contextlib.contextmanager
-    def applied(self, optimizer):
-        """Run with the device's hyperparameters; the user's edits come back afterwards."""
-        user_groups = _hyperparameters(optimizer)
-        user_attrs = {a: getattr(optimizer, a) for a in self.attrs}
-        self._warn_once(user_groups, user_attrs)
-        for group, device in zip(optimizer.param_groups, self.groups):
-            group.update(device)
-        for name, value in self.attrs.items():
-            setattr(optimizer, name, value)
-        step_override = type(optimizer).step is not self.kind.step
-        if step_override:  # PopTorch runs its native optimizer, never a subclass's Python step
-            optimizer.step = lambda *args, **kwargs: self.kind.step(optimizer, *args, **kwargs)
-        try:
-            yield
-        finally:
-            if step_override:
-                del optimizer.step
-            for group, user in zip(optimizer.param_groups, user_groups):
-                group.update(user)
-            for name, value in user_attrs.items():
-                setattr(optimizer, name, value)
+    @property
+    def loss_scaling(self) -> float:
+        """The loss scale the device took (1 for torch.optim, which has none): it goes into
+        the spec, where the runtime reads it."""
+        return float(self.attrs.get("loss_scaling", 1.0))
+
+    def view(self, optimizer):
+        """The optimizer as the device runs it, for one training call: the user's type,
+        weights and state (shared, so the update's state stays the user's optimizer's, as
+        torch keeps it), with the hyperparameters taken at wrap time or setOptimizer. The
+        user's object is only read: their later edits stay theirs and warn once."""
+        self._warn_once(_hyperparameters(optimizer),
+                        {a: getattr(optimizer, a) for a in self.attrs})
+        device = object.__new__(type(optimizer))
+        # an instance's own `step` (an LR scheduler's wrapper, a user's value) is the user's
+        vars(device).update({k: v for k, v in vars(optimizer).items() if k != "step"})
+        device.param_groups = [{**group, **held}
+                               for group, held in zip(optimizer.param_groups, self.groups)]
+        vars(device).update(self.attrs)
+        if type(optimizer).step is not self.kind.step:  # PopTorch runs its native optimizer,
+            device.step = functools.partial(self.kind.step, device)  # never a subclass's step
+        return device
 
     def _warn_once(self, user_groups: list[dict], user_attrs: dict) -> None:
         if self.warned or (user_groups == self.groups and user_attrs == self.attrs):

@@ -17,8 +17,6 @@ none); docs/differences.md lists it.
 """
 from __future__ import annotations
 
-import contextlib
-
 import torch
 
 from ..errors import Error
@@ -85,24 +83,16 @@ class AutomaticLossScaling:
         return values
 
 
-@contextlib.contextmanager
-def scaling(scaler: AutomaticLossScaling | None, optimizer, hook, anchors):
-    """One training call: with automatic loss scaling, the optimizer's loss_scaling is each
-    step's final loss scale, and the hook the runtime calls at each update also moves the
-    factor and records the anchors; yields that hook (the given one when scaling is off)."""
-    if scaler is None or not hasattr(optimizer, "loss_scaling"):  # torch.optim: no scale
-        yield hook
-        return
-    base = optimizer.loss_scaling
+def step_scaling(scaler: AutomaticLossScaling | None, loss_scaling: float, anchors):
+    """One training call's (on_update, loss_scale) for the runtime: with automatic loss
+    scaling, each step's loss scale is the final loss scale from the spec's loss_scaling, and
+    the hook the runtime calls at each update moves the factor and records the anchors;
+    (None, None) when it is off (the runtime then reads the spec's loss scale)."""
+    if scaler is None:
+        return None, None
 
     def on_update(grads: dict, scale: float) -> None:
-        if hook is not None:
-            hook(grads, scale)
-        optimizer.loss_scaling = scaler.observe(grads, base)
+        scaler.observe(grads, loss_scaling)
         anchors.record_values(scaler.anchors())
 
-    optimizer.loss_scaling = scaler.step_scale(base)
-    try:
-        yield on_update
-    finally:
-        optimizer.loss_scaling = base
+    return on_update, lambda: scaler.step_scale(loss_scaling)

@@ -82,15 +82,17 @@ def _width(dtype) -> int:
     return torch.empty(0, dtype=dtype).element_size()
 
 
-def optimizer_spec(optimizer) -> sim.OptimizerSpec:
-    """State size and update cost; plain torch optimizers are sized like their PopTorch twins."""
+def optimizer_spec(optimizer, loss_scaling: float = 1.0) -> sim.OptimizerSpec:
+    """State size, update cost and loss scale (the value the device took, which the caller
+    gives: the optimizer's own may have changed since); plain torch optimizers are sized like
+    their PopTorch twins."""
     if optimizer is None:
         return sim.OptimizerSpec()
     name = type(optimizer).__name__
     if isinstance(optimizer, DeviceOptimizer):
         return sim.OptimizerSpec(name, optimizer._state_per_param, optimizer._state_bytes,
                                  optimizer._accumulator_type and _width(optimizer._accumulator_type),
-                                 optimizer._flops_per_param)
+                                 optimizer._flops_per_param, float(loss_scaling))
     group = optimizer.param_groups[0]
     state = {"SGD": 1 if group.get("momentum") else 0, "RMSprop": 1}.get(name, 2)
     return sim.OptimizerSpec(name, state, 4, None, 12 if state == 2 else 4)
@@ -141,28 +143,32 @@ def declared_spec(options: Options, training: bool = True) -> sim.RunSpec:
 
 
 def options_spec(options: Options, training: bool, optimizer, env: Environment,
-                 mixed: str | None = None, micro_batch: int = 1) -> sim.RunSpec:
-    """Options (and the optimizer) in the simulator's terms, for a known micro-batch: the
-    declared fields, then the ones built from several options, the model or the machine."""
+                 mixed: str | None = None, micro_batch: int = 1,
+                 loss_scaling: float = 1.0) -> sim.RunSpec:
+    """Options (and the optimizer, with the loss scale the device took) in the simulator's
+    terms, for a known micro-batch: the declared fields, then the ones built from several
+    options, the model or the machine."""
     strategy = strategy_spec(options._value("execution_strategy"))
     return dataclasses.replace(
         declared_spec(options, training), micro_batch=micro_batch,
         output_mode=output_mode(options, training), mixed_precision=mixed, strategy=strategy,
-        optimizer=optimizer_spec(optimizer if training else None),
+        optimizer=optimizer_spec(optimizer if training else None, loss_scaling),
         locations=locations(options, strategy.kind.phased), rounding=rounding(options),
         wait_for_ipu=env.wait_for_ipu, system=system_for(options, env))
 
 
 def run_spec(options: Options, training: bool, optimizer, model: torch.nn.Module,
-             args: tuple, kwargs: dict, env: Environment) -> sim.RunSpec:
-    """The one translation of Options the simulator reads, made at compile for these inputs.
+             args: tuple, kwargs: dict, env: Environment,
+             loss_scaling: float = 1.0) -> sim.RunSpec:
+    """The one translation of Options the simulator reads, made at compile for these inputs;
+    loss_scaling is the optimizer's as the model was wrapped (or setOptimizer gave it).
 
     Raises:
         Error: the inputs' leading dimension does not divide into the call's micro-batches.
     """
     inputs = _tensors(args, kwargs)
     spec = options_spec(options, training, optimizer, env,
-                        mixed_precision(options, model, inputs))
+                        mixed_precision(options, model, inputs), loss_scaling=loss_scaling)
     # the counts fix how many micro-batches a call holds; the inputs then fix their size
     return dataclasses.replace(spec, micro_batch=micro_batch_size(inputs, spec),
                                loader_async=prepared_ahead(inputs))
@@ -210,9 +216,11 @@ def compile_model(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs
     return spec, graph, compile_plan(graph, spec, progress=progress)
 
 
-def replan(graph: Graph, spec: sim.RunSpec, optimizer) -> tuple[sim.RunSpec, Plan]:
-    """The spec and plan of the same graph with another optimizer (setOptimizer)."""
-    spec = dataclasses.replace(spec, optimizer=optimizer_spec(optimizer))
+def replan(graph: Graph, spec: sim.RunSpec, optimizer,
+           loss_scaling: float = 1.0) -> tuple[sim.RunSpec, Plan]:
+    """The spec and plan of the same graph with another optimizer (setOptimizer) and the
+    loss scale the device takes from it."""
+    spec = dataclasses.replace(spec, optimizer=optimizer_spec(optimizer, loss_scaling))
     return spec, compile_plan(graph, spec)
 
 
@@ -224,15 +232,17 @@ def replica_state(model: torch.nn.Module, replication_factor: int,
 
 def run(model: torch.nn.Module, spec: sim.RunSpec, args: tuple, kwargs: dict, optimizer=None,
         loss: LossLocator | None = None, on_update=None, across_instances=None,
-        replicas: ReplicaState | None = None, frozen: tuple = ()):
+        replicas: ReplicaState | None = None, frozen: tuple = (), loss_scale=None):
     """One call's numerics: D x A x R micro-batches, with the weight updates when training.
 
-    across_instances, when several host processes share the run, reduces each update's
-    gradients over every instance's replicas (see _instances.gradient_reducer); replicas
-    gives each replica its own buffers (broadcastBuffers(False)); frozen replays the tensor
-    values forward read at trace time (Graph.value_reads).
+    optimizer is the optimizer as the device holds it (_device_optimizer's view, not the
+    user's object); across_instances, when several host processes share the run, reduces
+    each update's gradients over every instance's replicas (see _instances.gradient_reducer);
+    replicas gives each replica its own buffers (broadcastBuffers(False)); frozen replays the
+    tensor values forward read at trace time (Graph.value_reads); loss_scale, when automatic
+    loss scaling moves the scale, gives each step's (else the spec's is used).
     """
     if spec.training:
         return run_training(model, optimizer, args, kwargs, spec, loss, on_update,
-                            across_instances, replicas, frozen)
+                            across_instances, replicas, frozen, loss_scale)
     return run_inference(model, args, kwargs, spec, replicas, frozen)

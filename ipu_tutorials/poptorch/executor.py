@@ -25,7 +25,7 @@ from ._anchors import Anchors
 from ._device_link import DeviceLink
 from ._device_optimizer import AttributeTracker, DeviceOptimizer
 from ._ipu_state import DeviceOptimizerState, IpuStateDict
-from ._loss_scaling import AutomaticLossScaling, scaling
+from ._loss_scaling import AutomaticLossScaling, step_scaling
 from ._host_types import detach_inputs, ipu_output_types
 from ._logging import log_compiled
 from ._option_rules import resolved_output_mode
@@ -107,7 +107,7 @@ class PoplarExecutor(PerfQueries, DeviceLink):
             self._attributes.check(self._optimizer)
         opts, env = self._options, environment.read()
         spec = simulator.run_spec(opts, self._training, self._optimizer, self._user_model,
-                                  args, kwargs, env)
+                                  args, kwargs, env, self._loss_scale_taken())
         bar = compilation_bar(opts._value("show_compilation_progress_bar"))
         try:
             check_popart_options(opts)
@@ -140,6 +140,10 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         autoreport.write_if_enabled(opts._value("profile_dir"), env.engine_options, name,
                                     self.report)
         run_post_compile_hooks()
+
+    def _loss_scale_taken(self) -> float:
+        """The optimizer's loss scale as the device took it (wrap or setOptimizer)."""
+        return 1.0 if self._device_optimizer is None else self._device_optimizer.loss_scaling
 
     def _follow_optimizer_state(self) -> None:
         """PopTorch's ipu_state and automatic loss scaling follow the first poptorch.optim
@@ -180,16 +184,20 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         return ipu_output_types(result)
 
     def _train(self, args: tuple, kwargs: dict):
-        """One training call, with the module flags and optimizer values the device holds."""
+        """One training call, with the module flags and optimizer values the device holds
+        (the user's optimizer is read, never written: the device runs a view of it)."""
         if self._optimizer_state is not None:
             self._optimizer_state.before_run()
+        optimizer = self._device_optimizer.view(self._optimizer)
+        # a torch.optim optimizer (even one set after a poptorch.optim one) has no loss scale
+        scaler = self._loss_scaling if "loss_scaling" in self._device_optimizer.attrs else None
+        hook, loss_scale = step_scaling(scaler, self._spec.optimizer.loss_scaling, self._anchors)
         with in_modes(self._modes), training_graph(True), \
-                self._device_optimizer.applied(self._optimizer), \
-                self._anchors.watching(self._spec.replication_factor), \
-                scaling(self._loss_scaling, self._optimizer, None, self._anchors) as hook:
-            result = simulator.run(self._user_model, self._spec, args, kwargs, self._optimizer,
+                self._anchors.watching(self._spec.replication_factor):
+            result = simulator.run(self._user_model, self._spec, args, kwargs, optimizer,
                                    self._graph.loss, hook, self._across_instances,
-                                   self._replica_state, frozen=self._graph.value_reads)
+                                   self._replica_state, frozen=self._graph.value_reads,
+                                   loss_scale=loss_scale)
         self._anchors.record_updated_weights()
         if self._optimizer_state is not None:
             self._optimizer_state.after_run()
@@ -242,7 +250,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         if self._plan is not None:  # its state and update cost may differ: plan again
             self._attributes.check(optimizer)
             self._follow_optimizer_state()
-            self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer)
+            self._spec, self._plan = simulator.replan(self._graph, self._spec, optimizer,
+                                                      self._loss_scale_taken())
 
     # --- tensors, state and files ----------------------------------------------------------------
     def save(self, filename: str, export_model: bool = True, save_rng_state: bool = True) -> None:

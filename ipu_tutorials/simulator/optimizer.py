@@ -15,10 +15,10 @@ class DeviceOptimizer(Protocol):
     sizes its state like its PopTorch twin.
     """
 
-    # Its members other than PopTorch's own (param_groups, loss_scaling) start with "_": they
-    # are the simulator's questions, not part of PopTorch's optimizer classes.
+    # Its members other than PopTorch's own (param_groups) start with "_": they are the
+    # simulator's questions, not part of PopTorch's optimizer classes. The loss scale is not
+    # asked of the optimizer: it comes in the spec (OptimizerSpec.loss_scaling).
     param_groups: list[dict]
-    loss_scaling: float  # the loss is multiplied by it before backward; gradients divided after
     _accumulator_type: torch.dtype | None  # gradient accumulator dtype (None: the weights' dtype)
     _state_per_param: int  # tensors of optimizer state kept per weight
     _state_bytes: int  # width of one element of that state

@@ -160,7 +160,8 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSp
 def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, spec: RunSpec,
                  loss: LossLocator, on_update: Callable[[dict, float], None] | None = None,
                  across_instances: Callable[[dict, int, bool], tuple[dict, int]] | None = None,
-                 replicas: ReplicaState | None = None, frozen: tuple = ()):
+                 replicas: ReplicaState | None = None, frozen: tuple = (),
+                 loss_scale: Callable[[], float] | None = None):
     """D weight updates, each from the gradients of A x R micro-batches.
 
     spec.mean_reduction averages the micro-batch gradients (else they are summed);
@@ -171,7 +172,10 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
     count of the replicas of every instance (several host processes), as one Pod reduces them.
     replicas (a ReplicaState), if given, gives each replica its own buffers. frozen: the
     tensor values forward read at trace time (capture's Graph.value_reads), replayed.
+    The loss is multiplied by spec.optimizer.loss_scaling, or, when the scale moves during
+    the run (automatic loss scaling), by loss_scale(), asked again at each micro-batch.
     """
+    loss_scale = loss_scale or (lambda: spec.optimizer.loss_scaling)
     collector = OutputCollector(spec)
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
     for p in params:  # the IPU's accumulators start at zero: gradients left on the host
@@ -188,23 +192,22 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)
             final = loss.pick(outputs, computed)
             start_backward()
-            # read each micro-batch: on_update may change it (automatic loss scaling)
-            loss_scaling = float(optimizer.loss_scaling) if device else 1.0
+            # asked each micro-batch: on_update may change it (automatic loss scaling)
+            loss_scaling = float(loss_scale())
             _backward(final * loss_scaling if loss_scaling != 1.0 else final)
             gradients.add()
             collector.add(d, a, r, outputs)
             if (a, r) == last:
                 _reduce_and_update(optimizer, params, gradients, spec, across_instances,
-                                   on_update)
+                                   on_update, loss_scaling)
     return collector.result()
 
 
 def _reduce_and_update(optimizer, params: list, gradients: "_Gradients", spec: RunSpec,
-                       across_instances, on_update) -> None:
+                       across_instances, on_update, loss_scaling: float) -> None:
     """One weight update from the accumulated gradients: reduced over every instance when
     several share the run, averaged (Mean) or summed, unscaled, then applied."""
     device = isinstance(optimizer, DeviceOptimizer)
-    loss_scaling = float(optimizer.loss_scaling) if device else 1.0
     grads, count = gradients.take()
     if across_instances is not None:
         grads, count = across_instances(grads, count, gradients.running)

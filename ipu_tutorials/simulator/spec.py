@@ -73,6 +73,9 @@ class OptimizerSpec:
     state_bytes: int = 4  # width of those tensors
     accum_bytes: int | None = None  # gradient accumulator width (None: the weight's width)
     flops_per_param: int = 2  # arithmetic of one update, per weight element
+    # the loss is multiplied by it before backward and the gradients divided by it after: the
+    # optimizer's loss_scaling as the device took it (wrap or setOptimizer; 1 for torch.optim)
+    loss_scaling: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -40,13 +40,26 @@ def test_edits_after_wrapping_are_not_applied_and_warn_once():
     device = DeviceOptimizer(optimizer)
     optimizer.param_groups[0]["lr"] = 0.5
     with pytest.warns(UserWarning, match=r"call poptorch_model.setOptimizer\(optimizer\)"):
-        with device.applied(optimizer):
-            assert optimizer.param_groups[0]["lr"] == 0.1  # what the device uses
-    assert optimizer.param_groups[0]["lr"] == 0.5  # the user's edit is back
+        assert device.view(optimizer).param_groups[0]["lr"] == 0.1  # what the device uses
+    assert optimizer.param_groups[0]["lr"] == 0.5  # the user's edit stays
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with device.applied(optimizer):
-            pass
+        device.view(optimizer)
+
+
+def test_the_device_view_shares_weights_and_state_but_holds_its_own_values():
+    optimizer = poptorch.optim.SGD(params(), lr=0.1, momentum=0.9, loss_scaling=8.0,
+                                   max_grad_norm=2.0)
+    device = DeviceOptimizer(optimizer)
+    optimizer.loss_scaling, optimizer.max_grad_norm = 16.0, 4.0
+    optimizer.step = 0  # an attribute of the user's, not the device's
+    with pytest.warns(UserWarning, match=r"setOptimizer"):
+        view = device.view(optimizer)
+    assert (view.loss_scaling, view.max_grad_norm, device.loss_scaling) == (8.0, 2.0, 8.0)
+    assert view.state is optimizer.state
+    assert view.param_groups[0]["params"] is optimizer.param_groups[0]["params"]
+    assert type(view) is poptorch.optim.SGD and callable(view.step)
+    assert DeviceOptimizer(torch.optim.SGD(params(), lr=0.1)).loss_scaling == 1.0
 
 
 def test_popart_type_names_follow_the_variant():
