@@ -1,6 +1,6 @@
 """Modules that moved into a room (issue 37) keep the names lessons, PopTorch code, instructors
-and the `poprun` command use: each old name is the moved module itself, not a copy, and the old
-commands (`python -m ipu_tutorials.classroom.editions`) still run."""
+and the `poprun` command use: each old name is the moved module itself, not a copy, and
+`python -m ipu_tutorials.poprun` still runs (the course's tools have one command, `ipu-course`)."""
 import importlib
 import pathlib
 import subprocess
@@ -63,18 +63,3 @@ def test_python_m_runs_poprun_under_its_old_name():
                              "python", "-c", "pass"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("poprun: error:"), result.stderr
-
-
-def test_python_m_runs_the_editions_tool_under_its_old_name(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "ipu_tutorials.classroom.editions", "01",
-                             "--out", str(tmp_path), "--root", str(ROOT)],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert (tmp_path / "release" / "01_poptorch_basics" / "01_poptorch_basics.ipynb").is_file()
-
-
-def test_python_m_runs_the_grader_under_its_old_name(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "ipu_tutorials.classroom.grading",
-                             str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2
-    assert result.stderr == f"ipu-course: {tmp_path / 'nothing'} is not a folder\n"
