@@ -1,21 +1,18 @@
 """Build the lessons: walkthroughs/*.py -> executed notebooks/*.ipynb and their static/ figures.
 
     python build_notebooks.py                 # build every lesson
-    python build_notebooks.py 04_pipelining   # build some (names or paths)
+    python build_notebooks.py 04_pipelining   # build some (names or their prefixes: 04)
     python build_notebooks.py --check         # fail if a notebook is stale against its source
-    python build_notebooks.py --student DIR   # only write the classroom editions (not re-run)
-    python build_notebooks.py --html DIR      # export the built notebooks to HTML that works offline
-    python build_notebooks.py --times         # each lesson's estimated study time, for docs/course.md
-    python build_notebooks.py --diagrams      # the conceptual diagrams, static/diagram_*.png
+    python build_notebooks.py --help          # the other commands: editions, html, times, ...
 
-The course's authoring tools live in ipu_tutorials/course/, behind the `ipu-course` command
-(`ipu-course build`, `check`, `editions`, `html`, `times`, `diagrams`, `grade`); this script
-runs them on the checkout it lies in.
+This script is the `ipu-course` command (ipu_tutorials/course/cli.py) run on the checkout it
+lies in: `python build_notebooks.py ARGS` is `ipu-course ARGS --root THIS_FOLDER`, the same
+commands and flags, `build` the default one.
 
 Sources are jupytext "percent" files. A code line `# show: ipu_tutorials.module.Name` shows the
 package's own class or function there (ipu_tutorials/course/shown_code.py), so lesson code
-the package also needs is written once; `--check` names a notebook that shows an older version,
-and the build refuses a walkthrough that copies the package's code. A notebook is the learner's
+the package also needs is written once; `--check` names a notebook that shows an older
+version, and the build refuses a walkthrough that copies the package's code. A notebook is the learner's
 version of its lesson: a setup cell after the title (installs the package where it is missing),
 and each exercise's answer cell holding its starting code (ipu_tutorials/course/editions.py),
 so every check says "Not yet" until the learner answers; the instructor's edition, with the
@@ -29,12 +26,11 @@ unchanged (ipu_tutorials/course/notebook_form.py).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from ipu_tutorials.course import cli
-from ipu_tutorials.course.checkout import Checkout, CourseError
+from ipu_tutorials.course.checkout import Checkout
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 SOURCES, NOTEBOOKS, STATIC = (os.path.join(ROOT, d) for d in ("walkthroughs", "notebooks", "static"))
@@ -45,35 +41,9 @@ def checkout() -> Checkout:
     return Checkout(ROOT, SOURCES, NOTEBOOKS, STATIC)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help="lessons to build (default: all)")
-    parser.add_argument("--check", action="store_true",
-                        help="only check that every notebook is current; exit 1 if not")
-    parser.add_argument("--student", metavar="DIR",
-                        help="only write the student and instructor editions of the stored "
-                             "notebooks into DIR (see ipu_tutorials/course/editions.py)")
-    parser.add_argument("--html", metavar="DIR",
-                        help="only export the built notebooks to offline HTML pages in DIR")
-    parser.add_argument("--times", action="store_true",
-                        help="only print each lesson's estimated study time")
-    parser.add_argument("--diagrams", action="store_true",
-                        help="only draw the conceptual diagrams into static/diagram_*.png")
-    args = parser.parse_args(argv)
-    course = checkout()
-    try:
-        if args.diagrams:
-            return cli.diagrams(course)
-        if args.times:
-            return cli.times(course, args.names)
-        if args.student:
-            return cli.editions(course, args.names, args.student)
-        if args.html:
-            return cli.html(course, args.html, args.names)
-        return (cli.check if args.check else cli.build)(course, args.names)
-    except CourseError as error:
-        print(f"build_notebooks.py: {error}", file=sys.stderr)
-        return 2
+def main(argv: list[str] | None = None) -> int:
+    """`ipu-course ARGS` on this checkout; its exit code."""
+    return cli.main(argv, prog="build_notebooks.py", checkout=checkout())
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""`python build_notebooks.py`, the script that runs the course's tools on its own checkout:
-`--check` passes now and names what is stale, a walkthrough copying the package's code is
-refused before any lesson runs, and `--student` writes the editions without running one."""
+"""`python build_notebooks.py`, the `ipu-course` command run on its own checkout: the same
+commands and flags, `build` the default; `--check` passes now and names what is stale, a
+walkthrough copying the package's code is refused before any lesson runs, and `editions`
+writes the editions without running one."""
 import os
+import subprocess
+import sys
 
 import pytest
 
 import build_notebooks
-from ipu_tutorials.course import notebook_form, shown_code
+from ipu_tutorials.course import cli, notebook_form, shown_code
 
 LESSONS = sorted(f for f in os.listdir(build_notebooks.SOURCES) if f.endswith(".py"))
 
@@ -97,7 +100,33 @@ def test_build_refuses_a_lesson_line_that_uses_a_simulator_extra_unmarked(tmp_pa
     assert not (notebooks / "99_extras.ipynb").exists()
 
 
-def test_student_writes_the_editions_without_running_a_notebook(tmp_path, monkeypatch):
+def test_editions_writes_the_editions_without_running_a_notebook(tmp_path, monkeypatch):
     monkeypatch.setattr(notebook_form, "execute", lambda *_: pytest.fail("re-executed"))
-    assert build_notebooks.main(["04_pipelining", "--student", str(tmp_path)]) == 0
+    assert build_notebooks.main(["editions", "04_pipelining", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "release" / "04_pipelining" / "04_pipelining.ipynb").exists()
+
+
+@pytest.mark.parametrize("argv, call", [
+    ([], ("build", [], False)),
+    (["04_pipelining"], ("build", ["04_pipelining"], False)),
+    (["--check"], ("build", [], True)),
+    (["build", "04", "--check"], ("build", ["04"], True)),
+    (["times", "01"], ("times", ["01"])),
+    (["diagrams"], ("diagrams",)),
+    (["pages", "--check"], ("pages", True)),
+], ids=lambda value: " ".join(value) if isinstance(value, list) and value else None)
+def test_the_script_is_the_course_command_on_its_checkout(monkeypatch, argv, call):
+    calls = []
+    function, *arguments = call
+    monkeypatch.setattr(cli, function, lambda *args: calls.append(args) or 0)
+    assert build_notebooks.main(argv) == 0
+    assert calls == [(build_notebooks.checkout(), *arguments)]
+
+
+def test_a_spelling_the_command_lacks_is_one_argparse_line():
+    # was: --student DIR, --html DIR, --times and --diagrams; now `editions --out DIR`, ...
+    done = subprocess.run([sys.executable, "build_notebooks.py", "--student", "course"],
+                          cwd=build_notebooks.ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "build_notebooks.py: error: unrecognized arguments: --student")

@@ -1,5 +1,4 @@
-"""Writes the course's conceptual diagrams to static/ (`ipu-course diagrams`, or
-`python build_notebooks.py --diagrams`).
+"""Writes the course's conceptual diagrams to static/ (`ipu-course diagrams`).
 
 The schedule figures come straight from the simulator's schedule functions; the memory and
 replication figures from plans of a small transformer compiled on the meta device.

@@ -6,7 +6,7 @@ the other way round: the package holds the code, which its tests exercise and la
 import, and the lesson shows it). The learner reads and runs the code in the cell as before,
 and may change it there. Nothing is copied by hand, so a lesson and the package cannot disagree
 in a fresh build; a stored notebook built before the package changed is named by
-`ipu-course check` (`drift`), and a walkthrough that defines again what the package
+`ipu-course --check` (`drift`), and a walkthrough that defines again what the package
 defines is refused (`hand_copies`).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`build_notebooks.py --html DIR` pages, opened with the network cut off: every explorer shows
+"""`build_notebooks.py html DIR` pages, opened with the network cut off: every explorer shows
 its summary and figure, and every stored figure is drawn."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.browser.pages import assert_shows_summary, expected_outputs, loaded_i
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     directory = tmp_path_factory.mktemp("html")
-    assert build_notebooks.main(["--html", str(directory), *LESSONS]) == 0
+    assert build_notebooks.main(["html", str(directory), *LESSONS]) == 0
     return directory
 
 

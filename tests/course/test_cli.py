@@ -1,6 +1,7 @@
-"""`ipu-course`: each subcommand reaches its tool with its arguments, a checkout lacking what a
-command needs is one line and exit code 2, `--help` needs none of the notebooks extra, and the
-command works from an installed wheel run outside any checkout. No lesson runs here."""
+"""`ipu-course`: each subcommand reaches its tool with its arguments (`build` the default), a
+checkout lacking what a command needs is one line and exit code 2, `--help` needs none of the
+notebooks extra, a mistyped command is named, and the command works from an installed wheel
+run outside any checkout. No lesson runs here."""
 import os
 import shutil
 import subprocess
@@ -21,17 +22,22 @@ HERE = Checkout(".")
 
 
 @pytest.mark.parametrize("argv, function, arguments", [
-    (["build", "04", "05"], "build", (HERE, ["04", "05"])),
-    (["check", "--root", ROOT], "check", (CHECKOUT, [])),
+    (["build", "04", "05"], "build", (HERE, ["04", "05"], False)),
+    (["build", "--check", "--root", ROOT], "build", (CHECKOUT, [], True)),
+    ([], "build", (HERE, [], False)),
+    (["04"], "build", (HERE, ["04"], False)),
+    (["--check", "04", "--root", ROOT], "build", (CHECKOUT, ["04"], True)),
     (["editions", "04", "--out", "course"], "editions", (HERE, ["04"], "course")),
     (["editions"], "editions", (HERE, [], None)),
     (["html", "pages", "04"], "html", (HERE, "pages", ["04"])),
     (["times", "01"], "times", (HERE, ["01"])),
     (["diagrams", "--root", ROOT], "diagrams", (CHECKOUT,)),
+    (["pages"], "pages", (HERE, False)),
+    (["pages", "--check", "--root", ROOT], "pages", (CHECKOUT, True)),
     (["grade", "sub", "--course", "c", "--out", "o", "--cell-timeout", "5", "--timeout", "9"],
      "grade", ("sub", "c", "o", 5, 9)),
     (["grade", "sub"], "grade", ("sub", None, None, None, None)),
-], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
+], ids=lambda value: " ".join(value) or "(none)" if isinstance(value, list) else None)
 def test_each_subcommand_reaches_its_function_with_its_arguments(monkeypatch, argv, function,
                                                                  arguments):
     calls = []
@@ -41,7 +47,7 @@ def test_each_subcommand_reaches_its_function_with_its_arguments(monkeypatch, ar
 
 
 def test_check_and_times_run_on_the_stored_lessons(capsys):
-    assert cli.main(["check", "01", "--root", ROOT]) == 0
+    assert cli.main(["--check", "01", "--root", ROOT]) == 0
     assert cli.main(["times", "01", "--root", ROOT]) == 0
     path = os.path.join(CHECKOUT.walkthroughs, "01_poptorch_basics.py")
     assert capsys.readouterr().out == \
@@ -59,8 +65,9 @@ def test_editions_and_html_write_what_they_name(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, missing", [
-    (["check"], "walkthroughs/"), (["build"], "walkthroughs/"), (["times"], "walkthroughs/"),
+    (["--check"], "walkthroughs/"), (["build"], "walkthroughs/"), (["times"], "walkthroughs/"),
     (["editions"], "notebooks/"), (["html", "pages"], "notebooks/"), (["diagrams"], "static/"),
+    (["pages"], "docs/architecture.md"), (["pages", "--check"], "docs/architecture.md"),
 ])
 def test_a_root_without_what_the_command_needs_is_one_line(tmp_path, capsys, argv, missing):
     assert cli.main([*argv, "--root", str(tmp_path)]) == 2
@@ -69,7 +76,7 @@ def test_a_root_without_what_the_command_needs_is_one_line(tmp_path, capsys, arg
 
 
 def test_an_unknown_lesson_or_a_submissions_folder_outside_a_course_is_one_line(tmp_path, capsys):
-    assert cli.main(["check", "99", "--root", ROOT]) == 2
+    assert cli.main(["build", "--check", "99", "--root", ROOT]) == 2
     assert capsys.readouterr().err.startswith("ipu-course: no walkthrough named 99; known: 01_")
     assert cli.main(["editions", "99", "--root", ROOT]) == 2
     assert capsys.readouterr().err.startswith("ipu-course: no stored notebook named 99; known: ")
@@ -87,6 +94,23 @@ def test_a_time_limit_is_a_whole_number_of_seconds(capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         "ipu-course grade: error: argument --timeout: '-5' is not a whole number of seconds "
         "(1 or more)")
+
+
+def test_a_mistyped_command_is_named_not_built(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["edition", "04"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ipu-course: error: no command 'edition'; did you mean 'editions'? (commands: build, "
+        "editions, html, times, diagrams, pages, grade)")
+
+
+def test_pages_without_grimp_names_the_extra():
+    result = python("import sys\nsys.modules['grimp'] = None  # as if not installed\n"
+                    "from ipu_tutorials.course import cli\nsys.exit(cli.main(['pages', '--check']))")
+    assert result.returncode == 2
+    assert result.stderr == ("ipu-course pages: grimp is missing, which the test extra installs: "
+                             "pip install -e \".[test]\"\n")
 
 
 def python(code: str) -> subprocess.CompletedProcess:
@@ -112,7 +136,7 @@ def test_help_imports_none_of_the_notebooks_extra():
                     "    assert done.code == 0\n"
                     "print(sorted(m for m in cli.NOTEBOOK_PACKAGES if m in sys.modules))")
     assert result.stdout.splitlines()[-1] == "[]", result.stderr
-    for command in ("build", "check", "editions", "html", "times", "diagrams", "grade"):
+    for command in ("build", "editions", "html", "times", "diagrams", "pages", "grade"):
         assert command in result.stdout
 
 

@@ -150,7 +150,7 @@ def test_the_course_map_lists_every_lesson_with_its_time_and_explorer(lesson):
     assert row[0] == f"[{number}. {title}](../notebooks/{name}.ipynb)"
     assert row[2], f"{name}: the explorer column is empty"
     assert row[3] == f"{lessons.study_minutes(path)} min", \
-        "run `python build_notebooks.py --times` and copy the times into docs/course.md"
+        "run `ipu-course times` and copy the times into docs/course.md"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -163,7 +163,7 @@ def test_the_readme_lists_every_lesson_with_a_line_and_its_time(lesson):
     assert row[0] == f"{number}. [{title}](notebooks/{name}.ipynb)"
     assert row[1], f"{name}: say in a line what the learner does"
     assert row[2] == f"{lessons.study_minutes(path)} min", \
-        "run `python build_notebooks.py --times` and copy the times into README.md"
+        "run `ipu-course times` and copy the times into README.md"
 
 
 def test_lessons_are_numbered_in_course_order():

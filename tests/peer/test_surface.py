@@ -1,10 +1,9 @@
 """Each facade is the real surface and no more: checked against the manifests of tests/peer/.
 
-    python tests/peer/test_surface.py --write    # rewrite docs/differences.md's extras table
-
 A name, parameter, return or attribute type a facade has and the real project lacks fails here
 unless ipu_tutorials/support/extras_registry.py declares it; each rule the manifests list
-raises the real exception class; every extra notes its use (support/extras.py).
+raises the real exception class; every extra notes its use (support/extras.py); and
+docs/differences.md lists every extra (`ipu-course pages` writes its table).
 """
 import builtins
 import json
@@ -22,10 +21,11 @@ import manifest  # noqa: E402
 import surface_facades  # noqa: E402
 
 from ipu_tutorials import poptorch  # noqa: E402
+from ipu_tutorials.course import pages  # noqa: E402
+from ipu_tutorials.course.checkout import Checkout  # noqa: E402
 from ipu_tutorials.support import extras, extras_registry  # noqa: E402
 
-DIFFERENCES = HERE.parent.parent / "docs" / "differences.md"
-BEGIN, END = "<!-- extras:begin -->", "<!-- extras:end -->"
+CHECKOUT = Checkout(str(HERE.parent.parent))
 
 
 @pytest.fixture(scope="module")
@@ -49,16 +49,10 @@ def test_every_declared_extra_is_still_one(findings):
     assert not stale, f"declared but the facade matches the real surface now: {stale}"
 
 
-def extras_table() -> str:
-    rows = ["| extra | why the simulator has it | the real way |", "| --- | --- | --- |"]
-    rows += [f"| `{e.name}` | {e.why} | {e.real_way} |" for e in extras_registry.EXTRAS]
-    return "\n".join(rows)
-
-
 def test_differences_lists_every_extra():
-    text = DIFFERENCES.read_text()
-    written = text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
-    assert written == extras_table(), "run: python tests/peer/test_surface.py --write"
+    table = next(b for b in pages.BLOCKS if b.page == "docs/differences.md")
+    assert table.written(CHECKOUT) == pages.extras_table(), (
+        "docs/differences.md's extras table is out of date: run `ipu-course pages`")
 
 
 # --- what a call returns, what an attribute holds -------------------------------------------
@@ -303,12 +297,3 @@ def test_a_log_file_names_each_use(tmp_path, monkeypatch):
     with extras.recording_extras():
         USES["poptorch.OutOfMemoryError"]()
     assert [u.extra for u in extras.read_log(log)] == ["poptorch.OutOfMemoryError"]
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--write"]:
-        text = DIFFERENCES.read_text()
-        head, rest = text.split(BEGIN)
-        DIFFERENCES.write_text(f"{head}{BEGIN}\n{extras_table()}\n{END}{rest.split(END, 1)[1]}")
-    else:
-        print(extras_table())
