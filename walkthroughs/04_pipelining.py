@@ -15,7 +15,7 @@
 # - how utilisation grows with gradient accumulation, and why the slowest stage sets the pace;
 # - how to train the tutorial's network with `OutputMode.All`.
 #
-# **Time:** about 55 minutes.
+# **Time:** about 60 minutes.
 #
 # **Prerequisites:** lesson 3 (blocks and stages).
 #
