@@ -147,8 +147,8 @@ def load_data(args):
     train_set = load_mnist(True, args.dataset, args.data_dir)
     test_set = load_mnist(False, "embedded" if "embedded" in train_set.name else "mnist",
                           args.data_dir)
-    note = "" if "embedded" not in train_set.name or args.dataset == "embedded" else \
-        " (full MNIST is not on disk and could not be downloaded)"
+    note = ("" if "embedded" not in train_set.name or args.dataset == "embedded" else
+            " (full MNIST is not on disk and could not be downloaded)")
     print(f"Data: {train_set.name.split(',')[0]}: {len(train_set):,} training and "
           f"{len(test_set):,} test images{note}")
     if args.half:

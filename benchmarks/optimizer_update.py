@@ -30,8 +30,8 @@ def main(rounds: int, count: int, half: bool) -> None:
         optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.001,
                                          accum_type=torch.float16 if half else torch.float32,
                                          loss_scaling=optimizer_scale(half))
-        update = optimizer.apply_gradients if name == "sliced" else \
-            torch.no_grad()(optimizer._apply_per_tensor)
+        update = (optimizer.apply_gradients if name == "sliced" else
+                  torch.no_grad()(optimizer._apply_per_tensor))
         generator = torch.Generator().manual_seed(0)
         grads = {p: (torch.randn(p.shape, generator=generator) * optimizer_scale(half) * 1e-2)
                  .to(p.dtype) for p in model.parameters()}

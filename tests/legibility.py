@@ -143,8 +143,8 @@ def _area_overlap(a: Bbox, b: Bbox) -> bool:
 
 def _line_covers(line: Line2D, region: Bbox) -> bool:
     path = line.get_transform().transform_path(line.get_path())
-    if line.get_linestyle() not in ("None", "", " ") and len(path.vertices) > 1 \
-            and path.intersects_bbox(region, filled=False):
+    if (line.get_linestyle() not in ("None", "", " ") and len(path.vertices) > 1
+            and path.intersects_bbox(region, filled=False)):
         return True
     if line.get_marker() in (None, "None", "", " "):
         return False

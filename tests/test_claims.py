@@ -82,16 +82,16 @@ def test_every_row_is_used_exactly_where_it_says():
     for claim, row in ledger().items():
         where = set(re.findall(r"[\w./-]+\.(?:py|md)", row["where"]))
         assert claim in used, f"docs/claims.md: {claim} is marked in no lesson or page"
-        assert where == used[claim], \
-            f"docs/claims.md: {claim} says where {sorted(where)}, but is marked in {sorted(used[claim])}"
+        assert where == used[claim], (f"docs/claims.md: {claim} says where {sorted(where)}, "
+                                      f"but is marked in {sorted(used[claim])}")
 
 
 def test_every_source_is_public_and_names_its_release():
     for claim, row in ledger().items():
-        assert PUBLIC_SOURCE.search(row["source"]), \
-            f"docs/claims.md: {claim}'s source is not a URL, owner/repo@release:path or arXiv id"
-        assert not PRIVATE.search(row["source"]), \
-            f"docs/claims.md: {claim}'s source is not public: {row['source']}"
+        assert PUBLIC_SOURCE.search(row["source"]), (
+            f"docs/claims.md: {claim}'s source is not a URL, owner/repo@release:path or arXiv id")
+        assert not PRIVATE.search(row["source"]), (
+            f"docs/claims.md: {claim}'s source is not public: {row['source']}")
 
 
 def words(text: str) -> str:
@@ -108,11 +108,11 @@ def test_the_simulator_column_follows_or_quotes_a_difference():
     for claim, row in ledger().items():
         verdict = row["simulator"]
         quoted = re.fullmatch(r'differs: "(.+)"', verdict)
-        assert verdict in ("follows", "n/a") or quoted, \
-            f"docs/claims.md: {claim}'s simulator column is not follows, n/a or differs: \"...\""
+        assert verdict in ("follows", "n/a") or quoted, (
+            f"docs/claims.md: {claim}'s simulator column is not follows, n/a or differs: \"...\"")
         if quoted:
-            assert words(quoted.group(1)) in differences, \
-                f"docs/claims.md: {claim} quotes a difference no page of {DIFFERENCE_PAGES} holds"
+            assert words(quoted.group(1)) in differences, (
+                f"docs/claims.md: {claim} quotes a difference no page of {DIFFERENCE_PAGES} holds")
 
 
 @pytest.mark.parametrize("lesson", sorted(glob.glob(os.path.join(ROOT, "walkthroughs", "*.py"))),

@@ -94,13 +94,13 @@ def _option_groups(options, prefix: str, seen: set, out: dict[str, Entry]) -> No
     older name of `Precision`) is counted as Options' member, not walked as a second group.
     """
     for name in dir(options):
-        if (name.startswith("_") and name != "_Popart") \
-                or isinstance(getattr(type(options), name, None), property):
+        if ((name.startswith("_") and name != "_Popart")
+                or isinstance(getattr(type(options), name, None), property)):
             continue
         value = getattr(options, name, None)
         cls = type(value)
-        if _ours(cls) and not inspect.isclass(value) and not callable(value) \
-                and not isinstance(value, enum.Enum) and cls not in seen:
+        if (_ours(cls) and not inspect.isclass(value) and not callable(value)
+                and not isinstance(value, enum.Enum) and cls not in seen):
             _walk_class(cls, f"{prefix}.{name}", seen, out)
             _option_groups(value, f"{prefix}.{name}", seen, out)
 

@@ -91,9 +91,11 @@ def untested_modules() -> list[str]:
 
 def test_every_module_with_behaviour_has_its_mirrored_test_file():
     missing = untested_modules()
-    assert not missing, "modules without their test file (tests/<same path>/test_<module>.py):\n" + \
-        "\n".join(f"ipu_tutorials/{name} -> {mirrored_tests(PACKAGE / name)[0].relative_to(TESTS.parent)}"
-                  for name in missing)
+    assert not missing, (
+        "modules without their test file (tests/<same path>/test_<module>.py):\n"
+        + "\n".join(f"ipu_tutorials/{name} -> "
+                    f"{mirrored_tests(PACKAGE / name)[0].relative_to(TESTS.parent)}"
+                    for name in missing))
 
 
 def test_the_list_of_exceptions_holds_only_modules_that_exist():

@@ -22,8 +22,8 @@ def test_the_lesson_states_the_time_the_course_map_computes(lesson):
     path = os.path.join(build_notebooks.SOURCES, lesson)
     stated = re.search(r"\*\*Time:\*\* about (\d+) minutes\.", source(lesson))
     assert stated, f"{lesson}: no '**Time:** about N minutes.' line"
-    assert int(stated.group(1)) == study_minutes(path), \
-        f"{lesson}: the stated time is not lessons.study_minutes ({study_minutes(path)})"
+    assert int(stated.group(1)) == study_minutes(path), (
+        f"{lesson}: the stated time is not lessons.study_minutes ({study_minutes(path)})")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -44,8 +44,8 @@ def test_every_rule_says_what_it_hides_and_why():
     lines = open(CONFIG, encoding="utf-8").read().splitlines()
     for index, line in enumerate(lines):
         if re.fullmatch(r"\[\w+\]", line.strip()):
-            assert index > 0 and lines[index - 1].startswith("#"), \
-                f"sanitize.cfg: rule {line} has no comment above it saying what it hides and why"
+            assert index > 0 and lines[index - 1].startswith("#"), (
+                f"sanitize.cfg: rule {line} has no comment above it saying what it hides and why")
 
 
 @pytest.mark.parametrize("name", sorted(n[:-6] for n in os.listdir(os.path.join(ROOT, "notebooks"))

@@ -89,8 +89,8 @@ def test_links_written_for_github_name_the_sites_pages(page, link, expected):
 
 def test_a_link_to_a_source_file_shows_its_path():
     text = "see [the rules](../ipu_tutorials/simulator/rules.py) and ![a](../static/x.png)"
-    assert hooks.rewrite_links(text, "architecture.md") == \
-        "see the rules (`ipu_tutorials/simulator/rules.py`) and ![a](static/x.png)"
+    assert (hooks.rewrite_links(text, "architecture.md") ==
+            "see the rules (`ipu_tutorials/simulator/rules.py`) and ![a](static/x.png)")
 
 
 def test_a_lesson_page_shows_explorers_as_their_pictures(tmp_path):
@@ -215,8 +215,8 @@ def test_no_lesson_line_is_read_as_a_heading_by_accident():
     # was wrong: lesson 14's line "#19405, February 2024)." became a top-level heading
     accidental = [(name, line) for name, source in markdown_cells()
                   for line in source.splitlines() if re.match(r"#{1,6}[^#\s]", line)]
-    assert accidental == [], "rewrap these lines so that no '#' starts one (GitHub and the site " \
-                             "disagree on whether it is a heading)"
+    assert accidental == [], ("rewrap these lines so that no '#' starts one (GitHub and the site "
+                              "disagree on whether it is a heading)")
 
 
 def markdown_images() -> list[tuple[str, str]]:

@@ -48,8 +48,8 @@ def test_each_exercise_has_its_solution_folded_under_its_check():
     assert "open" not in fold.attrs
     assert fold.summary.get_text() == "Solution to exercise 4.1 (try it yourself first)"
     assert fold.find("code", string="exercises.smallest_accumulation.solution()") is not None
-    assert fold.select_one(".highlight code").get_text().strip() == \
-        pipelining.smallest_accumulation.solution_code
+    assert (fold.select_one(".highlight code").get_text().strip() ==
+            pipelining.smallest_accumulation.solution_code)
     check = fold.find_previous_sibling()
     assert "check(my_accumulation)" in check.get_text() and "after" not in fold.get_text()
     assert "Correct" not in fold.get_text()  # no verdict is shown: nothing was run
@@ -144,8 +144,8 @@ def test_the_search_index_reads_each_section_with_its_cells():
             '<a class="anchor-link">¶</a></h2><p>prose</p></div><div class="jp-Cell"><pre>code'
             '</pre><clipboard-copy>Copied!</clipboard-copy><div class="clipboard-copy-txt">code'
             '</div></div><details data-search-exclude=""><pre>solution</pre></details></div>')
-    assert lesson_search.for_search(page) == \
-        '<h1 id="t">T</h1><h2 id="s">S</h2><p>prose</p><pre>code</pre>'
+    assert (lesson_search.for_search(page) ==
+            '<h1 id="t">T</h1><h2 id="s">S</h2><p>prose</p><pre>code</pre>')
 
 
 def test_each_name_a_lesson_teaches_is_in_that_lesson():

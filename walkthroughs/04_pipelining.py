@@ -8,13 +8,14 @@
 # the network with it.
 #
 # **What you will learn**
+# - the pipeline's clock: which micro-batch each stage works on in each cycle;
 # - what `PipelinedExecution` does in training: 2N-1 pipeline stages, fill, main and flush;
 # - how gradient accumulation and device iterations set the work of one call, and the
 #   combined batch size;
 # - how utilisation grows with gradient accumulation, and why the slowest stage sets the pace;
 # - how to train the tutorial's network with `OutputMode.All`.
 #
-# **Time:** about 55 minutes.
+# **Time:** about 60 minutes.
 #
 # **Prerequisites:** lesson 3 (blocks and stages).
 #
@@ -65,13 +66,41 @@ print(f"{train_set}: combined batch size {training_data.combinedBatchSize}, "
 # and the calls they make), so the lesson needs no download. Full MNIST works the same way
 # with `source="mnist"`.
 #
+# ## The pipeline's clock
+#
+# A pipeline moves in clock cycles. In cycle k, stage s works on micro-batch k - s, if there is
+# one: micro-batch 0 enters stage 0 in cycle 0 and moves one stage on per cycle, and each
+# micro-batch follows one cycle behind the one before it. The simulator builds its schedule on
+# this one function, which lists the (micro-batch, stage) pairs of every cycle:
+
+# %%
+# show: ipu_tutorials.simulator.schedule.clock_cycles
+
+# %% [markdown]
+# Here it is for 4 micro-batches on 4 IPUs, one stage each, with only forward passes: a row per
+# IPU, a column per cycle, `F2` meaning the forward pass of micro-batch 2.
+
+# %%
+ipus, micro_batches = 4, 4
+cycles = clock_cycles(micro_batches, ipus)
+for ipu in range(ipus):
+    cells = [next((f"F{m}" for m, stage in cycle if stage == ipu), ". ") for cycle in cycles]
+    print(f"IPU {ipu}  " + "  ".join(cells))
+full = sum(len(cycle) == ipus for cycle in cycles)
+print(f"{len(cycles)} cycles (M + S - 1); every IPU busy in {full} of them")
+
+# %% [markdown]
+# The staircase fills the pipeline one IPU per cycle and drains it the same way; only the
+# cycles in between keep every IPU busy. More micro-batches lengthen that middle part, while
+# the fill and the drain stay as long as they are.
+#
 # ## The schedule of one step
 #
-# Training on N = 4 IPUs has 2N-1 = 7 pipeline stages: forward on IPUs 0 to 3, where the last
-# forward runs together with the first backward, then backward on IPUs 2, 1 and
-# 0.<!-- claim: L04-2n-1-stages --> In each cycle every pipeline stage works on a different
-# micro-batch. The simulator compiles the model and prints one step as a grid: a row per IPU, a
-# column per cycle, `F3` meaning the forward pass of micro-batch 3.
+# Training runs the same clock over more stages. On N = 4 IPUs it has 2N-1 = 7 pipeline
+# stages: forward on IPUs 0 to 3, where the last forward runs together with the first
+# backward, then backward on IPUs 2, 1 and 0.<!-- claim: L04-2n-1-stages --> In each cycle
+# every pipeline stage works on a different micro-batch. The simulator compiles the model and
+# prints one step as a grid, as above: a row per IPU, a column per cycle.
 #
 # The same staircase as a picture, drawn by `ipu_tutorials.profiling.diagrams` from the
 # simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more IPU

@@ -172,8 +172,8 @@ def launch_environments(args, ranks: list[int], secret: str, store_file: str | N
         shared[rendezvous.STORE_FILE_ENV] = store_file
     else:
         shared.update({"MASTER_ADDR": address, "MASTER_PORT": str(port), ENV_STORE_HOSTED: "1"})
-    if (store_file is not None or address == rendezvous.LOOPBACK) \
-            and "GLOO_SOCKET_IFNAME" not in os.environ:
+    if ((store_file is not None or address == rendezvous.LOOPBACK)
+            and "GLOO_SOCKET_IFNAME" not in os.environ):
         interface = _loopback_interface()  # gloo's own sockets stay on loopback too
         if interface:
             shared["GLOO_SOCKET_IFNAME"] = interface

@@ -112,8 +112,8 @@ class IPUStrategy(OneHostProcess, ParallelStrategy):
         super().__init__(accelerator=accelerator, parallel_devices=parallel_devices,
                          cluster_environment=cluster_environment, checkpoint_io=checkpoint_io,
                          precision_plugin=precision_plugin)
-        if isinstance(device_iterations, bool) or not isinstance(device_iterations, int) \
-                or device_iterations < 1:
+        if (isinstance(device_iterations, bool) or not isinstance(device_iterations, int)
+                or device_iterations < 1):
             raise ValueError(f"IPUStrategy(device_iterations={device_iterations!r}): give a "
                              f"positive int (the IPU runs that many iterations per call)")
         for name, opts in (("training_opts", training_opts), ("inference_opts", inference_opts)):

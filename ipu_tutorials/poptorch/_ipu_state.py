@@ -93,8 +93,8 @@ def hyperparameters(optimizer, names: dict, replicas: int = 1, accumulation: int
     af = accumulation if mean_accumulation else 1
     params = {}
     for group in optimizer.param_groups:
-        values = _sgd_values(group, optimizer, velocity, replicas, af) if kind == "SGD" \
-            else _group_values(group)
+        values = (_sgd_values(group, optimizer, velocity, replicas, af) if kind == "SGD"
+                  else _group_values(group))
         for name, depends_on in table:
             if name in values and any(is_variable(optimizer, a) for a in depends_on):
                 for p in group["params"]:

@@ -65,8 +65,8 @@ def strategy_spec(strategy) -> sim.StrategySpec:
                                 text=repr(strategy))
     if strategy._stages is not None:
         return sim.StrategySpec(kind, stages=_stage_specs(strategy._stages), text=repr(strategy))
-    auto = sim.AutoRule.AUTO_INCREMENT if strategy._auto_stage == AutoStage.AutoIncrement \
-        else sim.AutoRule.SAME_AS_IPU
+    auto = (sim.AutoRule.AUTO_INCREMENT if strategy._auto_stage == AutoStage.AutoIncrement
+            else sim.AutoRule.SAME_AS_IPU)
     return sim.StrategySpec(kind, auto=auto, text=repr(strategy))
 
 

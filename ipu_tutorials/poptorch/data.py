@@ -135,8 +135,8 @@ class DataLoader(torch.utils.data.DataLoader):
             return
         check_int("DataLoader(num_workers)", num_workers, minimum=0)
         self._combined = _combined_batch_size(self._per_call, batch_size)
-        processes = options.Distributed.num_distributed_processes if auto_distributed_partitioning \
-            else 1
+        processes = (options.Distributed.num_distributed_processes if auto_distributed_partitioning
+                     else 1)
         self._unfillable = _unfillable_call(dataset, kwargs.get("sampler"), options, batch_size,
                                             self._combined, processes, drop_last)
         _check_batch_fits(dataset, self._combined)

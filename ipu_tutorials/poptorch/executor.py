@@ -113,8 +113,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
             check_popart_options(opts)
             check_updatable_buffers(opts, self._user_model)
             buffers = buffer_ids(self._user_model)
-            with overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(), \
-                    training_graph(self._training):
+            with (overlapped_io.watching(self._user_model) as overlap, lowering_rules.checking(),
+                  training_graph(self._training)):
                 spec, graph, plan = simulator.compile_model(self._user_model, spec, args,
                                                             kwargs, bar.update)
             overlapped_io.check_settings(overlap, opts, self._training)
@@ -150,8 +150,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         optimizer the model is given, at compile or by setOptimizer (never offline)."""
         if self._loss_scaling is None:
             self._loss_scaling = AutomaticLossScaling.for_model(self._options, self._optimizer)
-        if self._optimizer_state is None and isinstance(self._optimizer, IpuStateDict) \
-                and self._attached:
+        if (self._optimizer_state is None and isinstance(self._optimizer, IpuStateDict)
+                and self._attached):
             self._optimizer_state = DeviceOptimizerState(self._user_model, self._spec,
                                                          self._loss_scaling)
         if self._optimizer_state is not None:
@@ -192,8 +192,8 @@ class PoplarExecutor(PerfQueries, DeviceLink):
         # a torch.optim optimizer (even one set after a poptorch.optim one) has no loss scale
         scaler = self._loss_scaling if "loss_scaling" in self._device_optimizer.attrs else None
         hook, loss_scale = step_scaling(scaler, self._spec.optimizer.loss_scaling, self._anchors)
-        with in_modes(self._modes), training_graph(True), \
-                self._anchors.watching(self._spec.replication_factor):
+        with (in_modes(self._modes), training_graph(True),
+              self._anchors.watching(self._spec.replication_factor)):
             result = simulator.run(self._user_model, self._spec, args, kwargs, optimizer,
                                    self._graph.loss, hook, self._across_instances,
                                    self._replica_state, frozen=self._graph.value_reads,

@@ -1,9 +1,9 @@
 """Conceptual diagrams of the course's core ideas, drawn from the simulator's own schedule data.
 
-Each figure calls the function the simulator runs (pipeline_cycles, pipelined_step and
-sharded_step with unit costs, phases.program and phases.residency, a compiled MemoryPlan), so
-a diagram cannot disagree with what the simulator does. course/diagrams.py writes them to
-static/.
+Each figure calls the function the simulator runs (pipeline_cycles, built on clock_cycles;
+pipelined_step and sharded_step with unit costs; phases.program and phases.residency; a
+compiled MemoryPlan), so a diagram cannot disagree with what the simulator does.
+course/diagrams.py writes them to static/.
 """
 from __future__ import annotations
 

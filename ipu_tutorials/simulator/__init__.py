@@ -10,13 +10,13 @@ from .memory import IpuMemory, MemoryPlan
 from .optimizer import DeviceOptimizer
 from .rules import (min_gradient_accumulation, pipeline_depth, recomputes, schedule_kind,
                     stash_depth)
-from .schedule import Event, pipeline_cycles, pipeline_grid
+from .schedule import Event, clock_cycles, pipeline_cycles, pipeline_grid
 from .spec import RunSpec, StrategyKind
 from .timeline import Timeline
 from .units import format_bytes
 
 __all__ = ["BOW", "DeviceOptimizer", "Event", "GC2", "GC200", "Graph", "IpuMemory", "IpuSpec",
            "MemoryPlan", "Plan", "RunSpec", "StrategyKind", "System", "Timeline", "capture",
-           "compile_plan", "default_system", "format_bytes", "min_gradient_accumulation",
-           "pipeline_cycles", "pipeline_depth", "pipeline_grid", "recomputes", "reset_system",
-           "schedule_kind", "set_system", "stash_depth"]
+           "clock_cycles", "compile_plan", "default_system", "format_bytes",
+           "min_gradient_accumulation", "pipeline_cycles", "pipeline_depth", "pipeline_grid",
+           "recomputes", "reset_system", "schedule_kind", "set_system", "stash_depth"]

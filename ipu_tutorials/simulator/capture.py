@@ -299,8 +299,8 @@ def _run(model, args, kwargs, param_names, forward, reads=None) -> Graph:
     recorder = Recorder(param_names, _tensors((args, kwargs)))
     hooks = _module_hooks(model, recorder)
     try:
-        with tracing.capturing(recorder), LossMode(), _OpMode(recorder), \
-                reads or contextlib.nullcontext():
+        with (tracing.capturing(recorder), LossMode(), _OpMode(recorder),
+              reads or contextlib.nullcontext()):
             out = forward()
     finally:
         for hook in hooks:

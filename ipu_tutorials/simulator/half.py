@@ -194,8 +194,8 @@ class HalfEmulation(TorchDispatchMode):
         """Data movement runs as is; a float32 -> float16 conversion may round stochastically."""
         if self.generator is None or func not in _CONVERSIONS:
             return func(*args, **kwargs)
-        if func is aten._to_copy.default and kwargs.get("dtype") == HALF \
-                and args[0].dtype == FLOAT:
+        if (func is aten._to_copy.default and kwargs.get("dtype") == HALF
+                and args[0].dtype == FLOAT):
             rest = {k: v for k, v in kwargs.items() if k != "dtype"}
             return to_half(func(args[0], *args[1:], **rest), self.generator)
         if func is aten.copy_.default and args[0].dtype == HALF and args[1].dtype == FLOAT:

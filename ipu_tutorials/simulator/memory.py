@@ -217,8 +217,8 @@ def _param_kinds(graph: Graph, names: list[str], spec: RunSpec) -> dict[str, lis
             sizes["gradients"] = p.numel * (opt.accum_bytes or p.dtype_bytes)
             state = p.numel * opt.state_per_param * opt.state_bytes
             sharding = spec.location("optimizer")
-            if sharding.replicated_sharding and spec.pod_replicas > 1 \
-                    and p.numel >= sharding.min_elements_sharding:
+            if (sharding.replicated_sharding and spec.pod_replicas > 1
+                    and p.numel >= sharding.min_elements_sharding):
                 state //= spec.pod_replicas
             sizes["optimizer"] = state
         for kind, location in (("weights", "weight"), ("gradients", "accumulator"),

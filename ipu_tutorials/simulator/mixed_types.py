@@ -74,8 +74,8 @@ def _result_type(func, args: tuple, kwargs: dict) -> torch.dtype:
     key = (func, *((t.dtype, t.dim()) for t in _tensors(args, kwargs)))
     if key not in _RESULT_TYPES:
         def meta(x):
-            return torch.empty(x.shape, dtype=x.dtype, device="meta") \
-                if isinstance(x, torch.Tensor) else x
+            return (torch.empty(x.shape, dtype=x.dtype, device="meta")
+                    if isinstance(x, torch.Tensor) else x)
         with _disable_current_modes():  # a question about types, not an op of the model
             result = func(*map(meta, args), **{k: meta(v) for k, v in kwargs.items()})
             _RESULT_TYPES[key] = result.dtype
@@ -95,8 +95,8 @@ class MixedTypes(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in _CASTS and args and isinstance(args[0], torch.Tensor) \
-                and args[0].is_floating_point() and _mixed(_tensors(args, kwargs)):
+        if (func in _CASTS and args and isinstance(args[0], torch.Tensor)
+                and args[0].is_floating_point() and _mixed(_tensors(args, kwargs))):
             self.used = True
             cast_args, cast_kwargs = _cast_weights(func, args, kwargs)
             return func(*cast_args, **cast_kwargs)

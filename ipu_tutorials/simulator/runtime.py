@@ -149,9 +149,9 @@ def run_inference(model: torch.nn.Module, args: tuple, kwargs: dict, spec: RunSp
                   replicas: ReplicaState | None = None, frozen: tuple = ()):
     collector = OutputCollector(spec)
     float16 = half.involves_half(model, (args, kwargs), mixed=spec.mixed_precision is not None)
-    with torch.no_grad(), tracing.running_on_ipu(), _precision(spec), \
-            half.emulation(float16, spec.rounding), \
-            fp_exceptions.checks(spec.floating_point_exceptions, model):
+    with (torch.no_grad(), tracing.running_on_ipu(), _precision(spec),
+          half.emulation(float16, spec.rounding),
+          fp_exceptions.checks(spec.floating_point_exceptions, model)):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             collector.add(d, a, r, _forward(model, replicas, r, mb_args, mb_kwargs, frozen))
     return collector.result()
@@ -185,8 +185,8 @@ def run_training(model: torch.nn.Module, optimizer, args: tuple, kwargs: dict, s
                            running=spec.mean_reduction and spec.running_mean)
     last = (spec.gradient_accumulation - 1, spec.replication_factor - 1)
     float16 = half.involves_half(model, (args, kwargs), optimizer, spec.mixed_precision is not None)
-    with tracing.running_on_ipu(), half.emulation(float16, spec.rounding), \
-            fp_exceptions.checks(spec.floating_point_exceptions, model) as start_backward:
+    with (tracing.running_on_ipu(), half.emulation(float16, spec.rounding),
+          fp_exceptions.checks(spec.floating_point_exceptions, model) as start_backward):
         for d, a, r, (mb_args, mb_kwargs) in _micro_batches(args, kwargs, spec):
             with _precision(spec), loss.collecting() as computed:
                 outputs = _forward(model, replicas, r, mb_args, mb_kwargs, frozen)

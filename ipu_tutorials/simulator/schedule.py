@@ -9,14 +9,16 @@ A pipelined training step on N = 2 stages with A = 3, as `pipeline_grid` draws i
     IPU 0  F0  F1  F2 B0  B1  B2      pipeline stages 0 (forward) and 2 (backward)
     IPU 1  .   F0 B0  F1 B1  F2 B2  .  pipeline stage 1 (last forward merged with first backward)
 
-P-1 fill cycles, A-(P-1) main cycles and P-1 flush cycles: A + 2N - 2 cycles in all.
+P-1 fill cycles, A-(P-1) main cycles and P-1 flush cycles: A + 2N - 2 cycles in all. The
+clock of any pipeline, which (micro-batch, stage) runs in which cycle, is `clock_cycles`;
+`pipeline_cycles` gives each of its pipeline stages its forward or backward work.
 """
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
 
-from .rules import fill_cycles, pipeline_depth
+from .rules import pipeline_depth
 from .spec import StrategyKind
 
 PhasedStep = Callable[[int, float, int], "tuple[list[Event], float]"]
@@ -80,6 +82,27 @@ class StepCosts:
 
 
 # --- which work happens when ---------------------------------------------------------------
+# The clock of a pipeline, M micro-batches over S stages, as (micro-batch, stage) per cycle;
+# for M = 4, S = 3 the staircase is:
+#
+#   cycle 0  (0,0)
+#   cycle 1  (1,0) (0,1)
+#   cycle 2  (2,0) (1,1) (0,2)
+#   cycle 3  (3,0) (2,1) (1,2)
+#   cycle 4        (3,1) (2,2)
+#   cycle 5              (3,2)
+def clock_cycles(micro_batches: int, stages: int) -> list[list[tuple[int, int]]]:
+    """The (micro-batch, stage) pairs that run in each clock cycle of a pipeline.
+
+    In cycle k, stage s works on micro-batch k - s, if there is one. M micro-batches over S
+    stages take M + S - 1 cycles: S - 1 fill the pipeline, S - 1 drain it, and in the M - S + 1
+    between (when M >= S) every stage is busy.
+    """
+    return [[(cycle - stage, stage)
+             for stage in range(max(0, cycle - micro_batches + 1), min(cycle + 1, stages))]
+            for cycle in range(micro_batches + stages - 1)]
+
+
 def pipeline_stage_work(p: int, n: int, training: bool) -> list[tuple[str, int]]:
     """What pipeline stage p does: [('F', stage)], [('F', s), ('B', s)] or [('B', stage)]."""
     if not training:
@@ -92,17 +115,11 @@ def pipeline_stage_work(p: int, n: int, training: bool) -> list[tuple[str, int]]
 
 
 def pipeline_cycles(n: int, a: int, training: bool) -> list[list[Action]]:
-    """The actions of each cycle of one pipelined step (fill, main and flush)."""
-    depth = pipeline_depth(n, training)
-    cycles = []
-    for c in range(a + fill_cycles(n, training)):
-        actions = []
-        for p in range(depth):
-            m = c - p
-            if 0 <= m < a:
-                actions += [Action(kind, stage, m) for kind, stage in pipeline_stage_work(p, n, training)]
-        cycles.append(actions)
-    return cycles
+    """The actions of each cycle of one pipelined step: the clock of its 2N-1 pipeline stages
+    (N when not training), each pipeline stage doing its forward or backward work."""
+    return [[Action(kind, stage, m) for m, p in cycle
+             for kind, stage in pipeline_stage_work(p, n, training)]
+            for cycle in clock_cycles(a, pipeline_depth(n, training))]
 
 
 def sharded_order(n: int, a: int, training: bool) -> list[Action]:

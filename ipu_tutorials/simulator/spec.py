@@ -161,8 +161,8 @@ class RunSpec:
         return replica // self.input_group_size
 
     def describe_factor(self) -> str:
-        groups = "" if self.input_group_size == 1 else \
-            f" / input group size {self.input_group_size}"
+        groups = ("" if self.input_group_size == 1 else
+                  f" / input group size {self.input_group_size}")
         return (f"deviceIterations ({self.device_iterations}) x gradientAccumulation "
                 f"({self.gradient_accumulation}) x replicationFactor "
                 f"({self.replication_factor}){groups} = {self.micro_batches_per_input}")

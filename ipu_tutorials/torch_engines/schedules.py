@@ -127,7 +127,8 @@ def _input_ready(action: Action, done: dict, times: list[StageTimes]) -> float |
 
 
 def ipu_step(times: list[StageTimes], accumulation: int) -> list[Event]:
-    """The simulated IPU's pipelined training step (the simulator's own schedule function)."""
+    """The simulated IPU's pipelined training step: the simulator's own schedule function,
+    whose cycles are schedule.clock_cycles over its 2N-1 pipeline stages."""
     return pipelined_step(times, accumulation, True, 0.0, 0)[0]
 
 

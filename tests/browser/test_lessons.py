@@ -53,8 +53,8 @@ def assert_no_check_says_correct(page, expected: dict) -> None:
 def built_under_this_python(notebook: bytes) -> bool:
     """The kernel's reply rewrites language_info.version when the lesson was built under
     another Python: the one edit JupyterLab makes on opening (docs/developing.md)."""
-    return json.loads(notebook)["metadata"]["language_info"]["version"] == \
-        platform.python_version()
+    return (json.loads(notebook)["metadata"]["language_info"]["version"] ==
+            platform.python_version())
 
 
 def assert_opening_and_saving_rewrites_nothing(page, path, original: bytes) -> None:
@@ -95,8 +95,8 @@ def assert_saved_unchanged(saved: bytes, original: bytes) -> None:
         return
     stored, now = json.loads(original), json.loads(saved)
     version = platform.python_version()
-    assert stored["metadata"]["language_info"]["version"] != version, \
-        "saving in JupyterLab rewrote the notebook"
+    assert stored["metadata"]["language_info"]["version"] != version, (
+        "saving in JupyterLab rewrote the notebook")
     stored["metadata"]["language_info"]["version"] = version
     assert now == stored, "saving in JupyterLab rewrote more than the Python version"
 

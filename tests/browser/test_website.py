@@ -192,11 +192,11 @@ def test_a_lesson_offers_its_notebook_colab_binder_and_the_next_lesson(site, pag
     page.goto((site / "lessons" / "04_pipelining.html").as_uri())
     links = page.eval_on_selector_all(".ipu-notebook-links a", "as => as.map(a => a.href)")
     assert links[0] == (site / "lessons" / "04_pipelining.ipynb").as_uri()
-    assert (site / "lessons" / "04_pipelining.ipynb").read_bytes() == \
-        (NOTEBOOKS / "04_pipelining.ipynb").read_bytes()
+    assert ((site / "lessons" / "04_pipelining.ipynb").read_bytes() ==
+            (NOTEBOOKS / "04_pipelining.ipynb").read_bytes())
     owner_repo = repository.removeprefix("https://github.com/")
-    assert f"colab.research.google.com/github/{owner_repo}/blob/main/notebooks/04_pipelining.ipynb" \
-        in links[1] and f"mybinder.org/v2/gh/{owner_repo}/" in links[2]
+    assert (f"colab.research.google.com/github/{owner_repo}/blob/main/notebooks/04_pipelining.ipynb"
+            in links[1] and f"mybinder.org/v2/gh/{owner_repo}/" in links[2])
     assert page.locator(".md-header a.md-source").get_attribute("href") == repository
     assert page.locator("a.md-footer__link--next").get_attribute("href") == "05_sharding.html"
     assert page.locator("a.md-footer__link--prev").get_attribute("href") == "03_blocks_and_stages.html"
@@ -245,8 +245,8 @@ def test_the_link_check_finds_a_broken_link(site, tmp_path):
     page = site / "course.html"
     assert broken(page.as_uri(), site) is None
     assert broken((site / "nowhere.html").as_uri(), site) == "no such file in the site"
-    assert broken(page.as_uri() + "#no-such-anchor", site) == \
-        "no anchor #no-such-anchor in course.html"
+    assert (broken(page.as_uri() + "#no-such-anchor", site) ==
+            "no anchor #no-such-anchor in course.html")
     assert broken("https://example.org/", site) is None
 
 

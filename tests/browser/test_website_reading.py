@@ -15,8 +15,8 @@ import pytest
 # A line of an output is prose when it has four words or more, single-spaced after its
 # indentation, and no box-drawing characters: a printed sentence, an error message. Anything
 # else (a row of aligned columns, a progress bar) keeps its columns and may scroll.
-PROSE = r"line => line.trim().split(/\s+/).length >= 4 && !/\S {2,}\S/.test(line.trim())" \
-        r" && !/[\u2500-\u259f|]/.test(line)"
+PROSE = (r"line => line.trim().split(/\s+/).length >= 4 && !/\S {2,}\S/.test(line.trim())"
+         r" && !/[\u2500-\u259f|]/.test(line)")
 
 TEXT_OF = """element => {
   // The element's text, and a DOM range for any span of it, across the text nodes the

@@ -54,5 +54,5 @@ def test_a_build_writes_the_notebook_and_its_figures_and_the_check_then_passes(
     lesson.write_text(WALKTHROUGH + '\n# %%\nprint("two")\n')
     capsys.readouterr()
     assert builder.check_lessons([str(lesson)], checkout) == 1
-    assert capsys.readouterr().err.splitlines()[0] == \
-        "stale: 99_tiny.ipynb was built from an older walkthroughs/99_tiny.py"
+    assert (capsys.readouterr().err.splitlines()[0] ==
+            "stale: 99_tiny.ipynb was built from an older walkthroughs/99_tiny.py")

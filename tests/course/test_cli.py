@@ -50,8 +50,8 @@ def test_check_and_times_run_on_the_stored_lessons(capsys):
     assert cli.main(["--check", "01", "--root", ROOT]) == 0
     assert cli.main(["times", "01", "--root", ROOT]) == 0
     path = os.path.join(CHECKOUT.walkthroughs, "01_poptorch_basics.py")
-    assert capsys.readouterr().out == \
-        f"1. PopTorch basics: porting a model: {study_minutes(path)} min\n"
+    assert (capsys.readouterr().out ==
+            f"1. PopTorch basics: porting a model: {study_minutes(path)} min\n")
 
 
 def test_editions_and_html_write_what_they_name(tmp_path, capsys):

@@ -11,8 +11,8 @@ from .stored import CHECKOUT
 def test_every_named_diagram_has_a_drawing_and_a_committed_picture():
     assert tuple(diagrams.figures()) == diagrams.NAMES
     for name in diagrams.NAMES:
-        assert os.path.exists(os.path.join(CHECKOUT.static, f"diagram_{name}.png")), \
-            f"run `ipu-course diagrams` (diagram_{name}.png is missing)"
+        assert os.path.exists(os.path.join(CHECKOUT.static, f"diagram_{name}.png")), (
+            f"run `ipu-course diagrams` (diagram_{name}.png is missing)")
 
 
 def test_write_diagrams_writes_each_png_and_leaves_no_temporary(tmp_path, monkeypatch):

@@ -115,8 +115,8 @@ def test_the_learners_notebook_says_not_yet_under_each_check_until_answered(less
     # each lesson says how checks, hints and solutions work just before its first exercise
     first = graded[0]
     how_to = [c.source for c in nb.cells[:first.answer_cell] if "How the exercises work" in c.source]
-    assert how_to and f"`exercises.{first.name}.hint()`" in how_to[0] \
-        and f"`exercises.{first.name}.solution()`" in how_to[0]
+    assert (how_to and f"`exercises.{first.name}.hint()`" in how_to[0]
+            and f"`exercises.{first.name}.solution()`" in how_to[0])
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -208,8 +208,8 @@ def test_the_pages_commands_write_the_course_directory_git_ignores(tmp_path):
     every, some = commands("The course directory")
     assert every == "ipu-course editions --out course"
     run(f"{some} --root {CHECKOUT.root}", tmp_path, 120)  # the page runs them in the checkout
-    assert sorted(p.name for p in (tmp_path / "course" / "source").iterdir()) == \
-        ["04_pipelining", "13_ipuconfig"]
+    assert (sorted(p.name for p in (tmp_path / "course" / "source").iterdir()) ==
+            ["04_pipelining", "13_ipuconfig"])
     run(f"{every} --root {CHECKOUT.root}", tmp_path, 120)
     assert sorted(p.name for p in (tmp_path / "course" / "release").iterdir()) == LESSONS
     ignored = subprocess.run(["git", "check-ignore", "-q", "course/release"],

@@ -11,8 +11,8 @@ SCORES = [Score("ada", "02", "batch", "Combined batch", 2, 2, "right"),
 
 def test_each_exercise_shows_the_share_of_learners_who_got_it_right():
     bars = exercise_bars(SCORES)
-    assert re.findall(r"width:(\d+%)'></div></div></td><td>(\d+ of \d+)", bars) == \
-        [("100%", "1 of 1"), ("50%", "1 of 2")]  # lesson order: 01 before 02
+    assert (re.findall(r"width:(\d+%)'></div></div></td><td>(\d+ of \d+)", bars) ==
+            [("100%", "1 of 1"), ("50%", "1 of 2")])  # lesson order: 01 before 02
 
 
 def test_each_learner_has_a_total_and_a_cell_per_exercise():

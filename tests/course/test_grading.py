@@ -100,8 +100,8 @@ def test_an_endless_cell_is_interrupted_and_the_next_exercises_still_count(grade
 
 def test_an_endless_cell_that_ignores_interrupts_is_killed_at_the_time_limit(graded):
     assert set(points(graded, "eve").values()) == {0}
-    assert f"did not finish within {STUBBORN_LIMIT} s" in \
-        graded[0][("eve", "combined_batch")].feedback
+    assert (f"did not finish within {STUBBORN_LIMIT} s" in
+            graded[0][("eve", "combined_batch")].feedback)
 
 
 def test_the_gradebook_and_its_summary(graded):
@@ -141,8 +141,8 @@ def test_a_copy_of_the_learners_notebook_without_nbgrader_metadata_is_graded_too
     learner = stored()  # as handed out from notebooks/: check cells known by their cell ids
     graded = {g.name: g for g in editions.exercises_of(learner)}
     cells = grading.check_cells(learner, graded)
-    assert {name: cell.source for name, cell in cells.items()} == \
-        {g.name: learner.cells[g.check_cell].source for g in graded.values()}
+    assert ({name: cell.source for name, cell in cells.items()} ==
+            {g.name: learner.cells[g.check_cell].source for g in graded.values()})
 
 
 def test_the_command_line_names_its_files_and_refuses_a_folder_outside_a_course(tmp_path, capsys):

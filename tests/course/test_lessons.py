@@ -67,8 +67,8 @@ def test_the_first_code_cell_installs_the_package_only_where_it_is_missing(lesso
     assert setup.metadata["tags"] == ["setup"] and setup.execution_count == 1
     assert setup.outputs == []  # silent where the package is installed
     extras = {"13_ipuconfig.py": "[huggingface]", "14_lightning.py": "[lightning]"}.get(lesson, "")
-    assert f'%pip install --quiet "ipu-tutorials{extras} @ git+{lessons.repository(CHECKOUT)}"' \
-        in setup.source
+    assert (f'%pip install --quiet "ipu-tutorials{extras} @ git+{lessons.repository(CHECKOUT)}"'
+            in setup.source)
 
 
 def test_the_setup_cell_runs_pip_where_the_package_cannot_be_imported(monkeypatch):
@@ -149,8 +149,8 @@ def test_the_course_map_lists_every_lesson_with_its_time_and_explorer(lesson):
     assert row, f"docs/course.md has no row linking ../notebooks/{name}.ipynb"
     assert row[0] == f"[{number}. {title}](../notebooks/{name}.ipynb)"
     assert row[2], f"{name}: the explorer column is empty"
-    assert row[3] == f"{lessons.study_minutes(path)} min", \
-        "run `ipu-course times` and copy the times into docs/course.md"
+    assert row[3] == f"{lessons.study_minutes(path)} min", (
+        "run `ipu-course times` and copy the times into docs/course.md")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -162,8 +162,8 @@ def test_the_readme_lists_every_lesson_with_a_line_and_its_time(lesson):
     assert row, f"README.md's lesson table has no row linking notebooks/{name}.ipynb"
     assert row[0] == f"{number}. [{title}](notebooks/{name}.ipynb)"
     assert row[1], f"{name}: say in a line what the learner does"
-    assert row[2] == f"{lessons.study_minutes(path)} min", \
-        "run `ipu-course times` and copy the times into README.md"
+    assert row[2] == f"{lessons.study_minutes(path)} min", (
+        "run `ipu-course times` and copy the times into README.md")
 
 
 def test_lessons_are_numbered_in_course_order():

@@ -87,8 +87,8 @@ def test_nbgraders_release_is_the_project_student_edition(course):
     _, ours, release, logs = course
     assert "Removing existing assignment" in logs["generate_assignment"]  # no silent skip
     # the same cells: the starting code (no "YOUR CODE HERE"), the lesson's outputs kept
-    assert [(c.source.strip(), c.get("outputs")) for c in release.cells] == \
-        [(c.source.strip(), c.get("outputs")) for c in ours.cells]
+    assert ([(c.source.strip(), c.get("outputs")) for c in release.cells] ==
+            [(c.source.strip(), c.get("outputs")) for c in ours.cells])
     assert release.metadata["widgets"] == ours.metadata["widgets"]
 
 

@@ -63,8 +63,8 @@ def test_carriage_returns_in_a_stream_are_refused():
 
 
 def test_whole_floats_become_integers_as_in_javascript():
-    assert notebook_form.as_javascript_numbers({"a": [2.0, 0.25, "2.0", True], "b": 0.0}) == \
-        {"a": [2, 0.25, "2.0", True], "b": 0}
+    assert (notebook_form.as_javascript_numbers({"a": [2.0, 0.25, "2.0", True], "b": 0.0}) ==
+            {"a": [2, 0.25, "2.0", True], "b": 0})
     assert type(notebook_form.as_javascript_numbers({"b": 0.0})["b"]) is int
 
 

@@ -130,8 +130,8 @@ def test_a_walkthrough_that_copies_the_package_is_told_to_show_it(root):
 
 
 def test_code_that_differs_from_the_package_is_not_a_copy(root):
-    own = "class Model(torch.nn.Module):\n    def forward(self, x):\n        x = x + 1\n" \
-          "        x = x * 5\n        return x\n"
+    own = ("class Model(torch.nn.Module):\n    def forward(self, x):\n        x = x + 1\n"
+           "        x = x * 5\n        return x\n")
     assert shown_code.hand_copies("01_lesson", own, root) == []
     assert shown_code.hand_copies("01_lesson", "def (:", root) == [
         "01_lesson: line 1 is not Python: invalid syntax"]

@@ -43,8 +43,8 @@ def test_pod_flags_are_accepted_each_with_a_note_and_mpi_exports_applied(monkeyp
         "POPTORCH_CACHE_DIR": "/tmp/cache"}
     env = poprun.instance_environment(parsed, 1)
     assert env["TAG"] == "7" and env["POPTORCH_CACHE_DIR"] == "/tmp/cache"
-    assert _poprun_flags.topology(2, 4, 4).splitlines()[-1] == \
-        "poprun: instance 1, replica 3: IPU(s) 12, 13, 14, 15"
+    assert (_poprun_flags.topology(2, 4, 4).splitlines()[-1] ==
+            "poprun: instance 1, replica 3: IPU(s) 12, 13, 14, 15")
 
 
 # graphcore/examples v2.6.0: ai_for_simulation/cosmoflow/tensorflow1/README.md writes 1,
@@ -73,8 +73,8 @@ def test_the_published_numa_aware_1_command_parses():
 def test_every_yes_no_flag_takes_1_and_0():
     parsed = poprun.parse_args(["--update-partition", "1", "--reset-partition=0",
                                 "--print-topology", "1", "python", "x.py"])
-    assert (parsed.update_partition, parsed.reset_partition, parsed.print_topology) == \
-        ("yes", "no", "yes")
+    assert ((parsed.update_partition, parsed.reset_partition, parsed.print_topology) ==
+            ("yes", "no", "yes"))
     assert any(n.startswith("poprun: note: --update-partition yes:")
                for n in _poprun_flags.notes(parsed))
 
@@ -84,8 +84,8 @@ def test_another_value_for_numa_aware_is_one_clear_error(value, capsys):
     with pytest.raises(SystemExit) as exit_info:
         poprun.parse_args([f"--numa-aware={value}", "python", "x.py"])
     assert exit_info.value.code == 2
-    assert f"argument --numa-aware: invalid choice: '{value}' (choose from yes, no, 1, 0)" in \
-        capsys.readouterr().err
+    assert (f"argument --numa-aware: invalid choice: '{value}' (choose from yes, no, 1, 0)" in
+            capsys.readouterr().err)
 
 
 def test_the_mca_flag_takes_a_name_and_a_value():
@@ -104,5 +104,5 @@ def test_a_free_text_value_starting_with_dashes_is_glued_on_up_to_the_program():
     parser = argparse.ArgumentParser()
     _poprun_flags.add_to(parser)
     argv = ["--vv", "--mpi-local-args", "--bind-to none", "python", "x.py", "--mpi-local-args", "y"]
-    assert _poprun_flags.join_free_text_values(argv, parser) == \
-        ["--vv", "--mpi-local-args=--bind-to none", "python", "x.py", "--mpi-local-args", "y"]
+    assert (_poprun_flags.join_free_text_values(argv, parser) ==
+            ["--vv", "--mpi-local-args=--bind-to none", "python", "x.py", "--mpi-local-args", "y"])

@@ -15,8 +15,8 @@ def pytest_collection_modifyitems(config, items):
     reason = reason or skip_reason()
     if reason:
         for item in items:
-            if "tests/hub/" in str(item.fspath).replace(os.sep, "/") and \
-                    not item.get_closest_marker("no_hub"):
+            if ("tests/hub/" in str(item.fspath).replace(os.sep, "/") and
+                    not item.get_closest_marker("no_hub")):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 

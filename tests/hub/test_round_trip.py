@@ -182,8 +182,8 @@ def isolation(hub, pages) -> dict:
                "inbound": inbound,
                "source edition": os.path.join(hub.course, "source", LESSON),
                "submitted": os.path.join(hub.course, "submitted")}
-    probe = "import os, sys\ntry:\n    os.listdir(sys.argv[1]); print('read')\nexcept " \
-            "PermissionError:\n    print('refused')"
+    probe = ("import os, sys\ntry:\n    os.listdir(sys.argv[1]); print('read')\nexcept "
+             "PermissionError:\n    print('refused')")
     found = {name: hub.run_as(second, [sys.executable, "-c", probe, path]).stdout.strip()
              for name, path in targets.items()}
     reply = pages[second].goto(f"{hub.url}/user/{first}/api/contents/{LESSON}")

@@ -137,8 +137,8 @@ class Reader:
         for node in top_level(self.trees[module].body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    table[alias.asname or alias.name.split(".")[0]] = \
-                        alias.name if alias.asname else alias.name.split(".")[0]
+                    table[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom):
                 origin = self.resolve(module, node.level, node.module)
                 for alias in node.names:
@@ -162,8 +162,8 @@ class Reader:
                 entry = class_entry(node, self.files[module], self.enums, self.factories)
                 entry["bases"] = [self.qualify(module, base) for base in entry["bases"]]
                 self.definitions[key] = entry
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and not node.name.startswith("_"):
+            elif (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and not node.name.startswith("_")):
                 self.definitions[key] = function(node, self.files[module], False,
                                                  self.factories)
 
@@ -171,8 +171,8 @@ class Reader:
         """The absolute module a `from ... import` names."""
         if level == 0:
             return name or ""
-        package = module if self.files[module].endswith("__init__.py") else \
-            module.rsplit(".", 1)[0]
+        package = (module if self.files[module].endswith("__init__.py") else
+                   module.rsplit(".", 1)[0])
         for _ in range(level - 1):
             package = package.rsplit(".", 1)[0]
         return f"{package}.{name}" if name else package
@@ -196,8 +196,8 @@ class Reader:
                 origin = self.resolve(module, node.level, node.module)
                 if not origin.startswith(self.project.package.split(".")[0]):
                     continue  # torch, typing, ...: not the project's names
-                if self.files[module].endswith("__init__.py") and \
-                        origin.startswith(module + ".") and origin in self.trees:
+                if (self.files[module].endswith("__init__.py") and
+                        origin.startswith(module + ".") and origin in self.trees):
                     # importing a submodule makes it an attribute of its package
                     child = origin[len(module) + 1:].split(".")[0]
                     names[child] = f"module {module}.{child}"

@@ -72,7 +72,7 @@ def pytest_runtest_logreport(report):
     elif report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
     elif report.failed:
-        reason = report.longrepr.reprcrash.message if hasattr(report.longrepr, "reprcrash") \
-            and report.longrepr.reprcrash else str(report.longrepr)[-300:]
+        reason = (report.longrepr.reprcrash.message if hasattr(report.longrepr, "reprcrash")
+                  and report.longrepr.reprcrash else str(report.longrepr)[-300:])
     _write({"test": report.nodeid, "outcome": outcome, "reason": reason.splitlines()[0][:300]
             if reason else ""})

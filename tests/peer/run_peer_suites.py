@@ -66,8 +66,8 @@ def run_file(suite, checkout, path, extra, timeout) -> tuple[list[dict], str]:
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             output, _ = proc.communicate(timeout=timeout)
-            stopped = "" if proc.returncode in (0, 1, 5) else \
-                f"pytest exited with {proc.returncode}: {output.strip().splitlines()[-1:]}"
+            stopped = ("" if proc.returncode in (0, 1, 5) else
+                       f"pytest exited with {proc.returncode}: {output.strip().splitlines()[-1:]}")
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()

@@ -170,8 +170,8 @@ def value_type(expr: ast.expr, annotations: dict[str, str], enums: dict[str, str
         return enums.get(name)
     if isinstance(expr, ast.Attribute):
         # an enum member itself: enums.SomeEnum.Member
-        owner = expr.value.attr if isinstance(expr.value, ast.Attribute) else \
-            getattr(expr.value, "id", "")
+        owner = (expr.value.attr if isinstance(expr.value, ast.Attribute) else
+                 getattr(expr.value, "id", ""))
         if owner in enums:
             return owner
     if isinstance(expr, ast.Name) and expr.id in annotations:

@@ -114,8 +114,8 @@ def imported_by_init(package: types.ModuleType) -> set[str]:
     names = set()
     for node in ast.walk(ast.parse(pathlib.Path(path).read_text())):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
-            names |= {node.module.split(".")[0]} if node.module else \
-                {alias.name for alias in node.names}
+            names |= ({node.module.split(".")[0]} if node.module else
+                      {alias.name for alias in node.names})
     return names
 
 
@@ -123,8 +123,8 @@ def is_facade(obj, module: types.ModuleType) -> bool:
     """Whether a name of a facade module is the facade's own: defined in ipu_tutorials (not
     imported from torch, typing, lightning ...), or a submodule its __init__ imports."""
     if isinstance(obj, types.ModuleType):
-        return obj.__name__.startswith(module.__name__ + ".") and \
-            obj.__name__.rsplit(".", 1)[-1] in imported_by_init(module)
+        return (obj.__name__.startswith(module.__name__ + ".") and
+                obj.__name__.rsplit(".", 1)[-1] in imported_by_init(module))
     if type(obj) in (int, float, str, bool, dict, list, tuple, frozenset, set):
         return True  # a constant: defined where it is
     owner = getattr(obj, "__module__", None)
@@ -153,14 +153,14 @@ def class_names(cls: type, instance=None, outside: set[str] = frozenset()) -> di
     names = {}
     for klass in reversed(facade_classes(cls)):
         for name, value in vars(klass).items():
-            if (not name.startswith("_") or name in DUNDERS) and \
-                    (instance is None or readable(instance, name)):
+            if ((not name.startswith("_") or name in DUNDERS) and
+                    (instance is None or readable(instance, name))):
                 names[name] = value
     if instance is not None:
         listed = dir(instance) if type(instance).__dir__ is not object.__dir__ else []
         for name in [*vars(instance), *listed]:
-            if not name.startswith("_") and name not in names and readable(instance, name) \
-                    and name not in external_bases(cls) and name not in outside:
+            if (not name.startswith("_") and name not in names and readable(instance, name)
+                    and name not in external_bases(cls) and name not in outside):
                 names[name] = getattr(instance, name, None)
     return names
 

@@ -84,8 +84,8 @@ def test_setters_are_the_declared_ones_and_the_listed_extras():
 
 
 def test_plain_values_for_json():
-    assert plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) == \
-        {"a": "float16", "b": "All", "c": [1]}
+    assert (plain({"a": torch.float16, "b": poptorch.OutputMode.All, "c": [1]}) ==
+            {"a": "float16", "b": "All", "c": [1]})
 
 
 class _WithLoss(torch.nn.Module):

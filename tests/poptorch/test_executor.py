@@ -1105,8 +1105,8 @@ def test_float16_activations_meet_float32_weights_as_in_poptorch(options, layer,
     out = model(x.half())
     assert out.dtype == torch.float16
     half_weights = {k: v.half().float() for k, v in layer.state_dict().items()}
-    reference = layer(x.float()) if isinstance(layer, nn.Linear) else \
-        torch.func.functional_call(layer, half_weights, (x.float(),))  # Conv casts its weights
+    reference = (layer(x.float()) if isinstance(layer, nn.Linear)  # else: Conv casts its weights
+                 else torch.func.functional_call(layer, half_weights, (x.float(),)))
     torch.testing.assert_close(out, reference.half(), rtol=1e-3, atol=1e-3)
 
 

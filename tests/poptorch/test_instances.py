@@ -50,8 +50,8 @@ def test_an_instance_whose_process_is_gone_is_named_with_its_pid():
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()  # reaped: its pid is gone
     group = _instances._Group(0, 2, [(HOST, 1), (HOST, ended.pid)])
-    assert _instances.lost_instances(group, wait=0) == \
-        f"instance(s) 1 exited (pid {ended.pid} on {HOST})"
+    assert (_instances.lost_instances(group, wait=0) ==
+            f"instance(s) 1 exited (pid {ended.pid} on {HOST})")
 
 
 def test_instances_elsewhere_that_stop_answering_are_named_with_the_timeout(monkeypatch):

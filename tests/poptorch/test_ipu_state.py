@@ -49,8 +49,8 @@ def test_sgd0_keeps_popart_compound_scalars_per_weight():
                            "weightDecayScaleFactor0___specific___lin.weight",
                            "weightDecayScaleFactor0___specific___lin.bias", "lossScaling_FLOAT"}
     assert params["scaledLearningRate0___specific___lin.bias"].item() == pytest.approx(lr / ls)
-    assert params["weightDecayScaleFactor0___specific___lin.weight"].item() == \
-        pytest.approx(1 - lr * wd)
+    assert (params["weightDecayScaleFactor0___specific___lin.weight"].item() ==
+            pytest.approx(1 - lr * wd))
     assert params["lossScaling_FLOAT"].item() == ls
 
 
@@ -58,10 +58,10 @@ def test_sgd_with_momentum_has_sgd1_scalars_and_its_velocity():
     _, optimizer, training = wrapped(poptorch.optim.SGD, lr=0.1, momentum=0.9, dampening=0.1)
     training(X)
     state = optimizer.state_dict()
-    assert state["ipu_param"]["scaledMomentum1___specific___lin.weight"].item() == \
-        pytest.approx(0.9)
-    assert state["ipu_param"]["scaledLearningRate1___specific___lin.bias"].item() == \
-        pytest.approx(0.1)
+    assert (state["ipu_param"]["scaledMomentum1___specific___lin.weight"].item() ==
+            pytest.approx(0.9))
+    assert (state["ipu_param"]["scaledLearningRate1___specific___lin.bias"].item() ==
+            pytest.approx(0.1))
     assert "lossScaling_FLOAT" not in state["ipu_param"]  # a compiled-in constant
     velocity = state["ipu_state"]["Accl___lin.weight"]
     assert torch.equal(velocity, optimizer.state[training.lin.weight]["momentum_buffer"])
@@ -89,8 +89,8 @@ def test_rmsprop_names_its_squared_average_accl1():
     state = optimizer.state_dict()
     assert torch.equal(state["ipu_state"]["Accl1___lin.weight"],
                        optimizer.state[training.lin.weight]["square_avg"])
-    assert state["ipu_param"]["adaptiveAlpha___specific___lin.weight"].item() == \
-        pytest.approx(0.9)
+    assert (state["ipu_param"]["adaptiveAlpha___specific___lin.weight"].item() ==
+            pytest.approx(0.9))
 
 
 def test_a_loaded_state_is_read_back_and_used_by_the_next_run():

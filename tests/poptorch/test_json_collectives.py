@@ -15,8 +15,8 @@ def one_instance(tmp_path):
 
 def test_values_come_back_as_json_in_rank_order(one_instance):
     value = {"host": "a", "shape": (2, 3), "nested": [{"x": 1.5}, None]}
-    assert _json_collectives.all_gather_json(value) == \
-        [{"host": "a", "shape": [2, 3], "nested": [{"x": 1.5}, None]}]
+    assert (_json_collectives.all_gather_json(value) ==
+            [{"host": "a", "shape": [2, 3], "nested": [{"x": 1.5}, None]}])
 
 
 def test_a_value_longer_than_the_limit_is_refused(one_instance, monkeypatch):

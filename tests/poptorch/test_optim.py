@@ -147,8 +147,8 @@ def lamb_reference(weights, grads_seq, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, we
             g = g.double()
             ms[i] = b1 * ms[i] + (1 - b1) * g
             vs[i] = b2 * vs[i] + (1 - b2) * g * g
-            m_hat, v_hat = (ms[i] / (1 - b1 ** t), vs[i] / (1 - b2 ** t)) if bias_correction \
-                else (ms[i], vs[i])
+            m_hat, v_hat = ((ms[i] / (1 - b1 ** t), vs[i] / (1 - b2 ** t)) if bias_correction
+                            else (ms[i], vs[i]))
             u = m_hat / (v_hat.sqrt() + eps) + weight_decay * ws[i]
             w_norm, u_norm = ws[i].norm().item(), u.norm().item()
             trust = 1.0 if w_norm == 0 or u_norm == 0 else min(w_norm, max_weight_norm) / u_norm
@@ -236,8 +236,8 @@ def test_apply_gradients_equals_setting_scaled_grads_and_stepping(cls, theirs):
         optimizer.apply_gradients(dict(zip(weights, step_grads)), scale=0.25)
     assert all(w.grad is None for w in weights)  # .grad is neither read nor written
     reference = params()
-    ref_opt = theirs(reference, lr=0.01, momentum=0.9) if theirs is not torch.optim.Adam \
-        else theirs(reference)
+    ref_opt = (theirs(reference, lr=0.01, momentum=0.9) if theirs is not torch.optim.Adam
+               else theirs(reference))
     for step_grads in grads:
         for w, g in zip(reference, step_grads):
             w.grad = g * 0.25
@@ -397,8 +397,8 @@ def test_state_size_reported_to_the_simulator():
                 second_order_momentum_accum_type=torch.float16)
     assert optim.Adam(params(), **half)._state_bytes == 2
     assert optim.Adam(params(), first_order_momentum_accum_type=torch.float16)._state_bytes == 4
-    assert optim.SGD(params(), lr=0.1, momentum=0.9, accum_type=torch.float16).accum_type == \
-        torch.float16
+    assert (optim.SGD(params(), lr=0.1, momentum=0.9, accum_type=torch.float16).accum_type ==
+            torch.float16)
 
 
 def test_the_combined_sgd_accumulator_ignores_the_accumulation_types():

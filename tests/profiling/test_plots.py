@@ -27,8 +27,8 @@ def test_the_timeline_has_a_row_per_ipu_and_the_host_in_the_right_unit():
     ax = plot_timeline(EVENTS, num_ipus=2, title="one step")
     assert [t.get_text() for t in ax.get_yticklabels()] == ["IPU 0", "IPU 1", "host"]
     assert ax.get_xlabel() == "simulated time (ms)" and ax.get_xlim() == pytest.approx((0, 1.3))
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == \
-        ["host I/O", "forward", "backward", "weight update"]
+    assert ([t.get_text() for t in ax.get_legend().get_texts()] ==
+            ["host I/O", "forward", "backward", "weight update"])
     assert ax.get_title() == "one step"
 
 
@@ -74,8 +74,8 @@ def test_without_the_host_rows_the_view_starts_at_the_devices_first_box():
 
 def test_a_pipelined_step_is_marked_fill_main_and_flush():
     ax = plot_timeline(CALL, num_ipus=2, steps=1)
-    assert [t.get_text() for t in ax.texts if t.get_text() in ("fill", "main", "flush")] == \
-        ["fill", "main", "flush"]
+    assert ([t.get_text() for t in ax.texts if t.get_text() in ("fill", "main", "flush")] ==
+            ["fill", "main", "flush"])
 
 
 def test_the_whole_call_is_drawn_from_zero_and_overlapping_host_work_gets_a_lane_each():

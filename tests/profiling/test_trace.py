@@ -27,7 +27,7 @@ def test_tracks_names_and_microseconds():
 def test_a_trace_reads_back_as_the_same_events_through_json():
     trace = json.loads(json.dumps(to_trace(EVENTS, 2, MEMORY, "training")))
     back = from_trace(trace)
-    assert [(e.ipu, e.kind, e.micro_batch, e.stage, e.step, e.cycle) for e in back] == \
-        [(e.ipu, e.kind, e.micro_batch, e.stage, e.step, e.cycle) for e in EVENTS]
+    assert ([(e.ipu, e.kind, e.micro_batch, e.stage, e.step, e.cycle) for e in back] ==
+            [(e.ipu, e.kind, e.micro_batch, e.stage, e.step, e.cycle) for e in EVENTS])
     times = [t for e in back for t in (e.start, e.duration)]
     assert times == pytest.approx([t for e in EVENTS for t in (e.start, e.duration)])

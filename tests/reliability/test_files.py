@@ -65,8 +65,8 @@ def test_a_file_size_limit_mid_write_is_one_clear_error_and_the_old_file_survive
         except FileWriteError as error:
             print(error)
         """)
-    assert "could not write" in result.stdout and "the previous file (if any) is unchanged" \
-        in result.stdout, result.stderr
+    assert ("could not write" in result.stdout and "the previous file (if any) is unchanged"
+            in result.stdout), result.stderr
     assert read_json(target) == OLD and os.listdir(tmp_path) == ["big.json"]
 
 

@@ -187,8 +187,8 @@ def test_an_outsider_writing_into_a_tcp_store_is_refused():
         outsider.set("ipu_tutorials/instance/joined/1", '{"host": "evil", "pid": 1}')
         output = finish(first)
     assert first.returncode == 1
-    assert "instance 0: refused instance 1: its record is not signed with this run's secret" \
-        in output
+    assert ("instance 0: refused instance 1: its record is not signed with this run's secret"
+            in output)
     assert "joined" not in output.replace("refused instance", "")
 
 

@@ -111,8 +111,8 @@ def compiled_plan(strategy, accumulation=2):
 
 
 def serial(liveness):
-    return poptorch.SerialPhasedExecution(*[poptorch.Phase(f"C{i}") for i in range(4)]) \
-        .setTensorsLiveness(liveness)
+    return (poptorch.SerialPhasedExecution(*[poptorch.Phase(f"C{i}") for i in range(4)])
+            .setTensorsLiveness(liveness))
 
 
 def test_the_memory_plan_holds_one_phase_with_off_chip_after_each_phase():

@@ -154,8 +154,8 @@ def test_auto_round_reserves_the_next_power_of_two_with_a_warning():
 def test_more_ipus_than_the_system_has():
     ipu_tutorials.set_system("ipu2", num_ipus=2)
     opts = poptorch.Options().replicationFactor(2).autoRoundNumIPUs(True)
-    with pytest.raises(poptorch.Error, match=r"failed to acquire 8 IPUs.*system has 2"), \
-            pytest.warns(UserWarning):
+    with (pytest.raises(poptorch.Error, match=r"failed to acquire 8 IPUs.*system has 2"),
+          pytest.warns(UserWarning)):
         compile_training(ThreeBlocks((0, 1, 2)), opts)
 
 

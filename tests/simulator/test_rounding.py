@@ -16,8 +16,8 @@ def test_stochastic_rounding_is_right_on_average_and_stays_on_neighbours():
     assert set(rounded.unique().tolist()) == {1.0, 1.0 + 2 ** -10}
     assert abs(rounded.mean().item() - x[0].item()) < 2e-5
     special = torch.tensor([float("inf"), float("nan"), 2.0])
-    assert to_half(special, torch.Generator().manual_seed(0)).float()[[0, 2]].tolist() == \
-        [float("inf"), 2.0]
+    assert (to_half(special, torch.Generator().manual_seed(0)).float()[[0, 2]].tolist() ==
+            [float("inf"), 2.0])
 
 
 def test_half_partials_match_float32_on_exact_sums_and_round_large_ones():

@@ -21,8 +21,8 @@ def test_float16_accumulators_keep_a_running_mean_that_cannot_overflow(options):
     model = Big()
     sgd = poptorch.optim.SGD(model.parameters(), lr=1e-6, accum_type=torch.float16)
     training = poptorch.trainingModel(model, options(a=4), sgd)
-    assert training.options.Training.meanAccumulationAndReplicationReductionStrategy == \
-        poptorch.MeanReductionStrategy.Running
+    assert (training.options.Training.meanAccumulationAndReplicationReductionStrategy ==
+            poptorch.MeanReductionStrategy.Running)
     training(torch.full((4,), 30000.0))  # each gradient is 30,000; their sum overflows float16
     assert model.w.item() == pytest.approx(-1e-6 * 30000, rel=1e-3)
 

@@ -1,7 +1,7 @@
 """Schedules: literal staircases, cycle counts, one-IPU-at-a-time sharding, the 1/N limit."""
 import pytest
 
-from ipu_tutorials.simulator.schedule import (StageTimes, StepCosts, call_timeline,
+from ipu_tutorials.simulator.schedule import (StageTimes, StepCosts, call_timeline, clock_cycles,
                                               pipeline_cycles, pipeline_grid, pipelined_step,
                                               sharded_order)
 from ipu_tutorials.simulator.timeline import Timeline
@@ -9,6 +9,50 @@ from ipu_tutorials.simulator.timeline import Timeline
 
 def cells(cycles, ipu_of_stage, ipu):
     return [" ".join(str(a) for a in c if ipu_of_stage[a.stage] == ipu) or "." for c in cycles]
+
+
+def test_the_clock_of_four_micro_batches_over_three_stages():
+    assert clock_cycles(4, 3) == [
+        [(0, 0)],
+        [(1, 0), (0, 1)],
+        [(2, 0), (1, 1), (0, 2)],
+        [(3, 0), (2, 1), (1, 2)],
+        [(3, 1), (2, 2)],
+        [(3, 2)],
+    ]
+
+
+def test_the_clock_of_one_stage_runs_the_micro_batches_in_turn():
+    assert clock_cycles(3, 1) == [[(0, 0)], [(1, 0)], [(2, 0)]]
+    assert clock_cycles(1, 3) == [[(0, 0)], [(0, 1)], [(0, 2)]]
+
+
+COUNTS = [(1, 1), (4, 3), (3, 4), (7, 7), (10, 4), (2, 9)]  # (micro-batches, stages)
+
+
+@pytest.mark.parametrize("m, s", COUNTS)
+def test_the_clock_runs_every_micro_batch_on_every_stage_once(m, s):
+    pairs = [pair for cycle in clock_cycles(m, s) for pair in cycle]
+    assert sorted(pairs) == [(i, j) for i in range(m) for j in range(s)]
+    assert len(clock_cycles(m, s)) == m + s - 1
+
+
+@pytest.mark.parametrize("m, s", COUNTS)
+def test_the_clock_keeps_each_stage_to_one_micro_batch_and_in_order(m, s):
+    cycle_of = {pair: k for k, cycle in enumerate(clock_cycles(m, s)) for pair in cycle}
+    for k, cycle in enumerate(clock_cycles(m, s)):
+        assert len({stage for _, stage in cycle}) == len(cycle), f"cycle {k}: a stage runs twice"
+    for (i, j), k in cycle_of.items():
+        if j > 0:
+            assert k > cycle_of[(i, j - 1)], f"stage {j} of micro-batch {i} before stage {j - 1}"
+        if i > 0:
+            assert k > cycle_of[(i - 1, j)], f"micro-batch {i} on stage {j} before {i - 1}"
+
+
+def test_an_inference_pipeline_is_the_clock_itself():
+    cycles = pipeline_cycles(3, 4, training=False)
+    assert [[(a.micro_batch, a.stage) for a in cycle] for cycle in cycles] == clock_cycles(4, 3)
+    assert all(a.kind == "F" for cycle in cycles for a in cycle)
 
 
 def test_two_stage_training_staircase():

@@ -37,10 +37,10 @@ def test_a_poptorch_optimizer_loads_back_with_its_variable_attributes(tmp_path):
     torch.save({"optimizer": optimizer}, tmp_path / "saved.pt")
     loaded = load_trusted(tmp_path / "saved.pt")["optimizer"]
     assert isinstance(loaded.variable_attrs, poptorch.optim.VariableAttributes)
-    assert allowed("ipu_tutorials.poptorch.optim.VariableAttributes") is \
-        poptorch.optim.VariableAttributes
-    assert allowed("ipu_tutorials.poptorch._variable_attributes.VariableAttributes") is \
-        poptorch.optim.VariableAttributes
+    assert (allowed("ipu_tutorials.poptorch.optim.VariableAttributes") is
+            poptorch.optim.VariableAttributes)
+    assert (allowed("ipu_tutorials.poptorch._variable_attributes.VariableAttributes") is
+            poptorch.optim.VariableAttributes)
 
 
 def test_an_empty_or_damaged_file_is_one_error_naming_it(tmp_path):
@@ -65,7 +65,7 @@ def test_a_class_saved_under_its_old_module_loads_under_the_name_the_file_gives(
     monkeypatch.setattr(_TensorLocationOptions, "__module__", "ipu_tutorials.poptorch.option_groups")
     torch.save(opts, tmp_path / "o.pt")
     monkeypatch.undo()
-    assert "ipu_tutorials.poptorch.option_groups._TensorLocationOptions" in \
-        torch.serialization.get_unsafe_globals_in_checkpoint(str(tmp_path / "o.pt"))
+    assert ("ipu_tutorials.poptorch.option_groups._TensorLocationOptions" in
+            torch.serialization.get_unsafe_globals_in_checkpoint(str(tmp_path / "o.pt")))
     loaded = load_trusted(tmp_path / "o.pt")
     assert loaded.TensorLocations.location_weight == {"onChip": 0}

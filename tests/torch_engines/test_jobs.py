@@ -14,8 +14,8 @@ def test_the_four_stages_are_lesson_4s_network():
     for stage in stage_modules(net):
         x = stage(x)
     assert torch.equal(x, net(images))
-    assert sum(p.numel() for s in stage_modules(net) for p in s.parameters()) == \
-        sum(p.numel() for p in net.parameters())
+    assert (sum(p.numel() for s in stage_modules(net) for p in s.parameters()) ==
+            sum(p.numel() for p in net.parameters()))
 
 
 def test_the_shapes_between_the_stages():

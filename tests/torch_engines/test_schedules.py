@@ -48,8 +48,8 @@ def test_the_orders_are_torchs_own_dry_run(kind, stages, micro_batches):
     # torch 2.14.1's dry run of 1F1B numbers the last stage's forwards one too high (F1 B0 F2 B1
     # ... F{M}), while its _step_microbatches, which runs, does F0 B0 F1 B1 (test_runs.py records
     # it from four processes). When torch fixes its dry run, this fails: compare every stage.
-    assert [(a.kind, a.micro_batch + (a.kind == "F")) for a in ours[-1]] == \
-        [(a.kind, a.micro_batch) for a in torchs[-1]]
+    assert ([(a.kind, a.micro_batch + (a.kind == "F")) for a in ours[-1]] ==
+            [(a.kind, a.micro_batch) for a in torchs[-1]])
 
 
 @TORCH_2_14

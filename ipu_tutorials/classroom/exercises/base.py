@@ -273,8 +273,8 @@ def as_number(answer) -> float | int | None:
         return float(answer)
     import torch
 
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 \
-            and (answer.dtype.is_floating_point or str(answer.dtype) in _INTEGER_DTYPES):
+    if (isinstance(answer, torch.Tensor) and answer.numel() == 1
+            and (answer.dtype.is_floating_point or str(answer.dtype) in _INTEGER_DTYPES)):
         return answer.item()
     return None
 

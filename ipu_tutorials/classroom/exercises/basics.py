@@ -347,8 +347,8 @@ def _check_copies(answer) -> Feedback:
             return wrong(f"{scenario!r}: no copy is needed; the simulator ran it, and the "
                          f"inference model already used the trained weights: PopTorch copies a "
                          f"training model's weights to the inference model implicitly.")
-        direction = "from the device to the host" if needed == "copyWeightsToHost" else \
-            "from the host to the device"
+        direction = ("from the device to the host" if needed == "copyWeightsToHost" else
+                     "from the host to the device")
         return wrong(f"{scenario!r}: the simulator ran it without a copy and the result was "
                      f"stale; the values must go {direction}: which PoplarExecutor method "
                      f"copies that way?")

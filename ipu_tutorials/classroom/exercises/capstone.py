@@ -57,8 +57,8 @@ def _check_setup_shape(setup) -> Feedback | tuple:
             and isinstance(answer[0], torch.nn.Module) and isinstance(answer[1], poptorch.Options)):
         return wrong("setup() must return (model, opts): the BERT model and its poptorch.Options.")
     model, opts = answer
-    if not isinstance(model, BertPretraining) or \
-            sum(p.numel() for p in model.parameters()) != _bert_large_parameters():
+    if (not isinstance(model, BertPretraining) or
+            sum(p.numel() for p in model.parameters()) != _bert_large_parameters()):
         return wrong("the target is for BERT-Large: build BertPretraining with its default size "
                      "and choose only layers_per_ipu (and half).")
     if any(p.device.type != "meta" for p in model.parameters()):

@@ -147,8 +147,8 @@ def _one_step_gap(body) -> float | None:
     g = torch.Generator().manual_seed(0)
     a, x = 1 + 99 * torch.rand(16, generator=g), 0.5 + 20 * torch.rand(16, generator=g)
     out = body(x.clone(), a.clone())
-    if not isinstance(out, (tuple, list)) or len(out) != 2 \
-            or not all(isinstance(t, torch.Tensor) for t in out) or not torch.equal(out[1], a):
+    if (not isinstance(out, (tuple, list)) or len(out) != 2
+            or not all(isinstance(t, torch.Tensor) for t in out) or not torch.equal(out[1], a)):
         return None
     return ((out[0] - (x + a / x) / 2).abs() / (x + a / x)).max().item()
 

@@ -211,8 +211,8 @@ def _check_trainer(trainer) -> Feedback:
         return wrong(f"{source} give {iterations} device iteration(s): 4 weight updates per IPU "
                      f"call are IPUStrategy(device_iterations=4) (or deviceIterations(4) in "
                      f"your options).")
-    if accumulation != 8 and strategy._user_training_opts is not None \
-            and trainer.accumulate_grad_batches == 8:
+    if (accumulation != 8 and strategy._user_training_opts is not None
+            and trainer.accumulate_grad_batches == 8):
         return wrong(f"your training_opts accumulate {accumulation} micro-batch(es): with options "
                      f"given, the strategy takes the accumulation from them, not from the "
                      f"Trainer's accumulate_grad_batches; set Training.gradientAccumulation(8).")

@@ -15,8 +15,8 @@ import dataclasses
 from ...errors import Error
 from ...profiling.diagrams import unit_stages
 from ...simulator.costs import with_recomputation
-from ...simulator.rules import min_gradient_accumulation
-from ...simulator.schedule import StageTimes
+from ...simulator.rules import min_gradient_accumulation, pipeline_depth
+from ...simulator.schedule import StageTimes, clock_cycles
 
 # the time axis of every figure that sets the IPU's recomputing pipeline beside torch's
 TIME_AXIS = ("time (forward = 1 unit, backward = 2 units, every stage alike; the IPU's backward "
@@ -80,10 +80,11 @@ def describe(result: dict) -> str:
     parts = [f"(P-1)/(M+P-1) = {n - 1}/{m + n - 1} = {(n - 1) / (m + n - 1):.0%} for equal stages"]
     ipu, torch_side = result["ipu"], result["torch"]
     if ipu:
-        parts.append(f"IPU pipeline: {2 * n - 1} pipeline stages, {m + 2 * n - 2} cycles, a step "
-                     f"of {ipu['step']:.0f} units (each backward recomputes its forward), idle "
-                     f"<b>{ipu['bubble']:.0%}</b>, IPU 0 stashes the inputs of {ipu['held']} "
-                     f"micro-batches")
+        depth = pipeline_depth(n, training=True)  # 2N-1
+        parts.append(f"IPU pipeline: {depth} pipeline stages, {len(clock_cycles(m, depth))} "
+                     f"cycles, a step of {ipu['step']:.0f} units (each backward recomputes its "
+                     f"forward), idle <b>{ipu['bubble']:.0%}</b>, IPU 0 stashes the inputs of "
+                     f"{ipu['held']} micro-batches")
     if torch_side:
         parts.append(f"torch {result['schedule']}: a step of {torch_side['step']:.0f} units "
                      f"({torch_side['recomputing']:.0f} if it recomputed too), idle "

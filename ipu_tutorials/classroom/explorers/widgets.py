@@ -139,8 +139,8 @@ def slider(description: str, value: int, low: int, high: int, step: int = 1) -> 
 def _with_number_box(control: widgets.Widget) -> widgets.Widget:
     """An integer slider with more values than its track can show gets a number box beside it,
     linked in the page (so it works from the stored state too); other controls stay as they are."""
-    if not isinstance(control, widgets.IntSlider) or \
-            (control.max - control.min) // control.step + 1 <= MOST_SLIDER_VALUES:
+    if (not isinstance(control, widgets.IntSlider) or
+            (control.max - control.min) // control.step + 1 <= MOST_SLIDER_VALUES):
         return control
     box = widgets.BoundedIntText(value=control.value, min=control.min, max=control.max,
                                  step=control.step, layout=widgets.Layout(width="5.5em"))

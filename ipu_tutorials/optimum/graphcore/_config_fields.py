@@ -128,8 +128,8 @@ def _written(hint) -> str:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Union:
         given = [a for a in args if a is not type(None)]
-        inner = _written(given[0]) if len(given) == 1 else \
-            "Union[" + ", ".join(_written(a) for a in given) + "]"
+        inner = (_written(given[0]) if len(given) == 1 else
+                 "Union[" + ", ".join(_written(a) for a in given) + "]")
         return f"Optional[{inner}]" if len(given) < len(args) else inner
     if origin in (list, dict):
         return f"{origin.__name__.title()}[" + ", ".join(_written(a) for a in args) + "]"
@@ -139,8 +139,8 @@ def _written(hint) -> str:
 def declared_default(name: str):
     """The field's default (a fresh copy of a list)."""
     field = FIELDS[name]
-    return field.default_factory() if field.default_factory is not dataclasses.MISSING \
-        else field.default
+    return (field.default_factory() if field.default_factory is not dataclasses.MISSING
+            else field.default)
 
 
 def takes_dict(name: str) -> bool:

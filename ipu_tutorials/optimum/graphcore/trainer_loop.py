@@ -107,8 +107,8 @@ class TrainingLoop:
             trainer.state.epoch = epoch + (step + 1) / (self.steps_per_epoch or step + 1)
             trainer.control = trainer.callback_handler.on_step_end(args, trainer.state, trainer.control)
             self._maybe_log_save_evaluate()
-            if trainer.control.should_epoch_stop or trainer.control.should_training_stop \
-                    or trainer.state.global_step >= self.max_steps:
+            if (trainer.control.should_epoch_stop or trainer.control.should_training_stop
+                    or trainer.state.global_step >= self.max_steps):
                 break
         trainer.control = trainer.callback_handler.on_epoch_end(args, trainer.state, trainer.control)
         self._maybe_log_save_evaluate()

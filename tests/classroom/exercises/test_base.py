@@ -11,8 +11,8 @@ from ipu_tutorials.classroom.exercises.base import (GRADING, Exercise, Feedback,
 def test_an_unanswered_exercise_asks_for_an_answer_and_says_which_cell_to_run():
     message = repr(pipelining.combined_batch.check(...))
     # was wrong: "then run the cell again" did not say the answer cell runs before the check
-    assert "replace the `...` in the answer cell above with your answer, run that cell, then " \
-           "run this check again" in message
+    assert ("replace the `...` in the answer cell above with your answer, run that cell, then "
+            "run this check again" in message)
     assert "replace the `...`" in repr(offload.make_it_fit.check(offload=..., half=...))
 
 

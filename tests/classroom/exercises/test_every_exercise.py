@@ -31,5 +31,5 @@ def test_every_lesson_has_two_exercises_and_one_where_the_learner_writes_code(mo
 @pytest.mark.parametrize("module", MODULES, ids=short)
 def test_every_exercise_module_applies_the_standard(module):
     tests = pathlib.Path(__file__).with_name(f"test_{short(module)}.py")
-    assert tests.is_file() and "standard_tests(" in tests.read_text(), \
-        f"{tests.name} must apply standard_tests({short(module)})"
+    assert tests.is_file() and "standard_tests(" in tests.read_text(), (
+        f"{tests.name} must apply standard_tests({short(module)})")

@@ -13,8 +13,8 @@ def test_the_ipu_cycles_are_told_as_the_simulator_runs_them():
     options = poptorch.Options()
     options.Training.gradientAccumulation(12)
     said = torch_engines.pick_a_schedule.check(Schedule1F1B, 12, options).message
-    assert "A+2N-2 = 18 cycles; only the first N-1 = 3 run forwards alone and the last 3 " \
-           "backwards alone" in said
+    assert ("A+2N-2 = 18 cycles; only the first N-1 = 3 run forwards alone and the last 3 "
+            "backwards alone" in said)
     assert "fill and flush cycles run only" not in said
 
 

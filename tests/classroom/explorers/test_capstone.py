@@ -44,8 +44,8 @@ def test_accumulation_reaches_the_plan(explorer):
     try:
         plan = capstone.plan_pod16(capstone.PodConfig(accumulation=64))
         assert f"{capstone.sequences_per_second(plan):,.0f} sequences/s" in explorer.text
-        assert explorer.result["plan"].samples_per_second < \
-            pod16_result(capstone.PUBLISHED)["plan"].samples_per_second
+        assert (explorer.result["plan"].samples_per_second <
+                pod16_result(capstone.PUBLISHED)["plan"].samples_per_second)
     finally:
         explorer.controls["accumulation"].value = 2048
 

@@ -52,8 +52,8 @@ def test_bfloat16_loses_gradients_to_rounding_not_range_at_every_scale():
         result = survival(2.0**log2, torch.bfloat16)
         assert result["underflowed"] == 0 and result["rounded"] == result["lost"] > 0
     explorer = precision_explorer(loss_scale_log2=0, dtype="bfloat16")
-    assert "0 underflow to zero, 120 rounded to zero although bfloat16 could hold them" \
-        in explorer.text
+    assert ("0 underflow to zero, 120 rounded to zero although bfloat16 could hold them"
+            in explorer.text)
 
 
 def test_float16_losses_at_small_scales_are_underflows():

@@ -145,8 +145,8 @@ def test_mnist_pipeline_runs_unchanged_under_poprun():
                   "--no-progress"])
     assert result.returncode == 0, result.stdout
     for instance in (0, 1):  # each instance: half of the digits, one of the two replicas
-        assert f"[1,{instance}]: Note: poprun decides the replicas: 1 in this instance, 2 in " \
-               f"all; --replication-factor ignored" in result.stdout
-        assert f"[1,{instance}]: Training for 1 epoch (pipelined); each epoch is 2 call(s) " \
-               f"of 800 images" in result.stdout
+        assert (f"[1,{instance}]: Note: poprun decides the replicas: 1 in this instance, 2 in "
+                f"all; --replication-factor ignored" in result.stdout)
+        assert (f"[1,{instance}]: Training for 1 epoch (pipelined); each epoch is 2 call(s) "
+                f"of 800 images" in result.stdout)
         assert re.search(rf"\[1,{instance}\]: Accuracy on test set: \d+\.\d\d%", result.stdout)

@@ -11,8 +11,8 @@ pytest.importorskip("transformers")
 
 def test_the_ipu_config_is_the_published_one():
     config = bert_large_pod16_ipu_config()
-    assert (config.layers_per_ipu, config.replication_factor, config._ipus_per_replica) == \
-        ([3, 7, 7, 7], 4, 4)
+    assert ((config.layers_per_ipu, config.replication_factor, config._ipus_per_replica) ==
+            ([3, 7, 7, 7], 4, 4))
     assert config.batch_size_factor() == 4 * 2048  # replicas x accumulation x 1 iteration
     assert config.optimizer_state_offchip and config.recompute_checkpoint_every_layer
     # was missing: pretrain_large_128 shards the optimizer state and sets the matmul proportions

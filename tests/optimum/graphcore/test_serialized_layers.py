@@ -16,8 +16,8 @@ def test_serialized_embedding_equals_the_embedding_and_keeps_padding():
     ids = torch.randint(0, 64, (4, 16))
     torch.testing.assert_close(serialized(ids), embedding(ids), rtol=0, atol=1e-6)
     assert [e.padding_idx for e in serialized.split_embeddings] == [None, None, None, 15]
-    assert SerializedEmbedding.from_model(torch.nn.Embedding(64, 8, padding_idx=0), 4) \
-        .split_embeddings[0].padding_idx == 0
+    assert (SerializedEmbedding.from_model(torch.nn.Embedding(64, 8, padding_idx=0), 4)
+            .split_embeddings[0].padding_idx == 0)
     back = serialized.to_model()
     assert back.padding_idx == 63 and torch.equal(back.weight, embedding.weight)
 

@@ -21,8 +21,8 @@ class Owner(torch.nn.Module):
 
 def test_layers_begin_blocks_on_their_ipus_with_checkpoints_but_the_last():
     owner = Owner(IPUConfig(layers_per_ipu=[1, 3], recompute_checkpoint_every_layer=True))
-    assert _placement.place_layers(owner, owner.layers, "Layer", checkpoint_last=False) == \
-        [0, 1, 1, 1]
+    assert (_placement.place_layers(owner, owner.layers, "Layer", checkpoint_last=False) ==
+            [0, 1, 1, 1])
     blocks = [repr(hook) for layer in owner.layers for hook in layer._forward_pre_hooks.values()
               if repr(hook).startswith("BeginBlock")]
     assert blocks == [f"BeginBlock(user_id='Layer{i}', ipu_id={ipu})"
