@@ -82,16 +82,11 @@ def describe(plan: Plan) -> str:
 def pipeline_explorer(ipus: int = 4, accumulation: int = 8, device_iterations: int = 1,
                       imbalance: float = 0.0, strategy: str = "pipelined") -> Explorer:
     """Sliders for the pipeline; the timeline and throughput of one call update as they move."""
-    import ipywidgets as widgets
-
     controls = {
         "ipus": choice("IPUs", [2, 4, 8], ipus),
         "accumulation": slider("gradient accumulation", accumulation, 1, 64),
         "device_iterations": slider("device iterations", device_iterations, 1, 4),
-        "imbalance": widgets.FloatSlider(value=imbalance, min=0.0, max=2.0, step=0.25,
-                                         description="extra work on one stage",
-                                         continuous_update=False,
-                                         style={"description_width": "initial"}),
+        "imbalance": slider("extra work on one stage", float(imbalance), 0.0, 2.0, 0.25),
         "strategy": choice("strategy", ["pipelined", "sharded"], strategy),
     }
 

@@ -128,12 +128,16 @@ def _png_output(figure: Figure) -> dict:
 TRACK_EMS = 16
 
 
-def slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
-    # about 0.6 em per character of the description's font
-    width = round(0.6 * len(description)) + TRACK_EMS
-    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=False, style={"description_width": "initial"},
-                             layout=widgets.Layout(width=f"{max(width, 26)}em"))
+def slider(description: str, value: float, low: float, high: float,
+           step: float = 1) -> widgets.IntSlider | widgets.FloatSlider:
+    """An integer slider, or a float one when any of its numbers is a float; as wide as its
+    description plus a track a pointer can drag."""
+    width = round(0.6 * len(description)) + TRACK_EMS  # about 0.6 em per character
+    kind = (widgets.FloatSlider if any(isinstance(n, float) for n in (value, low, high, step))
+            else widgets.IntSlider)
+    return kind(value=value, min=low, max=high, step=step, description=description,
+                continuous_update=False, style={"description_width": "initial"},
+                layout=widgets.Layout(width=f"{max(width, 26)}em"))
 
 
 def _with_number_box(control: widgets.Widget) -> widgets.Widget:

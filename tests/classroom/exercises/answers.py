@@ -157,14 +157,14 @@ ANSWERS = {
     # --- lesson 5 ---------------------------------------------------------------------------
     "sharding.busy_ipus": dict(right=["1.0", "4 // 4", "True + 0"], wrong=["3", "0.25", "8"]),
     "sharding.speedup": dict(
-        right=['1 / (models["pipelined"].plan.device_seconds / '
-               'models["sharded"].plan.device_seconds)',
-               'round(models["sharded"].plan.device_seconds / '
-               'models["pipelined"].plan.device_seconds, 3)'],
-        wrong=["1.0", "2.0", 'models["sharded"].plan.device_seconds',
+        right=['1 / (plans["pipelined"].device_seconds / '
+               'plans["sharded"].device_seconds)',
+               'round(plans["sharded"].device_seconds / '
+               'plans["pipelined"].device_seconds, 3)'],
+        wrong=["1.0", "2.0", 'plans["sharded"].device_seconds',
                # the IPUs' work alone, as lesson 5's timelines draw it
-               'models["sharded"].plan.timeline.device_span() / '
-               'models["pipelined"].plan.timeline.device_span()']),
+               'plans["sharded"].timeline.device_span() / '
+               'plans["pipelined"].timeline.device_span()']),
     "sharding.sharded_options": dict(
         right=["opts = poptorch.Options()\nopts.deviceIterations(10)\n"
                "opts.Training.gradientAccumulation(1)\n"
