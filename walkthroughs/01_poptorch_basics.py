@@ -137,7 +137,9 @@ print(f"IPU step == PyTorch step within 1e-5: {gap < 1e-5}")
 # compiled program. Every line of the lessons that uses a name real PopTorch lacks carries the
 # comment `# simulator extra` (the course checks this as it runs each lesson), with the real
 # way beside it (`on IPUs: ...`) where one exists; in prose it is marked *(simulator extra)*.
-# Every other line is PopTorch's API and runs unchanged on IPUs. On hardware, where a call's time goes is
+# Every other line that calls PopTorch is PopTorch's API and runs unchanged on IPUs (what
+# the simulator prints for a PopTorch object can differ: docs/differences.md). On hardware,
+# where a call's time goes is
 # read from `training.getPerfCounters()` (time stamps of each input's and output's transfer
 # between the host and the IPU)<!-- claim: L01-perf-counters --> and from a PopVision System
 # Analyser trace.

@@ -103,7 +103,7 @@ print(f"{len(cycles)} cycles (M + S - 1); every IPU busy in {full} of them")
 # prints one step as a grid, as above: a row per IPU, a column per cycle.
 #
 # The same staircase as a picture, drawn by `ipu_tutorials.profiling.diagrams` from the
-# simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more IPU
+# simulator's own schedule (4 IPUs, 8 micro-batches): the *fill* cycles start one more stage
 # per cycle, the *main* cycles keep every IPU busy, the *drain* empties the pipeline.
 #
 # ![Diagram of one pipelined training step on 4 IPUs with 8 micro-batches: forward passes F0 to F7 step down from IPU 0 to IPU 3 in a staircase and backward passes B0 to B7 climb back; fill 6 cycles, main 2, drain (the flush) 6](../static/diagram_pipeline.png)

@@ -78,7 +78,7 @@ for m in pipelined.memory.ipus:
 strategy = poptorch.SerialPhasedExecution(
     *[poptorch.Phase(*[poptorch.Stage(f"chunk{4 * p + i}").ipu(i) for i in range(4)])
       for p in range(4)])
-print(strategy.phase(1))
+print(strategy.phase(1))  # simulator extra: PopTorch's Phase prints no stages
 always_live = lesson.plan_model(model, strategy)
 print("fits" if always_live.fits else "out of memory")
 print(always_live.memory.table())
@@ -166,11 +166,11 @@ print(f"IPU compute {parts['IPU compute'] * 1e3:,.1f} ms of {best.call_seconds *
 phases = [poptorch.Phase(poptorch.Stage(f"chunk{2 * p}").ipu(p % 2),
                          poptorch.Stage(f"chunk{2 * p + 1}").ipu(2 + p % 2)) for p in range(8)]
 parallel = poptorch.ParallelPhasedExecution(*phases)
-print(parallel.phase(0), parallel.phase(1), sep="\n")
+print(parallel.phase(0), parallel.phase(1), sep="\n")  # simulator extra: the same
 outcome = lesson.plan_model(model, parallel)
 print(f"fits: {outcome.fits}; fullest IPU {format_bytes(max(m.total for m in outcome.memory.ipus))}; "
       f"{outcome.plan.call_seconds * 1e3:,.1f} ms per step")
-print(outcome.plan.grid())
+print(outcome.plan.grid())  # simulator extra
 
 # %% [markdown]
 # The cell above shows that it fits with the default liveness, but each phase has only two

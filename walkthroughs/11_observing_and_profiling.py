@@ -8,7 +8,8 @@
 # into NaNs.
 #
 # **What you will learn**
-# - `poptorch.setLogLevel` and the `POPTORCH_*` environment variables the library reads;
+# - `poptorch.setLogLevel` and the environment variables the package honours (PopTorch's
+#   `POPTORCH_*` ones, and the simulator's own);
 # - `poptorch.ipu_print_tensor`: print a tensor (and its gradient) each time the IPU computes it;
 # - `opts.anchorTensor` / `getTensorNames` / `getAnchoredTensor`, and the anchor output modes;
 # - `POPLAR_ENGINE_OPTIONS` autoReport, the report's memory and timeline, and its Chrome trace
@@ -79,8 +80,9 @@ print(pipelined.plan.breakdown_text())  # simulator extra; on IPUs: getPerfCount
 # %% [markdown]
 # The level can also come from the environment:
 # `POPTORCH_LOG_LEVEL=INFO python train.py`.<!-- claim: L11-env-vars --> These are the variables
-# the library reads, each at the moment the user acts (importing poptorch, creating `Options`,
-# compiling), listed from `ipu_tutorials.support.environment` itself:
+# the package honours (PopTorch's, and the simulator's own `IPU_TUTORIALS_*`), each read at the
+# moment the user acts (importing poptorch, creating `Options`, compiling), listed from
+# `ipu_tutorials.support.environment` itself:
 
 # %%
 for line in environment.__doc__.splitlines():
