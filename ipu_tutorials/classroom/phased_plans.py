@@ -7,7 +7,9 @@ Every figure comes from compiling it with poptorch.trainingModel.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 
 import torch
 
@@ -113,13 +115,16 @@ def _strategy_key(strategy) -> tuple:
             getattr(strategy, "_separate_backward_phase", False))
 
 
-_OUTCOMES: dict[tuple, Outcome] = {}  # the lesson compiles the same plans more than once
+# the lesson compiles the same plans more than once: each outcome, and what compiling it logged
+_OUTCOMES: dict[tuple, tuple[Outcome, list[logging.LogRecord]]] = {}
 
 
 def plan_model(model: torch.nn.Module, strategy) -> Outcome:
     """Compile `model` for training with AdamW under `strategy`, fitting or not.
 
-    Outcomes of the lesson's (cached, unchanging) models are remembered by strategy.
+    Outcomes of the lesson's (cached, unchanging) models are remembered by strategy; a
+    remembered one logs again what its compile logged (a stage that names no IPU warns every
+    time, as every compile of it would).
 
     Raises:
         Error: the strategy breaks a placement rule.
@@ -127,9 +132,29 @@ def plan_model(model: torch.nn.Module, strategy) -> Outcome:
     if not any(model is known for known in _MODELS.values()):
         return _compile(model, strategy)
     key = (id(model), _strategy_key(strategy))
-    if key not in _OUTCOMES:
-        _OUTCOMES[key] = _compile(model, strategy)
-    return _OUTCOMES[key]
+    if key in _OUTCOMES:
+        outcome, logged = _OUTCOMES[key]
+        for record in logged:
+            logging.getLogger(record.name).handle(record)
+        return outcome
+    with _logged_by_poptorch() as logged:
+        outcome = _compile(model, strategy)
+    _OUTCOMES[key] = outcome, logged
+    return outcome
+
+
+@contextlib.contextmanager
+def _logged_by_poptorch():
+    """The records the "poptorch" logger handles inside the block (still handled as usual)."""
+    records: list[logging.LogRecord] = []
+    keep = logging.Handler()
+    keep.emit = records.append
+    logger = logging.getLogger("poptorch")
+    logger.addHandler(keep)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(keep)
 
 
 def _compile(model: torch.nn.Module, strategy) -> Outcome:

@@ -40,3 +40,19 @@ def test_a_small_model_fits_pipelined_and_its_outcome_is_remembered():
     assert outcome.fits and outcome.memory is outcome.plan.memory
     assert lesson.plan_model(model, lesson.pipelined_strategy(4)) is outcome
     assert lesson.streaming_seconds(outcome.plan) >= 0
+
+
+def test_a_remembered_outcome_logs_again_what_its_compile_logged(caplog):
+    # was wrong: exercise 6.1's "name no IPU" mistake passed its check when another test in the
+    # same process had compiled that strategy first (the remembered outcome logged nothing)
+    model = lesson.chunked_model(256, 4, 4)
+    unnamed = poptorch.SerialPhasedExecution(
+        *[poptorch.Phase(*[poptorch.Stage(f"chunk{p}")]) for p in range(4)])
+    warnings = []
+    for _ in range(2):
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="poptorch"):
+            lesson.plan_model(model, unnamed)
+        warnings.append([r.getMessage() for r in caplog.records if r.name == "poptorch"])
+    assert len(warnings[0]) == 1 and "name no IPU" in warnings[0][0]
+    assert warnings[1] == warnings[0]
