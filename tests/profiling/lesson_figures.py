@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Callable
 
 import matplotlib.pyplot as plt
+import pytest
 import torch
 
 from ipu_tutorials import poptorch
@@ -147,6 +148,7 @@ def observed_report(_) -> dict:
 
 
 def bert_base_even(_) -> dict:
+    pytest.importorskip("transformers", reason="lesson 13's figure needs the huggingface extra")
     from ipu_tutorials.classroom.explorers.ipuconfig import bert_ipu_config, plan_bert
 
     return {"even": plan_bert(bert_ipu_config([3, 3, 3, 3]))}
@@ -154,6 +156,7 @@ def bert_base_even(_) -> dict:
 
 def lightning_report(directory: str) -> dict:
     """Lesson 14's Lightning run with its automatic report, as the lesson makes it."""
+    pytest.importorskip("lightning.pytorch", reason="lesson 14's figure needs the lightning extra")
     import lightning.pytorch as pl
 
     from ipu_tutorials.lightning import IPUStrategy
