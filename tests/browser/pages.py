@@ -192,9 +192,14 @@ class LiveExplorer:
         self.title = root.locator("b").first.inner_text().strip()
 
     def state(self) -> tuple[str, str | None]:
-        summary = self.root.locator(".ipu-explorer-summary").inner_text()
-        image = self.root.locator(".ipu-explorer-figure img")
-        return summary, image.first.get_attribute("src") if image.count() else None
+        """The summary's text and the figure's image (None while there is none), read in one
+        step: read apart, a redraw could remove the image between finding it and reading it,
+        and the read then waited 30 s for an image an error summary never brings back."""
+        self.root.locator(".ipu-explorer-summary").wait_for()  # drawn once the kernel answers
+        summary, image = self.root.evaluate(
+            "el => [el.querySelector('.ipu-explorer-summary').innerText,"
+            "       el.querySelector('.ipu-explorer-figure img')?.getAttribute('src') ?? null]")
+        return summary, image
 
     def controls(self) -> dict:
         return self.root.evaluate(READ_CONTROLS)
