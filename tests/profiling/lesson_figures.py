@@ -33,7 +33,8 @@ class LessonFigure:
     def draw(self, directory: str):
         """Run the figure's code from the walkthrough; returns the figure it drew."""
         plt.close("all")
-        namespace = {**imports(self.lesson), **self.inputs(directory)}
+        inputs = self.inputs(directory)  # first: it skips when an extra the lesson needs is missing
+        namespace = {**imports(self.lesson), **inputs}
         code = compile(figure_code(self.lesson, self.snippet), f"walkthroughs/{self.lesson}.py",
                        "exec")
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
