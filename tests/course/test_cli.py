@@ -105,14 +105,6 @@ def test_a_mistyped_command_is_named_not_built(capsys):
         "editions, html, times, diagrams, pages, grade)")
 
 
-def test_pages_without_grimp_names_the_extra():
-    result = python("import sys\nsys.modules['grimp'] = None  # as if not installed\n"
-                    "from ipu_tutorials.course import cli\nsys.exit(cli.main(['pages', '--check']))")
-    assert result.returncode == 2
-    assert result.stderr == ("ipu-course pages: grimp is missing, which the test extra installs: "
-                             "pip install -e \".[test]\"\n")
-
-
 def python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
@@ -140,12 +132,17 @@ def test_help_imports_none_of_the_notebooks_extra():
         assert command in result.stdout
 
 
-def test_a_missing_notebooks_extra_is_named_in_one_line():
-    result = python("import sys\nsys.modules['nbformat'] = None  # as if not installed\n"
-                    "from ipu_tutorials.course import cli\nsys.exit(cli.main(['editions']))")
+@pytest.mark.parametrize("package, command, says", [
+    ("nbformat", ["editions"], "ipu-course editions: nbformat is missing, which the notebooks "
+                               "extra installs: pip install \"ipu-tutorials[notebooks]\"\n"),
+    ("grimp", ["pages", "--check"], "ipu-course pages: grimp is missing, which the test extra "
+                                    "installs: pip install -e \".[test]\"\n"),
+], ids=["notebooks extra", "test extra"])
+def test_a_missing_extra_is_named_in_one_line(package, command, says):
+    result = python(f"import sys\nsys.modules[{package!r}] = None  # as if not installed\n"
+                    f"from ipu_tutorials.course import cli\nsys.exit(cli.main({command!r}))")
     assert result.returncode == 2
-    assert result.stderr == ("ipu-course editions: nbformat is missing, which the notebooks "
-                             "extra installs: pip install \"ipu-tutorials[notebooks]\"\n")
+    assert result.stderr == says
 
 
 # --- from an installed wheel ---------------------------------------------------------------------
