@@ -12,8 +12,8 @@ commands and flags, `build` the default one.
 Sources are jupytext "percent" files. A code line `# show: ipu_tutorials.module.Name` shows the
 package's own class or function there (ipu_tutorials/course/shown_code.py), so lesson code
 the package also needs is written once; `--check` names a notebook that shows an older
-version, and the build refuses a walkthrough that copies the package's code. A notebook is the learner's
-version of its lesson: a setup cell after the title (installs the package where it is missing),
+version, and the build refuses a walkthrough that copies the package's code. A notebook is the
+learner's version of its lesson: a setup cell after the title (installs the package where it is missing),
 and each exercise's answer cell holding its starting code (ipu_tutorials/course/editions.py),
 so every check says "Not yet" until the learner answers; the instructor's edition, with the
 solutions, is made from it by the editions tool. Each notebook is executed top to bottom with

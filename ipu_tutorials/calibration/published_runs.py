@@ -134,7 +134,8 @@ def bert_large_run() -> PublishedRun:
     """BERT-Large phase 1 (sequence length 128) on a Bow Pod16."""
     plan = bert_plan(BertConfig(), System(ipu_spec("ipu21"), 16))
     return PublishedRun("BERT-Large phase 1, Bow Pod16, 4 IPUs x 4 replicas", "sequences/s",
-                        BERT_LARGE_SEQUENCES_PER_SECOND, "graphcore/examples nlp/bert/pytorch, SDK 3.3, packed", CALIBRATED, plan,
+                        BERT_LARGE_SEQUENCES_PER_SECOND,
+                        "graphcore/examples nlp/bert/pytorch, SDK 3.3, packed", CALIBRATED, plan,
                         per_row=BERT_PACKING_RATIO)
 
 

@@ -2,8 +2,8 @@
 
 Lesson 15, its explorer and its exercises all build the model and the options here, so the
 BERT-Large plan on the meta device and the tiny BERT trained for real go through the same
-code. The model is the calibration's BERT-Large (calibration/published_runs.py plans it), so the default
-configuration is the published Bow Pod16 run: 4 IPUs x 4 replicas, accumulation 2048, float16,
+code. The model is the calibration's BERT-Large (calibration/published_runs.py plans it), so the
+default configuration is the published Bow Pod16 run: 4 IPUs x 4 replicas, accumulation 2048, float16,
 LAMB state off chip, a recomputation checkpoint after every layer.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The lessons' models: lesson 1's digit classifier, the tutorial's MNIST network in four blocks,
 lesson 3's three-block model for the placement rules, a transformer for planning large
-models and BERT-Large's pretraining graph (lesson 15's recipe; the calibration plans it too). Lessons show these classes with `# show:` lines
-(ipu_tutorials/course/shown_code.py), so what a learner reads is what the package runs."""
+models and BERT-Large's pretraining graph (lesson 15's recipe; the calibration plans it too).
+Lessons show these classes with `# show:` lines (ipu_tutorials/course/shown_code.py), so what a learner reads is what the package runs."""
 from __future__ import annotations
 
 import math

@@ -17,14 +17,14 @@ from ...profiling.diagrams import unit_stages
 from ...simulator.costs import with_recomputation
 from ...simulator.rules import min_gradient_accumulation, pipeline_depth
 from ...simulator.schedule import StageTimes, clock_cycles
+from ...torch_engines.figures import draw_schedules
+from ...torch_engines.schedules import (SCHEDULES, bubble, ipu_step, orders_of, peak_in_flight,
+                                        replay, torch_orders)
+from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 # the time axis of every figure that sets the IPU's recomputing pipeline beside torch's
 TIME_AXIS = ("time (forward = 1 unit, backward = 2 units, every stage alike; the IPU's backward "
              "also recomputes its forward: 3 units)")
-from ...torch_engines.figures import draw_schedules
-from ...torch_engines.schedules import (SCHEDULES, bubble, ipu_step, orders_of,
-                                                 peak_in_flight, replay, torch_orders)
-from .widgets import FIGURE_INCHES, Explorer, choice, slider
 
 
 def recomputing_stages(stages: int) -> list[StageTimes]:
